@@ -1,0 +1,70 @@
+// Command basic serves a small site on loopback, crawls it and prints the
+// report. It needs no network:
+//
+//	go run ./examples/basic
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/asyncrawl/crawl"
+)
+
+func main() {
+	mux := http.NewServeMux()
+	page := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		}
+	}
+	mux.HandleFunc("/{$}", page(`<h1>Home</h1><a href="/about">About</a> <a href="/blog/">Blog</a> <a href="https://elsewhere.example/">Elsewhere</a>`))
+	mux.HandleFunc("/about", page(`<p>About us. <a href="/">Home</a> <a href="/old-blog">Old blog</a></p>`))
+	mux.HandleFunc("/blog/", page(`<a href="first">First post</a> <a href="second#comments">Second post</a> <a href="/missing">Gone</a>`))
+	mux.HandleFunc("/blog/first", page(`<p>First. <a href="../about">About</a></p>`))
+	mux.HandleFunc("/blog/second", page(`<p>Second. <img src="/logo.png"> <a href="/logo.png">Logo</a></p>`))
+	mux.HandleFunc("/logo.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write([]byte("\x89PNG\r\n\x1a\n"))
+	})
+	mux.Handle("/old-blog", http.RedirectHandler("/blog/", http.StatusMovedPermanently))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	var mu sync.Mutex
+	var results []crawl.Result
+	c, err := crawl.New(
+		crawl.WithWorkers(4),
+		crawl.WithResultHook(func(r crawl.Result) {
+			mu.Lock()
+			results = append(results, r)
+			mu.Unlock()
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	stats, err := c.Run(context.Background(), srv.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].URL < results[j].URL })
+	for _, r := range results {
+		switch r.Kind() {
+		case "fail":
+			fmt.Println(r.URL, "error", r.Err)
+		case "redirect":
+			fmt.Println(r.URL, r.Status, "redirect", r.NextURL)
+		default:
+			fmt.Printf("%s %d %s %s %d %d/%d\n", r.URL, r.Status, r.ContentType, r.Encoding, r.Size, r.NumNewURLs, r.NumURLs)
+		}
+	}
+	stats.WriteReport(os.Stdout)
+}

@@ -1,0 +1,335 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html/charset"
+)
+
+// Errors that a Result's Err may wrap; test for them with errors.Is.
+var (
+	// ErrBodyTooLarge means a response body was larger than WithMaxBodySize.
+	ErrBodyTooLarge = errors.New("response body too large")
+	// ErrTooManyRedirects means a redirect chain was longer than
+	// WithMaxRedirects allows.
+	ErrTooManyRedirects = errors.New("too many redirects")
+	// ErrNoLocation means a redirect response had no usable Location header.
+	ErrNoLocation = errors.New("redirect without Location")
+	// ErrPanic means a hook or link extractor panicked; the panic was
+	// recovered and the crawl went on.
+	ErrPanic = errors.New("panic")
+)
+
+// Page is a response as the page hook and the link extractor see it.
+// Body is valid only during the call it is passed to.
+type Page struct {
+	URL    *url.URL // the URL requested, normalised
+	Depth  int      // 0 for roots, one more per link followed
+	Status int
+	Header http.Header
+	// ContentType is the media type of the Content-Type header, lower
+	// case and without parameters ("text/html"); empty when none was sent.
+	ContentType string
+	// Encoding is the canonical name of the character encoding the body
+	// was decoded from ("utf-8", "windows-1252"); empty for types that are
+	// not text.
+	Encoding string
+	// Body is the response body, decompressed, and for text types decoded
+	// to UTF-8. The crawler reuses its buffer after the call returns: copy
+	// it to keep it.
+	Body []byte
+}
+
+// response is the outcome of the last attempt at a URL.
+type response struct {
+	url         *url.URL
+	status      int
+	header      http.Header
+	contentType string // media type, lower case
+	charset     string // the Content-Type's charset label, as sent
+	body        []byte // valid until the worker's next fetch
+}
+
+// newClient returns the client a Run uses and whether the Run owns it (and
+// so closes its idle connections when it ends). The crawler follows
+// redirects itself, so the client must hand every redirect back.
+func (c *config) newClient() (*http.Client, bool) {
+	stop := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if c.client != nil {
+		cl := *c.client
+		cl.CheckRedirect = stop
+		return &cl, false
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil // no environment reads in a library: pass a client for a proxy
+	// Every worker may hold a connection to one host; keep them all alive
+	// between requests instead of the default 2.
+	t.MaxIdleConns = 0
+	t.MaxIdleConnsPerHost = c.workers
+	t.MaxResponseHeaderBytes = 1 << 20
+	return &http.Client{Transport: t, CheckRedirect: stop}, true
+}
+
+// fetch gets t.url, retrying network errors and overloaded statuses up to
+// maxTries times. It fills res.Tries and, on failure, res.Err; on success it
+// returns the last response, its body in w.buf.
+func (r *run) fetch(ctx context.Context, w *worker, t task, res *Result) (*response, error) {
+	for {
+		res.Tries++
+		resp, err := r.attempt(ctx, w, t)
+		wait, retry := r.retryable(ctx, resp, err, res.Tries)
+		if !retry {
+			return resp, err
+		}
+		if r.debug {
+			r.cfg.logger.Info("retry", "url", t.url, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", t.url, err)
+		}
+	}
+}
+
+func statusOf(resp *response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.status
+}
+
+// retryable decides whether the outcome of attempt number try is worth
+// another, and how long to wait before it.
+func (r *run) retryable(ctx context.Context, resp *response, err error, try int) (time.Duration, bool) {
+	if try >= r.cfg.maxTries || ctx.Err() != nil {
+		return 0, false
+	}
+	if err != nil {
+		var ne *netError
+		if !errors.As(err, &ne) {
+			return 0, false
+		}
+		return r.backoff(try), true
+	}
+	switch resp.status {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	default:
+		return 0, false
+	}
+	if d, ok := retryAfter(resp.header.Get("Retry-After"), time.Now()); ok {
+		return min(d, r.cfg.maxRetryAfter), true
+	}
+	return r.backoff(try), true
+}
+
+// backoff returns the pause after failed attempt number try: exponential
+// from the base, capped, with equal jitter.
+func (r *run) backoff(try int) time.Duration {
+	d := r.cfg.backoff
+	for i := 1; i < try && d < r.cfg.maxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, r.cfg.maxBackoff)
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryAfter parses a Retry-After value, delay-seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, int64(1<<62/time.Second))) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// netError marks an error of the network or the server's connection, the
+// kind of failure worth retrying.
+type netError struct{ err error }
+
+func (e *netError) Error() string { return e.err.Error() }
+func (e *netError) Unwrap() error { return e.err }
+
+// attempt sends one request for t and reads its response, bounded by the
+// per-attempt timeout.
+func (r *run) attempt(ctx context.Context, w *worker, t task) (*response, error) {
+	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
+	}
+	req.Header.Set("User-Agent", r.cfg.userAgent)
+	if hook := r.cfg.requestHook; hook != nil {
+		if err := protect("request hook", func() error { return hook(req) }); err != nil {
+			return nil, fmt.Errorf("fetch %s: request hook: %w", t.url, err)
+		}
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, r.attemptErr(ctx, t, err)
+	}
+	defer resp.Body.Close()
+	out := &response{url: req.URL, status: resp.StatusCode, header: resp.Header}
+	if isRedirect(resp.StatusCode) {
+		// The body of a redirect is of no use, but reading a little of it
+		// lets the connection be reused.
+		io.CopyN(io.Discard, resp.Body, 4<<10)
+		return out, nil
+	}
+	out.contentType, out.charset = mediaType(resp.Header.Get("Content-Type"))
+	if resp.ContentLength > r.cfg.maxBodySize {
+		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
+			t.url, resp.ContentLength, r.cfg.maxBodySize, ErrBodyTooLarge)
+	}
+	w.buf, err = readBody(w.buf[:0], resp.Body, r.cfg.maxBodySize)
+	if errors.Is(err, ErrBodyTooLarge) {
+		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, r.cfg.maxBodySize, err)
+	}
+	if err != nil {
+		return nil, r.attemptErr(ctx, t, err)
+	}
+	out.body = w.buf
+	return out, nil
+}
+
+// attemptErr wraps an error of the transport or the body. It is worth a
+// retry unless the crawl itself was cancelled.
+func (r *run) attemptErr(ctx context.Context, t task, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("fetch %s: %w", t.url, ctx.Err())
+	}
+	return &netError{fmt.Errorf("fetch %s: %w", t.url, err)}
+}
+
+// readBody appends the body to dst, reading at most max+1 bytes: one byte
+// more than allowed is enough to know that the body is too large.
+func readBody(dst []byte, body io.Reader, max int64) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		room := dst[len(dst):cap(dst)]
+		if over := int64(len(dst)) + int64(len(room)) - (max + 1); over > 0 {
+			room = room[:int64(len(room))-over]
+		}
+		n, err := body.Read(room)
+		dst = dst[:len(dst)+n]
+		if int64(len(dst)) > max {
+			return dst, ErrBodyTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// mediaType splits a Content-Type header into its media type, lower case,
+// and its charset parameter, without allocating for the usual forms.
+func mediaType(header string) (typ, charsetLabel string) {
+	typ, params, _ := strings.Cut(header, ";")
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, v, ok := strings.Cut(p, "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "charset") {
+			return typ, strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return typ, ""
+}
+
+// isText reports whether a media type is text whose encoding should be
+// detected and decoded to UTF-8.
+func isText(mediaType string) bool {
+	return strings.HasPrefix(mediaType, "text/") || mediaType == "application/xhtml+xml" ||
+		mediaType == "application/xml" || strings.HasSuffix(mediaType, "+xml")
+}
+
+// decode finds the character encoding of a text body, from its byte order
+// mark, the charset of its Content-Type or an HTML <meta> tag, as
+// x/net/html/charset does, and returns the body in UTF-8 with the
+// encoding's canonical name. A body in UTF-8 is returned as it is, without
+// its byte order mark.
+func decode(body []byte, mediaType, label string) ([]byte, string) {
+	if len(body) >= 2 && (body[0] == 0xfe && body[1] == 0xff || body[0] == 0xff && body[1] == 0xfe) {
+		label = "" // a UTF-16 byte order mark beats the header
+	}
+	if label != "" && (strings.EqualFold(label, "utf-8") || strings.EqualFold(label, "utf8")) {
+		return bytes.TrimPrefix(body, utf8BOM), "utf-8"
+	}
+	contentType := mediaType
+	if label != "" {
+		contentType += "; charset=" + label
+	}
+	enc, name, _ := charset.DetermineEncoding(body, contentType)
+	if name == "utf-8" {
+		return bytes.TrimPrefix(body, utf8BOM), name
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body, name
+	}
+	return out, name
+}
+
+// isRedirect reports whether status is one the crawler follows.
+func isRedirect(status int) bool {
+	switch status {
+	case 300, 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// protect calls f, turning a panic into an error that wraps ErrPanic.
+func protect(what string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w in %s: %v", ErrPanic, what, v)
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,268 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+)
+
+// Version is the version of this package, as sent in the default User-Agent.
+const Version = "0.1.0"
+
+// DefaultUserAgent is the User-Agent header sent unless WithUserAgent sets
+// another.
+const DefaultUserAgent = "asyncrawl/" + Version + " (+https://github.com/asyncrawl/crawl)"
+
+// Defaults of the options; each With* option documents its own.
+const (
+	DefaultWorkers        = 10
+	DefaultMaxRedirects   = 10
+	DefaultMaxTries       = 4
+	DefaultMaxBodySize    = 10 << 20
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultBackoff        = 250 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultMaxRetryAfter  = 10 * time.Minute
+)
+
+// Filter decides whether a link or redirect target may be crawled: it returns
+// false to skip u. Filters run after the URL is normalised and found in scope
+// and may be called from several goroutines at once. A filter must not modify
+// u.
+type Filter func(u *url.URL) bool
+
+// LinkExtractor returns the links of a fetched page. It is called for every
+// 2xx response that is not a redirect, whatever its content type, and may be
+// called from several goroutines at once. Relative URLs it returns are
+// resolved against p.URL; every URL is then normalised and checked against
+// the scope, exclude patterns and filters before it is queued. p.Body is
+// valid only during the call. The default is ExtractLinks.
+type LinkExtractor func(ctx context.Context, p *Page) ([]*url.URL, error)
+
+// An Option configures a Crawler. Options are applied in order by New, which
+// validates the result.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is the validated configuration of a Crawler. It is never modified
+// after New returns.
+type config struct {
+	workers        int
+	maxRedirects   int
+	maxTries       int
+	excludeSrc     []string
+	exclude        []*regexp.Regexp
+	lenient        bool
+	filters        []Filter
+	extractor      LinkExtractor // nil: ExtractLinks
+	client         *http.Client
+	userAgent      string
+	maxBodySize    int64
+	requestTimeout time.Duration
+	backoff        time.Duration
+	maxBackoff     time.Duration
+	maxRetryAfter  time.Duration
+	logger         *slog.Logger
+	requestHook    func(*http.Request) error
+	pageHook       func(*Page)
+	resultHook     func(Result)
+}
+
+func defaultConfig() config {
+	return config{
+		workers:        DefaultWorkers,
+		maxRedirects:   DefaultMaxRedirects,
+		maxTries:       DefaultMaxTries,
+		userAgent:      DefaultUserAgent,
+		maxBodySize:    DefaultMaxBodySize,
+		requestTimeout: DefaultRequestTimeout,
+		backoff:        DefaultBackoff,
+		maxBackoff:     DefaultMaxBackoff,
+		maxRetryAfter:  DefaultMaxRetryAfter,
+		logger:         slog.New(slog.DiscardHandler),
+	}
+}
+
+// validate checks the configuration and compiles what needs compiling. The
+// error names the option and the bad value.
+func (c *config) validate() error {
+	var errs []error
+	if c.workers < 1 {
+		errs = append(errs, fmt.Errorf("WithWorkers(%d): need at least 1 worker", c.workers))
+	}
+	if c.maxRedirects < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxRedirects(%d): must not be negative", c.maxRedirects))
+	}
+	if c.maxTries < 1 {
+		errs = append(errs, fmt.Errorf("WithMaxTries(%d): need at least 1 try", c.maxTries))
+	}
+	if c.maxBodySize < 1 {
+		errs = append(errs, fmt.Errorf("WithMaxBodySize(%d): must be positive", c.maxBodySize))
+	}
+	if c.requestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("WithRequestTimeout(%v): must be positive", c.requestTimeout))
+	}
+	if c.backoff < 0 || c.maxBackoff < c.backoff {
+		errs = append(errs, fmt.Errorf("WithBackoff(%v, %v): need 0 <= base <= max", c.backoff, c.maxBackoff))
+	}
+	if c.userAgent == "" {
+		errs = append(errs, errors.New("WithUserAgent: empty user agent"))
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	for _, f := range c.filters {
+		if f == nil {
+			errs = append(errs, errors.New("WithFilter: nil filter"))
+			break
+		}
+	}
+	c.exclude = c.exclude[:0]
+	for _, p := range c.excludeSrc {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("WithExclude(%q): %w", p, err))
+			continue
+		}
+		c.exclude = append(c.exclude, re)
+	}
+	return errors.Join(errs...)
+}
+
+// WithWorkers sets how many URLs are fetched at once: the number of
+// long-lived worker goroutines, max_tasks in crawl.py. The default is 10;
+// n must be at least 1.
+func WithWorkers(n int) Option {
+	return optionFunc(func(c *config) { c.workers = n })
+}
+
+// WithMaxRedirects sets how many redirects in a row are followed from one
+// URL. The default is 10; 0 follows none (a redirect then ends in a Result
+// whose Err wraps ErrTooManyRedirects); n must not be negative.
+func WithMaxRedirects(n int) Option {
+	return optionFunc(func(c *config) { c.maxRedirects = n })
+}
+
+// WithMaxTries sets how many attempts are made per URL when the network
+// fails or the server answers 408, 429, 500, 502, 503 or 504. The default is
+// 4; 1 means no retry; n must be at least 1.
+func WithMaxTries(n int) Option {
+	return optionFunc(func(c *config) { c.maxTries = n })
+}
+
+// WithBackoff sets the pause before a retry: base before the second
+// attempt, doubling each time up to max, with random jitter (each pause is
+// drawn from [d/2, d]). A Retry-After header on a 429 or 503 replaces the
+// computed pause, capped at 10 minutes. The defaults are 250ms and 30s;
+// base 0 retries at once.
+func WithBackoff(base, max time.Duration) Option {
+	return optionFunc(func(c *config) { c.backoff, c.maxBackoff = base, max })
+}
+
+// WithExclude adds regular expressions (RE2 syntax, as in package regexp);
+// a link or redirect target whose normalised URL matches any of them is not
+// crawled. Roots are always crawled. A pattern that does not compile makes
+// New fail. The default is no pattern. The option may be given many times.
+func WithExclude(patterns ...string) Option {
+	return optionFunc(func(c *config) { c.excludeSrc = append(c.excludeSrc, patterns...) })
+}
+
+// WithLenientHosts chooses the scope of the crawl. Strict (the default,
+// false): a URL is in scope when its host is a root's host, or that host with
+// "www." added or removed. Lenient (true): when its host has the same
+// registrable domain as a root's host (per the public suffix list, so
+// "a.example.co.uk" and "b.example.co.uk" match but "other.co.uk" does not).
+// Ports are ignored either way; only http and https URLs are ever crawled.
+func WithLenientHosts(on bool) Option {
+	return optionFunc(func(c *config) { c.lenient = on })
+}
+
+// WithFilter adds a filter; a link or redirect target is crawled only if
+// every filter accepts it. Roots are always crawled. Filters may be called
+// concurrently. The option may be given many times; the default is none.
+func WithFilter(f Filter) Option {
+	return optionFunc(func(c *config) { c.filters = append(c.filters, f) })
+}
+
+// WithLinkExtractor replaces the function that finds a page's links; nil
+// restores the default, ExtractLinks. An extractor that wants the default
+// links as well can call ExtractLinks itself.
+func WithLinkExtractor(e LinkExtractor) Option {
+	return optionFunc(func(c *config) { c.extractor = e })
+}
+
+// WithHTTPClient sets the client used for every request; proxies, cookies
+// and TLS settings belong to it. The crawler follows redirects itself, so it
+// uses a shallow copy of c whose CheckRedirect stops at the first response;
+// c itself is not modified. Its connections are the caller's: Run does not
+// close them. The default is a client with a transport tuned for many
+// connections to one host, made anew by each Run and closed when it returns.
+func WithHTTPClient(c *http.Client) Option {
+	return optionFunc(func(cfg *config) { cfg.client = c })
+}
+
+// WithUserAgent sets the User-Agent header of every request. The default is
+// DefaultUserAgent, which names this package and its version.
+func WithUserAgent(ua string) Option {
+	return optionFunc(func(c *config) { c.userAgent = ua })
+}
+
+// WithMaxBodySize caps the bytes read from one response body, after any
+// decompression. A response whose Content-Length is larger is refused before
+// its body is read, and a body that turns out larger stops there; either way
+// the Result's Err wraps ErrBodyTooLarge. The default is 10 MiB; n must be
+// positive.
+func WithMaxBodySize(n int64) Option {
+	return optionFunc(func(c *config) { c.maxBodySize = n })
+}
+
+// WithRequestTimeout bounds each attempt, from sending the request to the
+// last byte of the body; an attempt that times out is retried like a
+// network error. The default is 30s; d must be positive.
+func WithRequestTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.requestTimeout = d })
+}
+
+// WithLogger sets where the crawler logs: each fetch at debug level, retries
+// at info, failures at warn. The default (and nil) discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithRequestHook sets a function called before every request the crawler
+// sends for a URL of the crawl, each retry included, to add headers or
+// cookies. If it returns an error (or panics), the URL is not fetched and its
+// Result's Err wraps that error. It may be called from several goroutines at
+// once. The default is none.
+func WithRequestHook(f func(*http.Request) error) Option {
+	return optionFunc(func(c *config) { c.requestHook = f })
+}
+
+// WithPageHook sets a function called for every response that is not a
+// redirect, whatever its status or content type, after retries are over and
+// before the page's links are extracted. p.Body is valid only during the
+// call: the crawler reuses the buffer, so a hook that keeps the body copies
+// it. If the hook panics, the panic is recovered into the URL's Result.Err
+// and the page's links are not followed. It may be called from several
+// goroutines at once. The default is none.
+func WithPageHook(f func(p *Page)) Option {
+	return optionFunc(func(c *config) { c.pageHook = f })
+}
+
+// WithResultHook sets a function called exactly once for every URL taken
+// from the queue, whatever the outcome, when the crawler is done with it.
+// It may be called from several goroutines at once. A panic in it is
+// recovered and logged. The default is none.
+func WithResultHook(f func(Result)) Option {
+	return optionFunc(func(c *config) { c.resultHook = f })
+}

@@ -1,0 +1,243 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Errors returned by the non-blocking Queue methods and by TaskDone.
+var (
+	// ErrQueueFull is returned by TryPut when a bounded queue holds maxsize items.
+	ErrQueueFull = errors.New("crawl: queue full")
+	// ErrQueueEmpty is returned by TryGet when the queue holds no item.
+	ErrQueueEmpty = errors.New("crawl: queue empty")
+	// ErrTaskDone is returned by TaskDone when it is called more times than
+	// items were put.
+	ErrTaskDone = errors.New("crawl: TaskDone called more times than Put")
+)
+
+// Queue is a joinable FIFO queue, the Go twin of Python's asyncio.Queue that
+// drives the crawler of "500 Lines or Less".
+//
+// Every successful Put raises a count of unfinished tasks; every TaskDone
+// lowers it; Join blocks until it is zero. A consumer calls TaskDone once it
+// has finished with an item it got, after putting any follow-up items, so
+// that Join returns exactly when no item is queued and none is being worked
+// on. Join on a new, empty queue returns at once.
+//
+// Blocked Put and Get calls are served in FIFO order. A Queue is safe for
+// concurrent use by multiple goroutines; the zero value is not usable, call
+// NewQueue.
+type Queue[T any] struct {
+	mu         sync.Mutex
+	items      []T // items[head:] are queued, oldest first
+	head       int
+	maxsize    int
+	unfinished int
+	getters    []chan struct{} // blocked Gets, oldest first
+	putters    []chan struct{} // blocked Puts, oldest first
+	idle       chan struct{}   // closed while unfinished == 0
+}
+
+// NewQueue returns an empty queue that holds at most maxsize items; with
+// maxsize <= 0 the queue is unbounded and Put never blocks.
+func NewQueue[T any](maxsize int) *Queue[T] {
+	idle := make(chan struct{})
+	close(idle)
+	return &Queue[T]{maxsize: maxsize, idle: idle}
+}
+
+// Len returns the number of items queued and not yet taken by Get.
+func (q *Queue[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}
+
+// Unfinished returns the number of items put and not yet marked done with
+// TaskDone: those queued plus those taken and still being worked on.
+func (q *Queue[T]) Unfinished() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.unfinished
+}
+
+// Put adds item at the tail of the queue, blocking while a bounded queue is
+// full. It returns ctx.Err() if ctx is done before the item is added; the
+// item is then not queued.
+func (q *Queue[T]) Put(ctx context.Context, item T) error {
+	q.mu.Lock()
+	for q.full() {
+		if err := q.wait(ctx, &q.putters); err != nil {
+			return err // q.mu released by wait
+		}
+	}
+	q.push(item)
+	q.mu.Unlock()
+	return nil
+}
+
+// TryPut adds item without blocking, like put_nowait: it returns ErrQueueFull
+// if a bounded queue is full.
+func (q *Queue[T]) TryPut(item T) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.full() {
+		return ErrQueueFull
+	}
+	q.push(item)
+	return nil
+}
+
+// Get removes and returns the item at the head of the queue, blocking while
+// the queue is empty. If ctx is done, Get returns ctx.Err() and takes no
+// item, even if one is queued.
+func (q *Queue[T]) Get(ctx context.Context) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	q.mu.Lock()
+	for q.head == len(q.items) {
+		if err := q.wait(ctx, &q.getters); err != nil {
+			return zero, err // q.mu released by wait
+		}
+	}
+	item := q.pop()
+	q.mu.Unlock()
+	return item, nil
+}
+
+// TryGet removes and returns the item at the head of the queue without
+// blocking, like get_nowait: it returns ErrQueueEmpty if there is none.
+func (q *Queue[T]) TryGet() (T, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.items) {
+		var zero T
+		return zero, ErrQueueEmpty
+	}
+	return q.pop(), nil
+}
+
+// TaskDone marks one item put earlier as finished. When every item put has
+// been marked, blocked Join calls return. Calling TaskDone more times than
+// items were put returns ErrTaskDone and changes nothing.
+func (q *Queue[T]) TaskDone() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.unfinished <= 0 {
+		return ErrTaskDone
+	}
+	q.unfinished--
+	if q.unfinished == 0 {
+		close(q.idle)
+	}
+	return nil
+}
+
+// Join blocks until every item put has been marked done with TaskDone, or
+// until ctx is done, when it returns ctx.Err().
+func (q *Queue[T]) Join(ctx context.Context) error {
+	q.mu.Lock()
+	idle := q.idle
+	q.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		// Prefer the queue's answer when both are ready.
+		select {
+		case <-idle:
+			return nil
+		default:
+			return ctx.Err()
+		}
+	}
+}
+
+func (q *Queue[T]) full() bool {
+	return q.maxsize > 0 && len(q.items)-q.head >= q.maxsize
+}
+
+// push appends item and wakes the oldest blocked Get. q.mu must be held.
+func (q *Queue[T]) push(item T) {
+	if q.head > 0 && len(q.items) == cap(q.items) {
+		// Reuse the consumed front instead of growing the backing array.
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items = q.items[:n]
+		q.head = 0
+	}
+	q.items = append(q.items, item)
+	if q.unfinished == 0 {
+		q.idle = make(chan struct{})
+	}
+	q.unfinished++
+	wakeOne(&q.getters)
+}
+
+// pop removes the head item and wakes the oldest blocked Put. q.mu must be
+// held and the queue must not be empty.
+func (q *Queue[T]) pop() T {
+	var zero T
+	item := q.items[q.head]
+	q.items[q.head] = zero // let the garbage collector have it
+	q.head++
+	if q.head == len(q.items) {
+		q.items = q.items[:0]
+		q.head = 0
+	}
+	wakeOne(&q.putters)
+	return item
+}
+
+// wait parks the caller on waiters until woken or until ctx is done. It is
+// called with q.mu held; it returns with q.mu held and a nil error, or with
+// q.mu released and ctx.Err().
+func (q *Queue[T]) wait(ctx context.Context, waiters *[]chan struct{}) error {
+	if err := ctx.Err(); err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	w := make(chan struct{}, 1)
+	*waiters = append(*waiters, w)
+	q.mu.Unlock()
+	select {
+	case <-w:
+		q.mu.Lock()
+		return nil
+	case <-ctx.Done():
+		q.mu.Lock()
+		if !remove(waiters, w) {
+			// Woken and cancelled at once: hand the wake-up to the next
+			// waiter so that no item or free slot is left unclaimed.
+			wakeOne(waiters)
+		}
+		q.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// wakeOne signals the oldest waiter, if any, and forgets it.
+func wakeOne(waiters *[]chan struct{}) {
+	if len(*waiters) == 0 {
+		return
+	}
+	w := (*waiters)[0]
+	(*waiters)[0] = nil
+	*waiters = (*waiters)[1:]
+	w <- struct{}{}
+}
+
+// remove deletes w from waiters and reports whether it was there.
+func remove(waiters *[]chan struct{}, w chan struct{}) bool {
+	for i, x := range *waiters {
+		if x == w {
+			*waiters = append((*waiters)[:i], (*waiters)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}

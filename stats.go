@@ -1,0 +1,225 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Result is the record of one URL taken from the queue, the twin of the
+// FetchStatistic of "500 Lines or Less". Every URL taken from the queue gets
+// exactly one Result, whatever happens to it.
+type Result struct {
+	URL     string // the URL fetched, normalised
+	NextURL string // for a redirect, where it points, normalised
+	// Status is the HTTP status of the last response; 0 when none came.
+	Status int
+	// Err says what went wrong, wrapped with the URL: a network failure
+	// after the last try, ErrBodyTooLarge, ErrTooManyRedirects,
+	// ErrNoLocation, ErrPanic, a request hook's error or the Run's context
+	// error. A non-2xx status alone is not an error.
+	Err         error
+	Size        int    // body bytes, decompressed, before charset decoding
+	ContentType string // media type, lower case, no parameters
+	Encoding    string // canonical name of the charset the body was decoded from
+	NumURLs     int    // distinct in-scope links on the page
+	NumNewURLs  int    // of those, the ones not seen before in this Run
+	Depth       int    // 0 for roots; a redirect keeps its source's depth
+	Tries       int    // attempts made: 1 unless retried
+	Elapsed     time.Duration
+}
+
+// Kind returns the report's category of the Result, as crawl.py's
+// url_report decides it: "fail" when Err is set, else "redirect" when
+// NextURL is, else "html" for text/html, "other" for any other type with
+// status 200 and "error" for the rest.
+func (r *Result) Kind() string {
+	switch {
+	case r.Err != nil:
+		return "fail"
+	case r.NextURL != "":
+		return "redirect"
+	case r.ContentType == "text/html":
+		return "html"
+	case r.Status == 200:
+		return "other"
+	default:
+		return "error"
+	}
+}
+
+// FailKind names the kind of a failed Result's error for the report's
+// fail_<kind> counters: "timeout", "canceled", "body_too_large",
+// "too_many_redirects", "no_location", "panic", "dns", "refused", "network"
+// or "other".
+func FailKind(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	var ne *netError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrBodyTooLarge):
+		return "body_too_large"
+	case errors.Is(err, ErrTooManyRedirects):
+		return "too_many_redirects"
+	case errors.Is(err, ErrNoLocation):
+		return "no_location"
+	case errors.Is(err, ErrPanic):
+		return "panic"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case errors.As(err, &dns):
+		return "dns"
+	case errors.As(err, &op) && op.Op == "dial":
+		return "refused"
+	case errors.As(err, &ne):
+		return "network"
+	default:
+		return "other"
+	}
+}
+
+// Stats are the counters of one Run, the report of crawl.py. Each Result
+// counts once, under the category Result.Kind gives it.
+type Stats struct {
+	Done       int   // Results delivered
+	HTML       int   // text/html responses
+	HTMLBytes  int64 // their body bytes
+	Other      int   // other 200 responses
+	OtherBytes int64
+	Redirects  int // redirects recorded
+	Errors     int // non-HTML responses with a status other than 200
+	ErrorBytes int64
+	Failures   int // Results with an Err
+	// FailKinds counts Failures by FailKind.
+	FailKinds map[string]int
+	// StatusCounts counts every Result with a response (redirects and
+	// failures after a response included) by its status code.
+	StatusCounts map[int]int
+	// Todo is the number of URLs still queued when the Run stopped early;
+	// they got no Result.
+	Todo    int
+	Workers int           // the Run's WithWorkers, max_tasks in the report
+	Elapsed time.Duration // wall time of the Run
+}
+
+// add counts r. It is not safe for concurrent use: the Run serialises it.
+func (s *Stats) add(r *Result) {
+	s.Done++
+	if r.Status != 0 {
+		s.StatusCounts[r.Status]++
+	}
+	switch r.Kind() {
+	case "fail":
+		s.Failures++
+		s.FailKinds[FailKind(r.Err)]++
+	case "redirect":
+		s.Redirects++
+	case "html":
+		s.HTML++
+		s.HTMLBytes += int64(r.Size)
+	case "other":
+		s.Other++
+		s.OtherBytes += int64(r.Size)
+	default:
+		s.Errors++
+		s.ErrorBytes += int64(r.Size)
+	}
+}
+
+// counters returns the report's counters by name, as crawl.py names them.
+func (s *Stats) counters() map[string]int64 {
+	m := map[string]int64{}
+	put := func(k string, v int64) {
+		if v != 0 {
+			m[k] = v
+		}
+	}
+	put("html", int64(s.HTML))
+	put("html_bytes", s.HTMLBytes)
+	put("other", int64(s.Other))
+	put("other_bytes", s.OtherBytes)
+	put("redirect", int64(s.Redirects))
+	put("error", int64(s.Errors))
+	put("error_bytes", s.ErrorBytes)
+	put("fail", int64(s.Failures))
+	for k, v := range s.FailKinds {
+		put("fail_"+k, int64(v))
+	}
+	for code, v := range s.StatusCounts {
+		put(fmt.Sprintf("status_%d", code), int64(v))
+	}
+	return m
+}
+
+// WriteReport writes the summary of crawl.py's report: the Finished line,
+// the counters sorted by name, Todo, Done and the date.
+func (s *Stats) WriteReport(w io.Writer) error {
+	secs := s.Elapsed.Seconds()
+	speed := 0.0
+	if secs > 0 && s.Workers > 0 {
+		speed = float64(s.Done) / secs / float64(s.Workers)
+	}
+	ew := &errWriter{w: w}
+	ew.printf("Finished %d urls in %.3f secs (max_tasks=%d) (%.3f urls/sec/task)\n", s.Done, secs, s.Workers, speed)
+	m := s.counters()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ew.printf("%10d %s\n", m[k], k)
+	}
+	ew.printf("Todo: %d\n", s.Todo)
+	ew.printf("Done: %d\n", s.Done)
+	ew.printf("Date: %s local time\n", time.Now().Format(time.ANSIC))
+	return ew.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// tally collects the Stats of a Run from its workers.
+type tally struct {
+	mu sync.Mutex
+	s  Stats
+}
+
+func newTally(workers int) *tally {
+	return &tally{s: Stats{Workers: workers, FailKinds: map[string]int{}, StatusCounts: map[int]int{}}}
+}
+
+func (t *tally) add(r *Result) {
+	t.mu.Lock()
+	t.s.add(r)
+	t.mu.Unlock()
+}
+
+// snapshot returns a copy of the Stats so far.
+func (t *tally) snapshot() *Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.s
+	s.FailKinds = maps.Clone(t.s.FailKinds)
+	s.StatusCounts = maps.Clone(t.s.StatusCounts)
+	return &s
+}
