@@ -239,7 +239,11 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result) {
 	loc := resp.header.Get("Location")
 	if loc == "" {
-		res.Err = fmt.Errorf("fetch %s: status %d: %w", t.url, resp.status, ErrNoLocation)
+		if bad := resp.header.Get(badLocationHeader); bad != "" {
+			res.Err = fmt.Errorf("fetch %s: status %d: unparseable Location %q: %w", t.url, resp.status, bad, ErrNoLocation)
+		} else {
+			res.Err = fmt.Errorf("fetch %s: status %d: %w", t.url, resp.status, ErrNoLocation)
+		}
 		return
 	}
 	next, err := resp.url.Parse(loc)

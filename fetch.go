@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 )
@@ -68,16 +70,59 @@ func (c *config) newClient() (*http.Client, bool) {
 	if c.client != nil {
 		cl := *c.client
 		cl.CheckRedirect = stop
+		cl.Transport = locationGuard{cl.Transport}
 		return &cl, false
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil // no environment reads in a library: pass a client for a proxy
-	// Every worker may hold a connection to one host; keep them all alive
-	// between requests instead of the default 2.
-	t.MaxIdleConns = 0
-	t.MaxIdleConnsPerHost = c.workers
-	t.MaxResponseHeaderBytes = 1 << 20
-	return &http.Client{Transport: t, CheckRedirect: stop}, true
+	// http.DefaultTransport's settings, less its proxy from the environment
+	// (a library reads no environment: pass a client for a proxy), and with
+	// an idle connection kept for every worker, all of them possibly on one
+	// host, instead of 2 per host.
+	t := &http.Transport{
+		DialContext:            (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConnsPerHost:    c.workers,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+	return &http.Client{Transport: locationGuard{t}, CheckRedirect: stop}, true
+}
+
+// badLocationHeader carries a redirect's Location that does not parse.
+const badLocationHeader = "X-Crawl-Bad-Location"
+
+// locationGuard moves a redirect's unparseable Location header aside.
+// http.Client parses Location before it asks CheckRedirect and fails the
+// whole request on a bad one, which would look like a network error and be
+// retried; moved aside, the response reaches the crawler, which records it
+// as an ErrNoLocation Result.
+type locationGuard struct{ rt http.RoundTripper }
+
+func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt := g.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil || !isRedirect(resp.StatusCode) {
+		return resp, err
+	}
+	if loc := resp.Header.Get("Location"); loc != "" {
+		if _, perr := req.URL.Parse(loc); perr != nil {
+			resp.Header.Del("Location")
+			resp.Header.Set(badLocationHeader, loc)
+		}
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections closes the idle connections of the transport under
+// the guard, so that http.Client.CloseIdleConnections reaches it.
+func (g locationGuard) CloseIdleConnections() {
+	if c, ok := g.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // fetch gets t.url, retrying network errors and overloaded statuses up to
@@ -302,7 +347,15 @@ func decode(body []byte, mediaType, label string) ([]byte, string) {
 	if label != "" {
 		contentType += "; charset=" + label
 	}
-	enc, name, _ := charset.DetermineEncoding(body, contentType)
+	enc, name, certain := charset.DetermineEncoding(body, contentType)
+	// Without a declaration, DetermineEncoding looks at the first 1024
+	// bytes only and, finding no byte above 0x7f there, guesses
+	// windows-1252. A body valid as UTF-8 throughout is taken as UTF-8:
+	// plain ASCII reads the same either way, and a UTF-8 page whose first
+	// non-ASCII byte comes after its first kilobyte is not garbled.
+	if !certain && name == "windows-1252" && !mentionsCharset(body) && utf8.Valid(body) {
+		name = "utf-8"
+	}
 	if name == "utf-8" {
 		return bytes.TrimPrefix(body, utf8BOM), name
 	}
@@ -310,7 +363,23 @@ func decode(body []byte, mediaType, label string) ([]byte, string) {
 	if err != nil {
 		return body, name
 	}
-	return out, name
+	// A UTF-16 decoder keeps the byte order mark as U+FEFF; drop it as
+	// for UTF-8.
+	return bytes.TrimPrefix(out, utf8BOM), name
+}
+
+// mentionsCharset reports whether the first kilobyte of body, where
+// DetermineEncoding looks for a <meta> declaration, contains "charset" in
+// any case. Without it, a windows-1252 answer is a guess, not a
+// declaration.
+func mentionsCharset(body []byte) bool {
+	head := body[:min(len(body), 1024)]
+	for i := 0; i+7 <= len(head); i++ {
+		if head[i]|0x20 == 'c' && bytes.EqualFold(head[i:i+7], []byte("charset")) {
+			return true
+		}
+	}
+	return false
 }
 
 // isRedirect reports whether status is one the crawler follows.

@@ -16,12 +16,13 @@ import (
 //
 // It runs the x/net/html tokenizer over p.Body (no regexp, no DOM), so
 // entities are decoded, unquoted attributes work and comments, scripts and
-// data-* attributes yield nothing. Links are the href of a and area, the src
-// of frame and iframe, and the href of link unless its rel names a resource
-// of the page rather than a document: stylesheet, icon, apple-touch-icon,
-// mask-icon, manifest, preload, modulepreload, prefetch, dns-prefetch,
-// preconnect or pingback. The first <base href> sets the URL that relative
-// links resolve against. It never returns an error.
+// data-* attributes yield nothing; <noscript> is read as markup, as a
+// browser without scripting reads it. Links are the href of a and area, the
+// src of frame and iframe, and the href of link unless its rel names a
+// resource of the page rather than a document: stylesheet, icon,
+// apple-touch-icon, mask-icon, manifest, preload, modulepreload, prefetch,
+// dns-prefetch, preconnect or pingback. The first <base href> sets the URL
+// that relative links resolve against. It never returns an error.
 func ExtractLinks(ctx context.Context, p *Page) ([]*url.URL, error) {
 	if !isHTML(p.ContentType) {
 		return nil, nil
@@ -39,59 +40,132 @@ func isHTML(mediaType string) bool {
 // from page.
 func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
 	z := html.NewTokenizer(bytes.NewReader(body))
-	base, baseSeen := page, false
+	// The first <base href> applies to the whole document, links before it
+	// included, so references are resolved once the scan is over.
+	var refs []string
+	var baseRef string
+	baseSeen := false
 	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return dst
-		case html.StartTagToken, html.SelfClosingTagToken:
-		default:
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		name, hasAttr := z.TagName()
-		if !hasAttr {
+		tag := linkTag(rawTagName(z.Raw()))
+		switch tag {
+		case tagNone:
+			continue
+		case tagNoscript:
+			// The crawler runs no script, so it reads <noscript> as a
+			// browser without scripting does: as markup, not raw text.
+			z.NextIsNotRawText()
 			continue
 		}
-		var want string // the attribute that holds the link
-		switch string(name) {
-		case "a", "area", "link", "base":
-			want = "href"
-		case "frame", "iframe":
+		want := "href" // the attribute that holds the link
+		if tag == tagFrame {
 			want = "src"
-		default:
-			continue
 		}
 		var ref []byte
 		skip := false
-		for hasAttr {
-			var k, v []byte
-			k, v, hasAttr = z.TagAttr()
+		for {
+			k, v, more := z.TagAttr()
 			switch {
+			case k == nil:
 			case string(k) == want && ref == nil:
 				ref = v
-			case string(k) == "rel" && string(name) == "link":
+			case tag == tagLink && string(k) == "rel":
 				skip = resourceRel(v)
 			}
+			if !more {
+				break
+			}
 		}
-		if ref == nil || skip {
-			continue
-		}
-		if string(name) == "base" {
+		switch {
+		case ref == nil || skip:
+		case tag == tagBase:
 			if !baseSeen {
 				baseSeen = true
-				if b, err := page.Parse(strings.TrimSpace(string(ref))); err == nil && isHTTP(b) {
-					base = b
-				}
+				baseRef = strings.TrimSpace(string(ref))
 			}
-			continue
+		default:
+			refs = append(refs, strings.TrimSpace(string(ref)))
 		}
-		u, err := base.Parse(strings.TrimSpace(string(ref)))
+	}
+	base := page
+	if baseSeen {
+		if b, err := page.Parse(baseRef); err == nil && isHTTP(b) {
+			base = b
+		}
+	}
+	for _, ref := range refs {
+		u, err := base.Parse(ref)
 		if err != nil || !isHTTP(u) {
 			continue
 		}
 		u.Fragment, u.RawFragment = "", ""
 		dst = append(dst, u)
 	}
+	return dst
+}
+
+// The elements appendLinks looks at.
+const (
+	tagNone     = iota
+	tagHref     // a, area: href
+	tagLink     // link: href, unless rel says otherwise
+	tagBase     // base: href
+	tagFrame    // frame, iframe: src
+	tagNoscript // read as markup
+)
+
+// rawTagName returns the name of a start tag from its raw text ("<A
+// href=...>" gives "A"), cheaper than Tokenizer.TagName, which copies it.
+func rawTagName(raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '<' {
+		return nil
+	}
+	i := 1
+	for i < len(raw) {
+		switch raw[i] {
+		case ' ', '\n', '\r', '\t', '\f', '/', '>':
+			return raw[1:i]
+		}
+		i++
+	}
+	return raw[1:i]
+}
+
+// linkTag classifies a tag name, in any case.
+func linkTag(name []byte) int {
+	switch {
+	case asciiIs(name, "a"), asciiIs(name, "area"):
+		return tagHref
+	case asciiIs(name, "link"):
+		return tagLink
+	case asciiIs(name, "base"):
+		return tagBase
+	case asciiIs(name, "frame"), asciiIs(name, "iframe"):
+		return tagFrame
+	case asciiIs(name, "noscript"):
+		return tagNoscript
+	}
+	return tagNone
+}
+
+// asciiIs reports whether b equals the lower-case ASCII word s, ignoring
+// case.
+func asciiIs(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		if b[i]|0x20 != s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // isHTTP reports whether u is an absolute http(s) URL with a host.

@@ -39,9 +39,10 @@ type Filter func(u *url.URL) bool
 // LinkExtractor returns the links of a fetched page. It is called for every
 // 2xx response that is not a redirect, whatever its content type, and may be
 // called from several goroutines at once. Relative URLs it returns are
-// resolved against p.URL; every URL is then normalised and checked against
-// the scope, exclude patterns and filters before it is queued. p.Body is
-// valid only during the call. The default is ExtractLinks.
+// resolved against p.URL; every URL is then normalised in place (the
+// crawler owns the returned URLs) and checked against the scope, exclude
+// patterns and filters before it is queued. p.Body is valid only during the
+// call. The default is ExtractLinks.
 type LinkExtractor func(ctx context.Context, p *Page) ([]*url.URL, error)
 
 // An Option configures a Crawler. Options are applied in order by New, which

@@ -35,9 +35,18 @@ type Queue[T any] struct {
 	head       int
 	maxsize    int
 	unfinished int
-	getters    []chan struct{} // blocked Gets, oldest first
-	putters    []chan struct{} // blocked Puts, oldest first
-	idle       chan struct{}   // closed while unfinished == 0
+	getters    []*waiter[T]  // blocked Gets, oldest first; only while empty
+	putters    []*waiter[T]  // blocked Puts, oldest first; only while full
+	idle       chan struct{} // closed while unfinished == 0
+}
+
+// waiter is a blocked Get or Put. It is served under q.mu by the call that
+// makes room for it: push hands a Get its item, pop adds a Put's item. Doing
+// the transfer there, instead of waking the waiter to retry, is what keeps
+// blocked calls in FIFO order: woken goroutines would race for q.mu.
+type waiter[T any] struct {
+	item T
+	done chan struct{} // receives once the waiter is served
 }
 
 // NewQueue returns an empty queue that holds at most maxsize items; with
@@ -65,17 +74,22 @@ func (q *Queue[T]) Unfinished() int {
 
 // Put adds item at the tail of the queue, blocking while a bounded queue is
 // full. It returns ctx.Err() if ctx is done before the item is added; the
-// item is then not queued.
+// item is then not queued. If ctx is already done, Put adds nothing, even if
+// there is room.
 func (q *Queue[T]) Put(ctx context.Context, item T) error {
-	q.mu.Lock()
-	for q.full() {
-		if err := q.wait(ctx, &q.putters); err != nil {
-			return err // q.mu released by wait
-		}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	q.push(item)
+	q.mu.Lock()
+	if !q.full() {
+		q.push(item)
+		q.mu.Unlock()
+		return nil
+	}
+	w := &waiter[T]{item: item, done: make(chan struct{}, 1)}
+	q.putters = append(q.putters, w)
 	q.mu.Unlock()
-	return nil
+	return q.park(ctx, &q.putters, w)
 }
 
 // TryPut adds item without blocking, like put_nowait: it returns ErrQueueFull
@@ -99,14 +113,18 @@ func (q *Queue[T]) Get(ctx context.Context) (T, error) {
 		return zero, err
 	}
 	q.mu.Lock()
-	for q.head == len(q.items) {
-		if err := q.wait(ctx, &q.getters); err != nil {
-			return zero, err // q.mu released by wait
-		}
+	if q.head < len(q.items) {
+		item := q.pop()
+		q.mu.Unlock()
+		return item, nil
 	}
-	item := q.pop()
+	w := &waiter[T]{done: make(chan struct{}, 1)}
+	q.getters = append(q.getters, w)
 	q.mu.Unlock()
-	return item, nil
+	if err := q.park(ctx, &q.getters, w); err != nil {
+		return zero, err
+	}
+	return w.item, nil
 }
 
 // TryGet removes and returns the item at the head of the queue without
@@ -161,8 +179,19 @@ func (q *Queue[T]) full() bool {
 	return q.maxsize > 0 && len(q.items)-q.head >= q.maxsize
 }
 
-// push appends item and wakes the oldest blocked Get. q.mu must be held.
+// push adds item, handing it to the oldest blocked Get if there is one (the
+// queue is then empty), else appending it. q.mu must be held.
 func (q *Queue[T]) push(item T) {
+	if q.unfinished == 0 {
+		q.idle = make(chan struct{})
+	}
+	q.unfinished++
+	if len(q.getters) > 0 {
+		w := shift(&q.getters)
+		w.item = item
+		w.done <- struct{}{}
+		return
+	}
 	if q.head > 0 && len(q.items) == cap(q.items) {
 		// Reuse the consumed front instead of growing the backing array.
 		n := copy(q.items, q.items[q.head:])
@@ -171,15 +200,11 @@ func (q *Queue[T]) push(item T) {
 		q.head = 0
 	}
 	q.items = append(q.items, item)
-	if q.unfinished == 0 {
-		q.idle = make(chan struct{})
-	}
-	q.unfinished++
-	wakeOne(&q.getters)
 }
 
-// pop removes the head item and wakes the oldest blocked Put. q.mu must be
-// held and the queue must not be empty.
+// pop removes the head item and fills the freed slot with the item of the
+// oldest blocked Put, if any. q.mu must be held and the queue must not be
+// empty.
 func (q *Queue[T]) pop() T {
 	var zero T
 	item := q.items[q.head]
@@ -189,53 +214,50 @@ func (q *Queue[T]) pop() T {
 		q.items = q.items[:0]
 		q.head = 0
 	}
-	wakeOne(&q.putters)
+	if len(q.putters) > 0 {
+		w := shift(&q.putters)
+		q.push(w.item)
+		w.item = zero
+		w.done <- struct{}{}
+	}
 	return item
 }
 
-// wait parks the caller on waiters until woken or until ctx is done. It is
-// called with q.mu held; it returns with q.mu held and a nil error, or with
-// q.mu released and ctx.Err().
-func (q *Queue[T]) wait(ctx context.Context, waiters *[]chan struct{}) error {
-	if err := ctx.Err(); err != nil {
-		q.mu.Unlock()
-		return err
-	}
-	w := make(chan struct{}, 1)
-	*waiters = append(*waiters, w)
-	q.mu.Unlock()
+// park blocks until w, already on waiters, is served or ctx is done. It
+// returns ctx.Err() only if w was still waiting, and then removes it. A
+// waiter served at the moment ctx ended has had its turn and returns nil,
+// rather than undo a transfer others may already depend on, as
+// x/sync/semaphore does. park is called without q.mu held.
+func (q *Queue[T]) park(ctx context.Context, waiters *[]*waiter[T], w *waiter[T]) error {
 	select {
-	case <-w:
-		q.mu.Lock()
+	case <-w.done:
 		return nil
 	case <-ctx.Done():
-		q.mu.Lock()
-		if !remove(waiters, w) {
-			// Woken and cancelled at once: hand the wake-up to the next
-			// waiter so that no item or free slot is left unclaimed.
-			wakeOne(waiters)
-		}
-		q.mu.Unlock()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if remove(waiters, w) {
 		return ctx.Err()
 	}
+	return nil
 }
 
-// wakeOne signals the oldest waiter, if any, and forgets it.
-func wakeOne(waiters *[]chan struct{}) {
-	if len(*waiters) == 0 {
-		return
-	}
+// shift removes and returns the oldest waiter; there must be one.
+func shift[T any](waiters *[]*waiter[T]) *waiter[T] {
 	w := (*waiters)[0]
 	(*waiters)[0] = nil
 	*waiters = (*waiters)[1:]
-	w <- struct{}{}
+	return w
 }
 
 // remove deletes w from waiters and reports whether it was there.
-func remove(waiters *[]chan struct{}, w chan struct{}) bool {
-	for i, x := range *waiters {
+func remove[T any](waiters *[]*waiter[T], w *waiter[T]) bool {
+	s := *waiters
+	for i, x := range s {
 		if x == w {
-			*waiters = append((*waiters)[:i], (*waiters)[i+1:]...)
+			copy(s[i:], s[i+1:])
+			s[len(s)-1] = nil
+			*waiters = s[:len(s)-1]
 			return true
 		}
 	}

@@ -22,11 +22,18 @@ func parseRoot(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("crawl: root %q: empty: %w", s, ErrBadRoot)
 	}
 	if !strings.Contains(raw, "://") {
+		// A bare host may have a port ("localhost:8080"), but a colon
+		// followed by anything else ends a scheme ("mailto:a@b"), which
+		// "http://" must not turn into a user name.
+		host := raw[:strings.IndexAny(raw+"/", "/?#")]
+		if name, port, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") && strings.Trim(port, "0123456789") != "" {
+			return nil, fmt.Errorf("crawl: root %q: scheme %q: %w", s, name, ErrBadRoot)
+		}
 		raw = "http://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: root %q: %w", s, err)
+		return nil, fmt.Errorf("crawl: root %q: %w: %w", s, ErrBadRoot, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("crawl: root %q: scheme %q: %w", s, u.Scheme, ErrBadRoot)
@@ -46,7 +53,12 @@ func parseRoot(s string) (*url.URL, error) {
 func normalize(u *url.URL) {
 	u.Scheme = strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Host)
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+	// A host with two colons outside brackets ("//h::/x" parses without a
+	// scheme, and keeps it when resolved against an http page) has no port
+	// to drop: trimming one would make it another, maybe valid, host. Nor
+	// has one with no name before its colon: trimming would leave no host.
+	if i := strings.LastIndexByte(host, ':'); i > 0 && !strings.Contains(host[i:], "]") &&
+		(strings.HasPrefix(host, "[") || strings.IndexByte(host, ':') == i) {
 		port := host[i+1:]
 		if port == "" || (port == "80" && u.Scheme == "http") || (port == "443" && u.Scheme == "https") {
 			host = host[:i]

@@ -1,0 +1,311 @@
+package crawl
+
+import (
+	"errors"
+	"net/url"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"HTTP://Example.COM/Path", "http://example.com/Path"},
+		{"http://example.com:80/", "http://example.com/"},
+		{"https://example.com:443/", "https://example.com/"},
+		{"http://example.com:8080/", "http://example.com:8080/"},
+		{"https://example.com:80/", "https://example.com:80/"},
+		{"http://example.com:443/", "http://example.com:443/"},
+		{"http://example.com:/", "http://example.com/"},
+		{"http://example.com", "http://example.com/"},
+		{"http://example.com?q=1", "http://example.com/?q=1"},
+		{"http://example.com/#top", "http://example.com/"},
+		{"http://example.com/a#", "http://example.com/a"},
+		{"http://example.com/a?b=1&c=2#frag", "http://example.com/a?b=1&c=2"},
+		{"http://example.com/a?", "http://example.com/a?"},
+		{"http://[::1]:80/", "http://[::1]/"},
+		{"http://[::1]/", "http://[::1]/"},
+		{"http://[::1]:8080/", "http://[::1]:8080/"},
+		{"http://[::1]", "http://[::1]/"},
+		{"https://[2001:DB8::1]:443", "https://[2001:db8::1]/"},
+		{"http://user:Pass@Example.com:80/x", "http://user:Pass@example.com/x"},
+		{"http://example.com/%7Euser/A%2Fb", "http://example.com/%7Euser/A%2Fb"},
+		{"http://127.0.0.1:80/", "http://127.0.0.1/"},
+		{"http://:80/x", "http://:80/x"}, // no host name: nothing to normalise
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			u, err := url.Parse(tt.in)
+			if err != nil {
+				t.Fatalf("url.Parse(%q): %v", tt.in, err)
+			}
+			normalize(u)
+			if got := u.String(); got != tt.want {
+				t.Errorf("normalize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestNormalizeSame checks pairs that must dedupe to one key.
+func TestNormalizeSame(t *testing.T) {
+	pairs := [][2]string{
+		{"http://h", "http://h/"},
+		{"HTTP://H:80", "http://h/"},
+		{"https://h:443/#x", "https://h/"},
+		{"http://h/?q", "http://H/?q#f"},
+	}
+	for _, p := range pairs {
+		a, b := scopeNorm(t, p[0]), scopeNorm(t, p[1])
+		if a != b {
+			t.Errorf("normalize(%q) = %q, normalize(%q) = %q, want equal", p[0], a, p[1], b)
+		}
+	}
+}
+
+// scopeNorm parses and normalises s and returns its string form.
+func scopeNorm(t *testing.T, s string) string {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatalf("url.Parse(%q): %v", s, err)
+	}
+	normalize(u)
+	return u.String()
+}
+
+// TestNormalizeMalformedHost checks references that url.Parse accepts only
+// because they have no scheme ("//h::" has two colons, which it rejects in
+// an http URL), resolved against an http page as the crawler resolves links.
+// normalize must not trim such a host into a valid one, which would fetch a
+// page a second time under another key; left alone, it is out of scope.
+func TestNormalizeMalformedHost(t *testing.T) {
+	base, err := url.Parse("http://example.com/dir/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := parseRoot("example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := newScope([]*url.URL{root}, false)
+	tests := []struct{ ref, want string }{
+		{"//Example.COM::/x", "http://example.com::/x"},
+		{"//example.com:80:/x", "http://example.com:80:/x"},
+		{"//example.com:8080:", "http://example.com:8080:/"},
+	}
+	for _, tt := range tests {
+		ref, err := url.Parse(tt.ref)
+		if err != nil {
+			t.Fatalf("url.Parse(%q): %v", tt.ref, err)
+		}
+		u := base.ResolveReference(ref)
+		normalize(u)
+		if got := u.String(); got != tt.want {
+			t.Errorf("normalize(resolve %q against %s) = %q, want %q", tt.ref, base, got, tt.want)
+		}
+		if sc.contains(u) {
+			t.Errorf("scope of %s contains %q, want not", root, u)
+		}
+	}
+}
+
+// FuzzNormalize checks that normalize is idempotent through a round trip: a
+// normalised URL, printed, parsed and normalised again, prints the same.
+// That is what the seen set relies on: a URL queued under its normalised key
+// and found again, as a link or a redirect target, gets the same key.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{
+		"http://example.com", "HTTP://Example.COM:80/a?b#c", "https://h:443", "https://h:80",
+		"http://[::1]:80", "http://[fe80::1%25en0]:80/", "http://h:", "http://:80", "//h:80/x",
+		"http:opaque", "http:///path", "http://u:p@h:80/", "mailto:x@y", "/rel?x#y", "",
+		"http://h/a%2Fb?c=%20#f", "http://H%41/", "http://a:80:80/", "http://[::1]:/",
+		"//::", "//h::/x", "//h:80:/", "//:A:", "//://",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := url.Parse(s)
+		if err != nil {
+			return
+		}
+		normalize(u)
+		once := u.String()
+		v, err := url.Parse(once)
+		if err != nil {
+			t.Fatalf("normalize(%q) = %q, which url.Parse rejects: %v", s, once, err)
+		}
+		normalize(v)
+		if twice := v.String(); twice != once {
+			t.Errorf("normalize(%q) = %q, but normalising that again gives %q", s, once, twice)
+		}
+	})
+}
+
+func TestParseRoot(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // "" when an error wrapping ErrBadRoot is expected
+	}{
+		{"example.com", "http://example.com/"},
+		{"Example.COM", "http://example.com/"},
+		{"example.com/docs", "http://example.com/docs"},
+		{"example.com:8080/docs?x=1", "http://example.com:8080/docs?x=1"},
+		{"localhost:8080", "http://localhost:8080/"},
+		{"  https://example.com:443/a#frag  ", "https://example.com/a"},
+		{"HTTP://example.com", "http://example.com/"},
+		{"http://[::1]:80", "http://[::1]/"},
+		{"ftp://example.com/", ""},
+		{"file:///etc/passwd", ""},
+		{"", ""},
+		{"   ", ""},
+		{"http://", ""},
+		{"https:///path", ""},
+		{"http://:80/", ""},
+		{"http://[::1", ""},
+		{"http://exa mple.com/", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			u, err := parseRoot(tt.in)
+			if tt.want == "" {
+				if !errors.Is(err, ErrBadRoot) {
+					t.Errorf("parseRoot(%q) = %v, %v; want an error wrapping ErrBadRoot", tt.in, u, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseRoot(%q): %v", tt.in, err)
+			}
+			if got := u.String(); got != tt.want {
+				t.Errorf("parseRoot(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseRootKeepsCause checks that a root url.Parse rejects reports both
+// ErrBadRoot and the parser's error.
+func TestParseRootKeepsCause(t *testing.T) {
+	_, err := parseRoot("http://[::1")
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		t.Errorf("parseRoot(%q) = %v, want an error wrapping *url.Error", "http://[::1", err)
+	}
+}
+
+func TestScopeContains(t *testing.T) {
+	tests := []struct {
+		name    string
+		roots   []string
+		lenient bool
+		in      []string
+		out     []string
+	}{
+		{
+			name:  "strict adds www",
+			roots: []string{"http://example.com/"},
+			in: []string{"http://example.com/x", "https://example.com/", "http://www.example.com/",
+				"http://EXAMPLE.com/", "http://example.com:8080/", "https://WWW.Example.com:8443/y"},
+			out: []string{"http://sub.example.com/", "http://www.www.example.com/", "http://example.org/",
+				"http://notexample.com/", "http://example.com.evil.org/", "ftp://example.com/",
+				"mailto:a@example.com", "http:example.com"},
+		},
+		{
+			name:  "strict removes www",
+			roots: []string{"http://www.example.com/"},
+			in:    []string{"http://www.example.com/", "http://example.com/", "https://example.com:9/"},
+			out:   []string{"http://www2.example.com/", "http://a.example.com/", "http://www.www.example.com/"},
+		},
+		{
+			name:  "strict with two roots",
+			roots: []string{"http://a.example/", "https://b.example:8443/"},
+			in:    []string{"http://a.example/", "http://www.a.example/", "http://b.example/", "https://www.b.example/"},
+			out:   []string{"http://c.example/", "http://example/"},
+		},
+		{
+			name:  "strict IP root gets no www",
+			roots: []string{"http://127.0.0.1:8080/"},
+			in:    []string{"http://127.0.0.1/", "http://127.0.0.1:9999/x"},
+			out:   []string{"http://www.127.0.0.1/", "http://127.0.0.2/", "http://localhost/"},
+		},
+		{
+			name:  "strict IPv6 root",
+			roots: []string{"http://[::1]:8080/"},
+			in:    []string{"http://[::1]/", "https://[::1]:1/"},
+			out:   []string{"http://[::2]/", "http://127.0.0.1/"},
+		},
+		{
+			name:    "lenient uses the registrable domain",
+			roots:   []string{"http://example.co.uk/"},
+			lenient: true,
+			in: []string{"http://example.co.uk/", "http://a.example.co.uk/", "https://b.a.example.co.uk:444/",
+				"http://www.example.co.uk/", "http://A.Example.CO.UK/"},
+			out: []string{"http://other.co.uk/", "http://co.uk/", "http://example.com/", "http://example.co.uk.evil.org/",
+				"ftp://a.example.co.uk/"},
+		},
+		{
+			name:    "lenient from a subdomain root",
+			roots:   []string{"https://a.example.co.uk/"},
+			lenient: true,
+			in:      []string{"http://example.co.uk/", "http://b.example.co.uk/"},
+			out:     []string{"http://a.other.co.uk/"},
+		},
+		{
+			name:    "lenient private suffix",
+			roots:   []string{"https://alice.github.io/"},
+			lenient: true,
+			in:      []string{"https://alice.github.io/", "https://www.alice.github.io/"},
+			out:     []string{"https://bob.github.io/", "https://github.io/"},
+		},
+		{
+			name:    "lenient IP root is that address only",
+			roots:   []string{"http://127.0.0.1:8080/"},
+			lenient: true,
+			in:      []string{"http://127.0.0.1/", "http://127.0.0.1:1234/"},
+			out:     []string{"http://127.0.0.2/", "http://0.0.1/", "http://localhost/"},
+		},
+		{
+			name:    "lenient localhost",
+			roots:   []string{"http://localhost:8080/"},
+			lenient: true,
+			in:      []string{"http://localhost/", "https://LOCALHOST:1/"},
+			out:     []string{"http://127.0.0.1/", "http://example.com/"},
+		},
+		{
+			name:  "strict localhost",
+			roots: []string{"http://localhost:8080/"},
+			in:    []string{"http://localhost/", "http://www.localhost/"},
+			out:   []string{"http://127.0.0.1/", "http://a.localhost/"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var roots []*url.URL
+			for _, r := range tt.roots {
+				u, err := parseRoot(r)
+				if err != nil {
+					t.Fatalf("parseRoot(%q): %v", r, err)
+				}
+				roots = append(roots, u)
+			}
+			s := newScope(roots, tt.lenient)
+			check := func(raw string, want bool) {
+				u, err := url.Parse(raw)
+				if err != nil {
+					t.Fatalf("url.Parse(%q): %v", raw, err)
+				}
+				normalize(u)
+				if got := s.contains(u); got != want {
+					t.Errorf("roots %q lenient=%v: contains(%q) = %v, want %v", tt.roots, tt.lenient, raw, got, want)
+				}
+			}
+			for _, raw := range tt.in {
+				check(raw, true)
+			}
+			for _, raw := range tt.out {
+				check(raw, false)
+			}
+		})
+	}
+}
