@@ -339,10 +339,12 @@ func (r *run) allowed(key string, u *url.URL) bool {
 // deliver counts a Result and hands it to the result hook.
 func (r *run) deliver(res *Result) {
 	r.tally.add(res)
-	if r.debug {
-		r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "err", res.Err)
-	} else if res.Err != nil {
-		r.cfg.logger.Warn("fetch failed", "url", res.URL, "err", res.Err)
+	if res.Err != nil {
+		r.cfg.logger.Warn("fetch failed", "url", res.URL, "tries", res.Tries, "err", res.Err)
+	} else if r.debug {
+		// Guarded: building the record for every page would cost even
+		// when the logger discards it.
+		r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
 	}
 	if hook := r.cfg.resultHook; hook != nil {
 		if err := protect("result hook", func() error { hook(*res); return nil }); err != nil {

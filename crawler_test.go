@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -1434,4 +1436,100 @@ func TestStatsWriteReport(t *testing.T) {
 	if !strings.HasPrefix(tail[2], "Date: ") || !strings.HasSuffix(tail[2], " local time") {
 		t.Errorf("Date line: got %q, want Date: ... local time", tail[2])
 	}
+}
+
+// Spellings of one URL are fetched once: percent-encoding of unreserved
+// characters, hex case, dot segments, fragments, default port, host case.
+func TestCrawlNormalisedDedupe(t *testing.T) {
+	mux := http.NewServeMux()
+	var spellings []string
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		htmlPage(crawlerLinks(spellings...))(w, r)
+	})
+	mux.HandleFunc("/~user/caf%C3%A9", htmlPage("<p>page</p>"))
+	site := newSite(t, mux)
+	host := strings.TrimPrefix(site.URL, "http://")
+	spellings = []string{
+		"/~user/caf%C3%A9",
+		"/%7Euser/caf%c3%a9",
+		"/%7euser/café",
+		"/a/../~user/./caf%C3%A9",
+		"/~user/caf%C3%A9#section",
+		"HTTP://" + strings.ToUpper(host) + "/~user/caf%C3%A9",
+	}
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{site.URL + "/"})
+	if err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	want := site.URL + "/~user/caf%C3%A9"
+	r, ok := res[want]
+	if !ok {
+		t.Fatalf("no Result for %s; got Results for %v", want, crawlerURIs(t, site.URL, res))
+	}
+	if r.Status != http.StatusOK {
+		t.Errorf("Status: got %d, want 200", r.Status)
+	}
+	if len(res) != 2 {
+		t.Errorf("got %d Results, want 2 (root and one page): %v", len(res), crawlerURIs(t, site.URL, res))
+	}
+	if n := site.Total(); n != 2 {
+		t.Errorf("server saw %d requests, want 2: %v", n, site.Requested())
+	}
+	if root := res[site.URL+"/"]; root.NumURLs != 1 || root.NumNewURLs != 1 {
+		t.Errorf("root NumURLs/NumNewURLs: got %d/%d, want 1/1", root.NumURLs, root.NumNewURLs)
+	}
+}
+
+// The logger gets a warning for every failed URL and, at debug level, a
+// record for every fetch.
+func TestCrawlLogger(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", htmlPage(crawlerLinks("/ok", "/loop")))
+	mux.HandleFunc("/ok", htmlPage("<p>ok</p>"))
+	mux.Handle("/loop", http.RedirectHandler("/loop2", http.StatusFound))
+	mux.Handle("/loop2", http.RedirectHandler("/loop", http.StatusFound))
+	site := newSite(t, mux)
+	var buf safeBuffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, _, err := crawlSite(t, crawlerCtx(t), []string{site.URL + "/"},
+		crawl.WithLogger(logger), crawl.WithMaxRedirects(1))
+	if err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	levels := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct {
+			Level string `json:"level"`
+			URL   string `json:"url"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		levels[rec.Level] = append(levels[rec.Level], strings.TrimPrefix(rec.URL, site.URL))
+	}
+	sort.Strings(levels["DEBUG"])
+	if got, want := levels["WARN"], []string{"/loop2"}; !slices.Equal(got, want) {
+		t.Errorf("WARN records for %v, want %v", got, want)
+	}
+	if got, want := levels["DEBUG"], []string{"/", "/loop", "/ok"}; !slices.Equal(got, want) {
+		t.Errorf("DEBUG records for %v, want %v", got, want)
+	}
+}
+
+// safeBuffer is a bytes.Buffer for concurrent writers.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

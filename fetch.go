@@ -136,9 +136,7 @@ func (r *run) fetch(ctx context.Context, w *worker, t task, res *Result) (*respo
 		if !retry {
 			return resp, err
 		}
-		if r.debug {
-			r.cfg.logger.Info("retry", "url", t.url, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
-		}
+		r.cfg.logger.Info("retry", "url", t.url, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
 		if err := sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 		}

@@ -48,8 +48,11 @@ func parseRoot(s string) (*url.URL, error) {
 // normalize rewrites u in place into the form the crawl dedupes on: scheme
 // and host lower-cased, the scheme's default port dropped, the fragment
 // dropped and an empty path made "/", so that "HTTP://Example.COM:80" and
-// "http://example.com/#top" are one URL. Dot segments are already resolved
-// by url.URL.ResolveReference. normalize is idempotent.
+// "http://example.com/#top" are one URL; and in the path and query,
+// percent-encoded unreserved characters decoded and the hex digits of the
+// rest upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is
+// "/~user"; and dot segments removed ("/a/./b/../c" is "/a/c"). normalize
+// is idempotent.
 func normalize(u *url.URL) {
 	u.Scheme = strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Host)
@@ -69,6 +72,92 @@ func normalize(u *url.URL) {
 	if u.Path == "" && u.Opaque == "" && u.Host != "" {
 		u.Path, u.RawPath = "/", ""
 	}
+	// RawPath is set only when the link spelled its path in a way the
+	// default encoding of Path would not; RawQuery is always as spelled.
+	// Only URLs with a host are crawled, and their paths start with "/",
+	// clear of url.URL's special cases for relative paths such as "*".
+	if u.RawPath != "" && u.Host != "" {
+		u.RawPath = normalizePercent(u.RawPath)
+		if u.RawPath == (&url.URL{Path: u.Path}).EscapedPath() {
+			u.RawPath = ""
+		}
+	}
+	if strings.IndexByte(u.RawQuery, '%') >= 0 {
+		u.RawQuery = normalizePercent(u.RawQuery)
+	}
+	// Links are resolved with ResolveReference, which removes dot
+	// segments, but roots, redirect targets and the URLs of a custom
+	// extractor may still have them. After the percent decoding, so that
+	// "%2e%2e" counts as "..".
+	if u.Host != "" && strings.Contains(u.Path, "/.") {
+		r := u.ResolveReference(&url.URL{})
+		u.Path, u.RawPath = r.Path, r.RawPath
+	}
+}
+
+// normalizePercent decodes the percent-encoded unreserved characters of s
+// (letters, digits, "-", ".", "_", "~") and upper-cases the hex digits of
+// the other escapes, leaving everything else as it is. A string with a
+// malformed escape ("100%", "%zz") is left whole: decoding around it could
+// make a new escape ("%0%61" would become "%0a").
+func normalizePercent(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	for j := i; j < len(s); j++ {
+		if s[j] == '%' && (j+2 >= len(s) || !isHex(s[j+1]) || !isHex(s[j+2])) {
+			return s
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c != '%' || i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			b.WriteByte(c)
+			continue
+		}
+		v := unhex(s[i+1])<<4 | unhex(s[i+2])
+		if isUnreserved(v) {
+			b.WriteByte(v)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(upperHex(s[i+1]))
+			b.WriteByte(upperHex(s[i+2]))
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	default:
+		return c - 'a' + 10
+	}
+}
+
+func upperHex(c byte) byte {
+	if 'a' <= c && c <= 'f' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// isUnreserved reports whether c is an unreserved character of RFC 3986.
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // scope decides which hosts a Run may crawl, from the hosts of its roots.
