@@ -136,6 +136,7 @@ func FuzzNormalize(f *testing.F) {
 		"http:opaque", "http:///path", "http://u:p@h:80/", "mailto:x@y", "/rel?x#y", "",
 		"http://h/a%2Fb?c=%20#f", "http://H%41/", "http://a:80:80/", "http://[::1]:/",
 		"//::", "//h::/x", "//h:80:/", "//:A:", "//://",
+		"%2a", "?%0%61", "//[::%25\xb9]", "http://h/a/%2e%2E/c", "http://h/%7euser?q=%4a",
 	} {
 		f.Add(s)
 	}
