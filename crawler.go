@@ -352,3 +352,13 @@ func (r *run) deliver(res *Result) {
 		}
 	}
 }
+
+// protect calls f, turning a panic into an error that wraps ErrPanic.
+func protect(what string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w in %s: %v", ErrPanic, what, v)
+		}
+	}()
+	return f()
+}

@@ -390,13 +390,3 @@ func isRedirect(status int) bool {
 }
 
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
-
-// protect calls f, turning a panic into an error that wraps ErrPanic.
-func protect(what string, f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%w in %s: %v", ErrPanic, what, v)
-		}
-	}()
-	return f()
-}

@@ -63,7 +63,11 @@ func main() {
 		case "redirect":
 			fmt.Println(r.URL, r.Status, "redirect", r.NextURL)
 		default:
-			fmt.Printf("%s %d %s %s %d %d/%d\n", r.URL, r.Status, r.ContentType, r.Encoding, r.Size, r.NumNewURLs, r.NumURLs)
+			enc := r.Encoding
+			if enc == "" {
+				enc = "?" // as crawl.py prints a type with no charset
+			}
+			fmt.Printf("%s %d %s %s %d %d/%d\n", r.URL, r.Status, r.ContentType, enc, r.Size, r.NumNewURLs, r.NumURLs)
 		}
 	}
 	stats.WriteReport(os.Stdout)
