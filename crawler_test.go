@@ -83,33 +83,6 @@ func crawlerHostClient(servers map[string]*httptest.Server) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// crawlerHostRecorder records host+path of each request, for tests that
-// reach one server under many host names.
-type crawlerHostRecorder struct {
-	mu   sync.Mutex
-	seen map[string]int
-}
-
-func (h *crawlerHostRecorder) record(r *http.Request) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.seen == nil {
-		h.seen = map[string]int{}
-	}
-	h.seen[r.Host+r.URL.Path]++
-}
-
-func (h *crawlerHostRecorder) requested() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for k := range h.seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func TestCrawl404(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", htmlPage(crawlerLinks("/missing")))
@@ -202,7 +175,6 @@ func TestCrawlCycle(t *testing.T) {
 }
 
 func TestCrawlSkipsOtherHostsAndSchemes(t *testing.T) {
-	var hosts crawlerHostRecorder
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", htmlPage(crawlerLinks(
 		"http://other.example/elsewhere",
@@ -215,10 +187,7 @@ func TestCrawlSkipsOtherHostsAndSchemes(t *testing.T) {
 		"/ok",
 	)))
 	mux.HandleFunc("/ok", htmlPage("ok"))
-	site := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hosts.record(r)
-		mux.ServeHTTP(w, r)
-	}))
+	site := newSite(t, mux)
 	// routeAll makes a request for other.example reach the test server,
 	// where it would be seen.
 	root := "http://crawl.test/"
@@ -226,7 +195,7 @@ func TestCrawlSkipsOtherHostsAndSchemes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: got %v, want nil", err)
 	}
-	if got, want := hosts.requested(), []string{"crawl.test/", "crawl.test/ok"}; !slices.Equal(got, want) {
+	if got, want := site.HostPaths(), []string{"crawl.test/", "crawl.test/ok"}; !slices.Equal(got, want) {
 		t.Errorf("server saw %v, want %v", got, want)
 	}
 	var got []string
@@ -344,10 +313,8 @@ func TestCrawlScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var hosts crawlerHostRecorder
 			page := crawlerLinks(tt.links...)
 			site := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				hosts.record(r)
 				if r.URL.Path == "/" {
 					htmlPage(page)(w, r)
 					return
@@ -374,7 +341,7 @@ func TestCrawlScope(t *testing.T) {
 				wantSeen = append(wantSeen, u.Host+u.Path)
 			}
 			sort.Strings(wantSeen)
-			if got := hosts.requested(); !slices.Equal(got, wantSeen) {
+			if got := site.HostPaths(); !slices.Equal(got, wantSeen) {
 				t.Errorf("server saw\n%v\nwant\n%v", got, wantSeen)
 			}
 		})

@@ -25,6 +25,7 @@ type site struct {
 	hits     map[string]int // by r.URL.RequestURI()
 	order    []string
 	headers  map[string]http.Header // last request's headers, by RequestURI
+	byHost   map[string]int         // by r.Host + r.URL.Path
 	inflight atomic.Int64
 	peak     atomic.Int64
 }
@@ -33,7 +34,7 @@ type site struct {
 // test.
 func newSite(t testing.TB, h http.Handler) *site {
 	t.Helper()
-	s := &site{hits: map[string]int{}, headers: map[string]http.Header{}}
+	s := &site{hits: map[string]int{}, headers: map[string]http.Header{}, byHost: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := s.inflight.Add(1)
 		defer s.inflight.Add(-1)
@@ -47,6 +48,7 @@ func newSite(t testing.TB, h http.Handler) *site {
 		s.hits[r.URL.RequestURI()]++
 		s.order = append(s.order, r.URL.RequestURI())
 		s.headers[r.URL.RequestURI()] = r.Header.Clone()
+		s.byHost[r.Host+r.URL.Path]++
 		s.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
@@ -81,6 +83,19 @@ func (s *site) Requested() []string {
 	defer s.mu.Unlock()
 	var out []string
 	for k := range s.hits {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HostPaths returns host+path of the requests the server saw, sorted, each
+// once: for tests that reach one server under many host names.
+func (s *site) HostPaths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.byHost {
 		out = append(out, k)
 	}
 	sort.Strings(out)
