@@ -22,7 +22,8 @@ import (
 // resource of the page rather than a document: stylesheet, icon,
 // apple-touch-icon, mask-icon, manifest, preload, modulepreload, prefetch,
 // dns-prefetch, preconnect or pingback. The first <base href> sets the URL
-// that relative links resolve against. It never returns an error.
+// that relative links resolve against. It never returns an error, and it is
+// safe for concurrent use.
 func ExtractLinks(ctx context.Context, p *Page) ([]*url.URL, error) {
 	if !isHTML(p.ContentType) {
 		return nil, nil

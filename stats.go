@@ -90,7 +90,8 @@ func FailKind(err error) string {
 }
 
 // Stats are the counters of one Run, the report of crawl.py. Each Result
-// counts once, under the category Result.Kind gives it.
+// counts once, under the category Result.Kind gives it. The Stats that Run
+// returns are the caller's own copy: the Run no longer touches them.
 type Stats struct {
 	Done       int   // Results delivered
 	HTML       int   // text/html responses
