@@ -118,7 +118,7 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 	}
 	r := &run{
 		cfg:    &c.cfg,
-		scope:  newScope(rootURLs, c.cfg.lenient),
+		scope:  newScope(rootURLs, &c.cfg),
 		front:  newMemFrontier(),
 		client: client,
 		tally:  newTally(c.cfg.workers),
@@ -237,18 +237,9 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 
 // redirect records a redirect response in res and queues its target.
 func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result) {
-	loc := resp.header.Get("Location")
-	if loc == "" {
-		if bad := resp.header.Get(badLocationHeader); bad != "" {
-			res.Err = fmt.Errorf("fetch %s: status %d: unparseable Location %q: %w", t.url, resp.status, bad, ErrNoLocation)
-		} else {
-			res.Err = fmt.Errorf("fetch %s: status %d: %w", t.url, resp.status, ErrNoLocation)
-		}
-		return
-	}
-	next, err := resp.url.Parse(loc)
+	next, err := resp.location()
 	if err != nil {
-		res.Err = fmt.Errorf("fetch %s: status %d: Location %q: %w: %v", t.url, resp.status, loc, ErrNoLocation, err)
+		res.Err = fmt.Errorf("fetch %s: status %d: %w", t.url, resp.status, err)
 		return
 	}
 	normalize(next)
@@ -257,7 +248,7 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", t.url, res.NextURL, ErrTooManyRedirects)
 		return
 	}
-	if !r.scope.contains(next) || !r.allowed(res.NextURL, next) {
+	if !r.scope.contains(next) || !r.scope.allows(res.NextURL, next) {
 		return
 	}
 	// A target already seen is not queued again: two URLs redirecting to
@@ -288,7 +279,7 @@ func (r *run) follow(ctx context.Context, w *worker, t task, p *Page, res *Resul
 			continue
 		}
 		w.keys[key] = struct{}{}
-		if !r.allowed(key, u) {
+		if !r.scope.allows(key, u) {
 			continue
 		}
 		w.batch = append(w.batch, task{url: key, depth: t.depth + 1, redirects: r.cfg.maxRedirects})
@@ -318,22 +309,6 @@ func (r *run) extract(ctx context.Context, w *worker, p *Page) (links []*url.URL
 		return err
 	})
 	return links, err
-}
-
-// allowed applies the exclude patterns and filters to a link or redirect
-// target already in scope.
-func (r *run) allowed(key string, u *url.URL) bool {
-	for _, re := range r.cfg.exclude {
-		if re.MatchString(key) {
-			return false
-		}
-	}
-	for _, f := range r.cfg.filters {
-		if !f(u) {
-			return false
-		}
-	}
-	return true
 }
 
 // deliver counts a Result and hands it to the result hook.

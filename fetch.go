@@ -117,6 +117,24 @@ func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// location returns the target of a redirect response, resolved against
+// the URL requested. A missing Location, or one the guard moved aside,
+// gives an error wrapping ErrNoLocation.
+func (resp *response) location() (*url.URL, error) {
+	loc := resp.header.Get("Location")
+	if loc == "" {
+		if bad := resp.header.Get(badLocationHeader); bad != "" {
+			return nil, fmt.Errorf("unparseable Location %q: %w", bad, ErrNoLocation)
+		}
+		return nil, ErrNoLocation
+	}
+	next, err := resp.url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("Location %q: %w: %v", loc, ErrNoLocation, err)
+	}
+	return next, nil
+}
+
 // CloseIdleConnections closes the idle connections of the transport under
 // the guard, so that http.Client.CloseIdleConnections reaches it.
 func (g locationGuard) CloseIdleConnections() {

@@ -129,9 +129,7 @@ func TestFetchRedirectChainLimit(t *testing.T) {
 		if b.NextURL != s.URL+"/c" || b.Status != http.StatusMovedPermanently {
 			t.Errorf("/b: got NextURL %q Status %d, want %q 301", b.NextURL, b.Status, s.URL+"/c")
 		}
-		if n := s.Hits("/c"); n != 0 {
-			t.Errorf("/c requested %d times, want 0", n)
-		}
+		s.wantHits(t, "/c", 0)
 		if _, ok := res[s.URL+"/c"]; ok {
 			t.Errorf("got a Result for /c, want none")
 		}
@@ -151,9 +149,7 @@ func TestFetchRedirectChainLimit(t *testing.T) {
 			t.Errorf("/c Depth: got %d, want 0 (a redirect keeps its source's depth)", c.Depth)
 		}
 		for _, p := range []string{"/a", "/b", "/c"} {
-			if n := s.Hits(p); n != 1 {
-				t.Errorf("%s requested %d times, want 1", p, n)
-			}
+			s.wantHits(t, p, 1)
 		}
 	})
 
@@ -170,9 +166,7 @@ func TestFetchRedirectChainLimit(t *testing.T) {
 		if a.NextURL != s.URL+"/b" {
 			t.Errorf("/a NextURL: got %q, want %q", a.NextURL, s.URL+"/b")
 		}
-		if n := s.Hits("/b"); n != 0 {
-			t.Errorf("/b requested %d times, want 0", n)
-		}
+		s.wantHits(t, "/b", 0)
 		if len(res) != 1 {
 			t.Errorf("got %d Results, want 1", len(res))
 		}
@@ -189,9 +183,7 @@ func TestFetchRedirectCycle(t *testing.T) {
 		t.Fatalf("Run: got %v, want nil", err)
 	}
 	for _, c := range []struct{ path, next string }{{"/x", "/y"}, {"/y", "/x"}} {
-		if n := s.Hits(c.path); n != 1 {
-			t.Errorf("%s requested %d times, want 1", c.path, n)
-		}
+		s.wantHits(t, c.path, 1)
 		r := fetchMust(t, res, s.URL+c.path)
 		if r.Err != nil || r.NextURL != s.URL+c.next {
 			t.Errorf("%s: got NextURL %q Err %v, want %q nil", c.path, r.NextURL, r.Err, s.URL+c.next)
@@ -213,9 +205,7 @@ func TestFetchRedirectsJoin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: got %v, want nil", err)
 	}
-	if n := s.Hits("/t"); n != 1 {
-		t.Errorf("/t requested %d times, want 1", n)
-	}
+	s.wantHits(t, "/t", 1)
 	for _, p := range []string{"/r1", "/r2"} {
 		r := fetchMust(t, res, s.URL+p)
 		if r.NextURL != s.URL+"/t" || r.Err != nil {
@@ -240,9 +230,7 @@ func TestFetchRedirectNoLocation(t *testing.T) {
 	if r.Status != http.StatusFound || r.Tries != 1 {
 		t.Errorf("got Status %d Tries %d, want 302 1", r.Status, r.Tries)
 	}
-	if n := s.Hits("/"); n != 1 {
-		t.Errorf("/ requested %d times, want 1", n)
-	}
+	s.wantHits(t, "/", 1)
 }
 
 func TestFetchRedirectBadLocation(t *testing.T) {
@@ -255,9 +243,7 @@ func TestFetchRedirectBadLocation(t *testing.T) {
 	if !errors.Is(r.Err, crawl.ErrNoLocation) {
 		t.Errorf("Err: got %v, want ErrNoLocation", r.Err)
 	}
-	if n := s.Hits("/"); n != 1 {
-		t.Errorf("/ requested %d times, want 1", n)
-	}
+	s.wantHits(t, "/", 1)
 }
 
 func TestFetchRedirectOtherHost(t *testing.T) {
@@ -275,9 +261,7 @@ func TestFetchRedirectOtherHost(t *testing.T) {
 	if r.NextURL != "http://other.example/away" || r.Err != nil {
 		t.Errorf("got NextURL %q Err %v, want %q nil", r.NextURL, r.Err, "http://other.example/away")
 	}
-	if n := s.Hits("/away"); n != 0 {
-		t.Errorf("/away requested %d times, want 0", n)
-	}
+	s.wantHits(t, "/away", 0)
 	if len(res) != 1 {
 		t.Errorf("got %d Results, want 1", len(res))
 	}
@@ -317,12 +301,8 @@ func TestFetchRedirectStatuses(t *testing.T) {
 			if r.Status != code || r.NextURL != s.URL+"/to" || r.Err != nil {
 				t.Errorf("got Status %d NextURL %q Err %v, want %d %q nil", r.Status, r.NextURL, r.Err, code, s.URL+"/to")
 			}
-			if n := s.Hits("/from"); n != 1 {
-				t.Errorf("/from requested %d times, want 1", n)
-			}
-			if n := s.Hits("/to"); n != 1 {
-				t.Errorf("/to requested %d times, want 1", n)
-			}
+			s.wantHits(t, "/from", 1)
+			s.wantHits(t, "/to", 1)
 			if stats.Redirects != 1 || stats.HTML != 1 {
 				t.Errorf("Stats: got Redirects %d HTML %d, want 1 1", stats.Redirects, stats.HTML)
 			}
@@ -587,9 +567,7 @@ func TestFetchCharsets(t *testing.T) {
 				t.Errorf("Page.Body: got %q, want prefix %q", p.Body, tc.prefix)
 			}
 			if strings.Contains(tc.body, `href="/next"`) {
-				if n := s.Hits("/next"); n != 1 {
-					t.Errorf("/next requested %d times, want 1", n)
-				}
+				s.wantHits(t, "/next", 1)
 			}
 		})
 	}
@@ -632,9 +610,7 @@ func TestFetchNotHTML(t *testing.T) {
 			if r.NumURLs != 0 {
 				t.Errorf("NumURLs: got %d, want 0", r.NumURLs)
 			}
-			if n := s.Hits("/linked"); n != 0 {
-				t.Errorf("/linked requested %d times, want 0", n)
-			}
+			s.wantHits(t, "/linked", 0)
 			if stats.Other != 1 || stats.OtherBytes != int64(len(tc.body)) {
 				t.Errorf("Stats: got Other %d OtherBytes %d, want 1 %d", stats.Other, stats.OtherBytes, len(tc.body))
 			}
@@ -676,9 +652,7 @@ func TestFetchHTMLDetection(t *testing.T) {
 			if tc.follow {
 				want = 1
 			}
-			if n := s.Hits("/next"); n != want {
-				t.Errorf("/next requested %d times, want %d", n, want)
-			}
+			s.wantHits(t, "/next", want)
 			if r.NumURLs != want {
 				t.Errorf("NumURLs: got %d, want %d", r.NumURLs, want)
 			}
@@ -855,9 +829,7 @@ func TestFetchRequestHook(t *testing.T) {
 		t.Errorf("/flaky: got Tries %d Status %d, want 3 200", r.Tries, r.Status)
 	}
 
-	if n := s.Hits("/secret"); n != 0 {
-		t.Errorf("/secret requested %d times, want 0", n)
-	}
+	s.wantHits(t, "/secret", 0)
 	r := fetchMust(t, res, s.URL+"/secret")
 	if !errors.Is(r.Err, errFetchDenied) {
 		t.Errorf("/secret Err: got %v, want one wrapping the hook's error", r.Err)
@@ -908,9 +880,7 @@ func TestFetchHTTPClient(t *testing.T) {
 	if n := checks.Load(); n != 0 {
 		t.Errorf("caller's CheckRedirect called %d times during the crawl, want 0", n)
 	}
-	if n := s.Hits("/b"); n != 1 {
-		t.Errorf("/b requested %d times, want 1", n)
-	}
+	s.wantHits(t, "/b", 1)
 	if got, want := int(tr.n.Load()), s.Total(); got != want || got != 2 {
 		t.Errorf("RoundTrips: got %d, want %d (the server's count) = 2", got, want)
 	}

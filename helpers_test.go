@@ -3,10 +3,12 @@ package crawl_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -63,6 +65,15 @@ func (s *site) Hits(uri string) int {
 	return s.hits[uri]
 }
 
+// wantHits fails the test unless the server saw exactly want requests for
+// a request URI.
+func (s *site) wantHits(t testing.TB, uri string, want int) {
+	t.Helper()
+	if got := s.Hits(uri); got != want {
+		t.Errorf("server saw %s %d times, want %d (all requests: %v)", uri, got, want, s.Requested())
+	}
+}
+
 // Total returns how many requests the server saw.
 func (s *site) Total() int {
 	s.mu.Lock()
@@ -81,12 +92,7 @@ func (s *site) Header(uri string) http.Header {
 func (s *site) Requested() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for k := range s.hits {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.hits))
 }
 
 // HostPaths returns host+path of the requests the server saw, sorted, each
@@ -94,12 +100,7 @@ func (s *site) Requested() []string {
 func (s *site) HostPaths() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for k := range s.byHost {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.byHost))
 }
 
 // Peak returns the largest number of requests the server had in flight.

@@ -43,7 +43,7 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
 	z := html.NewTokenizer(bytes.NewReader(body))
 	// The first <base href> applies to the whole document, links before it
 	// included, so references are resolved once the scan is over.
-	var refs []string
+	refs := make([]string, 0, 32) // on the stack for a typical page
 	var baseRef string
 	baseSeen := false
 	for {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -165,13 +166,15 @@ func isUnreserved(c byte) bool {
 type scope struct {
 	lenient bool
 	hosts   map[string]struct{} // strict: hosts; lenient: registrable domains
+	exclude []*regexp.Regexp
+	filters []Filter
 }
 
-func newScope(roots []*url.URL, lenient bool) *scope {
-	s := &scope{lenient: lenient, hosts: make(map[string]struct{})}
+func newScope(roots []*url.URL, cfg *config) *scope {
+	s := &scope{lenient: cfg.lenient, hosts: make(map[string]struct{}), exclude: cfg.exclude, filters: cfg.filters}
 	for _, u := range roots {
 		h := u.Hostname()
-		if lenient {
+		if s.lenient {
 			s.hosts[registrableDomain(h)] = struct{}{}
 			continue
 		}
@@ -200,6 +203,23 @@ func (s *scope) contains(u *url.URL) bool {
 	}
 	_, ok := s.hosts[h]
 	return ok
+}
+
+// allows applies the exclude patterns and filters to a link or redirect
+// target in scope, key being its normalised string form. Roots never come
+// here: they are always crawled.
+func (s *scope) allows(key string, u *url.URL) bool {
+	for _, re := range s.exclude {
+		if re.MatchString(key) {
+			return false
+		}
+	}
+	for _, f := range s.filters {
+		if !f(u) {
+			return false
+		}
+	}
+	return true
 }
 
 // registrableDomain returns the host's eTLD+1 ("example.co.uk" for

@@ -103,7 +103,7 @@ func TestNormalizeMalformedHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := newScope([]*url.URL{root}, false)
+	sc := newScope([]*url.URL{root}, &config{})
 	tests := []struct{ ref, want string }{
 		{"//Example.COM::/x", "http://example.com::/x"},
 		{"//example.com:80:/x", "http://example.com:80:/x"},
@@ -310,7 +310,7 @@ func TestScopeContains(t *testing.T) {
 				}
 				roots = append(roots, u)
 			}
-			s := newScope(roots, tt.lenient)
+			s := newScope(roots, &config{lenient: tt.lenient})
 			check := func(raw string, want bool) {
 				u, err := url.Parse(raw)
 				if err != nil {
