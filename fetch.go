@@ -30,6 +30,9 @@ var (
 	// ErrPanic means a hook or link extractor panicked; the panic was
 	// recovered and the crawl went on.
 	ErrPanic = errors.New("panic")
+	// ErrDisallowed means robots.txt does not allow the URL to be fetched,
+	// or could not be read; the URL was not fetched.
+	ErrDisallowed = errors.New("disallowed by robots.txt")
 )
 
 // Page is a response as the page hook and the link extractor see it.

@@ -28,6 +28,9 @@ const (
 	DefaultBackoff        = 250 * time.Millisecond
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultMaxRetryAfter  = 10 * time.Minute
+	DefaultHostWorkers    = 8
+	// MaxCrawlDelay caps the Crawl-delay a robots.txt may ask for.
+	MaxCrawlDelay = 30 * time.Second
 )
 
 // Filter decides whether a link or redirect target may be crawled: it returns
@@ -73,6 +76,13 @@ type config struct {
 	backoff        time.Duration
 	maxBackoff     time.Duration
 	maxRetryAfter  time.Duration
+	hostWorkers    int
+	hostDelay      time.Duration
+	robots         bool
+	sitemaps       bool
+	maxDepth       int
+	maxPages       int
+	maxDuration    time.Duration
 	logger         *slog.Logger
 	requestHook    func(*http.Request) error
 	pageHook       func(*Page)
@@ -90,6 +100,8 @@ func defaultConfig() config {
 		backoff:        DefaultBackoff,
 		maxBackoff:     DefaultMaxBackoff,
 		maxRetryAfter:  DefaultMaxRetryAfter,
+		hostWorkers:    DefaultHostWorkers,
+		robots:         true,
 		logger:         slog.New(slog.DiscardHandler),
 	}
 }
@@ -115,6 +127,21 @@ func (c *config) validate() error {
 	}
 	if c.backoff < 0 || c.maxBackoff < c.backoff {
 		errs = append(errs, fmt.Errorf("WithBackoff(%v, %v): need 0 <= base <= max", c.backoff, c.maxBackoff))
+	}
+	if c.hostWorkers < 1 {
+		errs = append(errs, fmt.Errorf("WithHostWorkers(%d): need at least 1", c.hostWorkers))
+	}
+	if c.hostDelay < 0 {
+		errs = append(errs, fmt.Errorf("WithHostDelay(%v): must not be negative", c.hostDelay))
+	}
+	if c.maxDepth < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxDepth(%d): must not be negative", c.maxDepth))
+	}
+	if c.maxPages < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxPages(%d): must not be negative", c.maxPages))
+	}
+	if c.maxDuration < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxDuration(%v): must not be negative", c.maxDuration))
 	}
 	if c.userAgent == "" {
 		errs = append(errs, errors.New("WithUserAgent: empty user agent"))
@@ -266,4 +293,73 @@ func WithPageHook(f func(p *Page)) Option {
 // recovered and logged. The default is none.
 func WithResultHook(f func(Result)) Option {
 	return optionFunc(func(c *config) { c.resultHook = f })
+}
+
+// WithHostWorkers sets how many requests may be in flight at once to one
+// host (scheme, host and port), robots.txt requests included. It composes
+// with WithWorkers: a worker never waits for a busy host while URLs of other
+// hosts are ready. The default is 8; n must be at least 1.
+func WithHostWorkers(n int) Option {
+	return optionFunc(func(c *config) { c.hostWorkers = n })
+}
+
+// WithHostDelay sets the pause between the starts of two requests to one
+// host. Each pause is drawn uniformly from [d/2, 3d/2], so it is d on
+// average and never under d/2, as Scrapy's randomised delay. A robots.txt
+// Crawl-delay larger than d replaces it for its host, capped at
+// MaxCrawlDelay (30s). A URL waiting for its host's delay never holds a
+// worker. The default is 0, no delay; d must not be negative.
+func WithHostDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.hostDelay = d })
+}
+
+// WithRobots sets whether robots.txt is obeyed, as RFC 9309 specifies. When
+// on (the default), /robots.txt is fetched once per host per Run before any
+// other URL of that host, and a URL it disallows for the User-Agent is not
+// fetched: its Result's Err wraps ErrDisallowed. A robots.txt that answers
+// 4xx allows everything; one that fails with a 5xx, a 429 or a network
+// error after WithMaxTries attempts disallows the whole host, and the
+// Result's Err wraps that failure too. Links marked rel="nofollow", and
+// every link of a page whose <meta name="robots"> says nofollow, are not
+// followed. robots.txt requests are not Results and do not count in Stats
+// or budgets, but they do count against WithHostWorkers.
+func WithRobots(on bool) Option {
+	return optionFunc(func(c *config) { c.robots = on })
+}
+
+// WithSitemaps sets whether sitemaps are read. When on, each root host's
+// /sitemap.xml and the Sitemap lines of its robots.txt are fetched (each is
+// a Result), sitemap index files are followed, gzip sitemaps are
+// decompressed, and the in-scope URLs found are queued at depth 1. A
+// sitemap file is read up to 50,000 URLs and 50 MB, the limits of
+// sitemaps.org; a larger one is stopped there with an error in its Result.
+// The default is off.
+func WithSitemaps(on bool) Option {
+	return optionFunc(func(c *config) { c.sitemaps = on })
+}
+
+// WithMaxDepth limits how far links are followed: roots are depth 0, the
+// links of a depth-n page are depth n+1, and links past depth n are not
+// queued. A redirect keeps the depth of its source. The default is 0, no
+// limit; n must not be negative.
+func WithMaxDepth(n int) Option {
+	return optionFunc(func(c *config) { c.maxDepth = n })
+}
+
+// WithMaxPages limits how many URLs a Run fetches (retries of one URL count
+// once; robots.txt does not count). When the budget is spent, the URLs in
+// flight finish, Run returns a nil error, Stats.Budget says "max_pages" and
+// the URLs still queued are counted in Stats.Todo, without Results. The
+// default is 0, no limit; n must not be negative.
+func WithMaxPages(n int) Option {
+	return optionFunc(func(c *config) { c.maxPages = n })
+}
+
+// WithMaxDuration limits the wall time of a Run. At the deadline the
+// requests in flight are cancelled (their Results' Err wraps
+// context.DeadlineExceeded), Run returns a nil error, Stats.Budget says
+// "max_duration" and the URLs still queued are counted in Stats.Todo. The
+// default is 0, no limit; d must not be negative.
+func WithMaxDuration(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxDuration = d })
 }

@@ -109,7 +109,11 @@ type Stats struct {
 	StatusCounts map[int]int
 	// Todo is the number of URLs still queued when the Run stopped early;
 	// they got no Result.
-	Todo    int
+	Todo int
+	// Budget names the budget that ended the Run early, "max_pages" or
+	// "max_duration"; it is empty when the crawl ran to its end or was
+	// cancelled.
+	Budget  string
 	Workers int           // the Run's WithWorkers, max_tasks in the report
 	Elapsed time.Duration // wall time of the Run
 }
