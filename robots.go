@@ -3,6 +3,11 @@ package crawl
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -383,4 +388,159 @@ func (r *robots) sitemaps() []string {
 		return nil
 	}
 	return slices.Clone(r.maps)
+}
+
+// Fetching: how a Run gets a host's robots.txt.
+
+// Limits of RFC 9309, section 2.3.1: how much of a robots.txt is read, and
+// how many redirects are followed to it.
+const (
+	maxRobotsSize      = 500 << 10
+	maxRobotsRedirects = 5
+)
+
+// robotsStatusError is a robots.txt answer that makes the host unreachable
+// (RFC 9309, section 2.3.1.4): a 5xx, or a 429.
+type robotsStatusError struct {
+	url    string
+	status int
+	header http.Header
+}
+
+func (e *robotsStatusError) Error() string {
+	return fmt.Sprintf("%s: status %d", e.url, e.status)
+}
+
+// robots fetches the robots.txt of task t's host and opens the host with
+// what it says, or puts t back to be fetched again after a pause. After
+// the last try, a host whose robots.txt is unreachable is opened with
+// every URL disallowed, wrapping the reason.
+func (r *run) robots(ctx context.Context, w *worker, t task) {
+	rules, err := r.fetchRobots(ctx, w, t.url)
+	if err != nil {
+		t.tries++
+		wait, retry := r.backoff(t.tries), t.tries < r.cfg.maxTries && ctx.Err() == nil
+		if se, ok := err.(*robotsStatusError); ok {
+			if d, ok := retryAfter(se.header.Get("Retry-After"), time.Now()); ok {
+				wait = min(d, r.cfg.maxRetryAfter)
+			}
+		}
+		if retry {
+			r.cfg.logger.Info("retry", "url", t.url, "try", t.tries, "wait", wait, "err", err)
+			t.at = time.Now().Add(wait)
+			r.front.retry(t)
+			return
+		}
+		r.cfg.logger.Warn("robots.txt unreachable, host disallowed", "url", t.url, "tries", t.tries, "err", err)
+		deny := fmt.Errorf("%w: robots.txt unreachable: %w", ErrDisallowed, err)
+		r.front.open(t, gate{allow: func(string) error { return deny }})
+		return
+	}
+	var g gate
+	if rules != nil {
+		g.allow = func(pathQuery string) error {
+			if rules.allowed(pathQuery) {
+				return nil
+			}
+			return ErrDisallowed
+		}
+		g.delay = rules.crawlDelay()
+	}
+	if key := hostKey(t.url); r.cfg.sitemaps && r.rootHosts[key] {
+		r.pushSitemaps(ctx, key, rules.sitemaps())
+	}
+	r.front.open(t, g)
+}
+
+// fetchRobots gets the robots.txt at u, following up to five redirects,
+// and parses at most its first 500 KiB. It returns nil rules (everything
+// allowed) for a 4xx other than 429, or when the redirects lead nowhere,
+// and an error when the host is unreachable.
+func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (rules *robots, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			rules, err = nil, fmt.Errorf("%s: %w: %v", u, ErrPanic, v)
+		}
+	}()
+	for range maxRobotsRedirects + 1 {
+		status, header, err := r.getRobots(ctx, w, u)
+		switch {
+		case err != nil:
+			return nil, err
+		case isRedirect(status):
+			base, err := url.Parse(u)
+			if err != nil {
+				return nil, nil
+			}
+			next, err := (&response{url: base, header: header}).location()
+			if err != nil || !isHTTP(next) {
+				return nil, nil
+			}
+			normalize(next)
+			u = next.String()
+		case status >= 200 && status <= 299:
+			return parseRobots(w.buf, r.cfg.userAgent), nil
+		case status == http.StatusTooManyRequests || status >= 500:
+			return nil, &robotsStatusError{url: u, status: status, header: header}
+		default:
+			return nil, nil
+		}
+	}
+	return nil, nil // RFC 9309: too many redirects, unavailable
+}
+
+// getRobots sends one request for a robots.txt and reads at most
+// maxRobotsSize bytes of its body into w.buf. The request hook is not
+// called: robots.txt is not a URL of the crawl.
+func (r *run) getRobots(ctx context.Context, w *worker, u string) (int, http.Header, error) {
+	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("robots.txt %s: %w", u, err)
+	}
+	req.Header.Set("User-Agent", r.cfg.userAgent)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("robots.txt %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	w.buf = w.buf[:0]
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		w.buf, err = readBody(w.buf, io.LimitReader(resp.Body, maxRobotsSize), maxRobotsSize)
+		if err != nil {
+			return 0, nil, fmt.Errorf("robots.txt %s: %w", u, err)
+		}
+	}
+	return resp.StatusCode, resp.Header, nil
+}
+
+// headerRobots returns what the X-Robots-Tag headers of a response say to
+// the robot named token ("asyncrawl"). A value may name the robot it is for
+// ("otherbot: noindex"), and then applies to it alone.
+func headerRobots(h http.Header, token string) robotsMeta {
+	var m robotsMeta
+	for _, v := range h.Values("X-Robots-Tag") {
+		if name, rest, ok := strings.Cut(v, ":"); ok && !strings.Contains(name, ",") {
+			switch n := strings.ToLower(strings.TrimSpace(name)); n {
+			case "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview":
+			default:
+				if !strings.EqualFold(n, token) {
+					continue
+				}
+				v = rest
+			}
+		}
+		for d := range strings.SplitSeq(v, ",") {
+			switch strings.ToLower(strings.TrimSpace(d)) {
+			case "noindex":
+				m.noindex = true
+			case "nofollow":
+				m.nofollow = true
+			case "none":
+				m.noindex, m.nofollow = true, true
+			}
+		}
+	}
+	return m
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -373,4 +374,61 @@ func (c *capReader) startToken() { c.tokenStart = c.n }
 
 func (c *capReader) tooLarge() error {
 	return fmt.Errorf("more than %d bytes: %w", c.max, ErrSitemapTooLarge)
+}
+
+// Crawling: how a Run finds and reads sitemaps.
+
+// pushSitemaps queues the sitemaps of a root host: those its robots.txt
+// names, if in scope, and its /sitemap.xml.
+func (r *run) pushSitemaps(ctx context.Context, key string, named []string) {
+	var ts []task
+	add := func(s string) {
+		u, err := url.Parse(s)
+		if err != nil || !isHTTP(u) {
+			return
+		}
+		normalize(u)
+		if !r.scope.contains(u) {
+			return
+		}
+		for _, t := range ts {
+			if t.url == u.String() {
+				return
+			}
+		}
+		ts = append(ts, task{url: u.String(), kind: kindSitemap, redirects: r.cfg.maxRedirects})
+	}
+	for _, s := range named {
+		add(s)
+	}
+	add(key + "/sitemap.xml")
+	if _, err := r.front.push(ctx, ts...); err != nil {
+		r.cfg.logger.Error("queue sitemaps", "host", key, "err", err)
+	}
+}
+
+// sitemap queues the URLs of a sitemap page at depth one more than the
+// sitemap's, and the sitemaps of a sitemap index at the same depth. A file
+// over the limits of sitemaps.org is read up to them.
+func (r *run) sitemap(ctx context.Context, w *worker, t task, p *Page, res *Result) error {
+	urls, maps, perr := parseSitemap(p.Body, MaxSitemapURLs, MaxSitemapBytes)
+	parse := func(ss []string) []*url.URL {
+		us := make([]*url.URL, 0, len(ss))
+		for _, s := range ss {
+			if u, err := p.URL.Parse(s); err == nil && isHTTP(u) {
+				us = append(us, u)
+			}
+		}
+		return us
+	}
+	if err := r.follow(ctx, w, t, p.URL, parse(urls), kindPage, t.depth+1, res); err != nil {
+		return err
+	}
+	if err := r.follow(ctx, w, t, p.URL, parse(maps), kindSitemap, t.depth, res); err != nil {
+		return err
+	}
+	if perr != nil {
+		return fmt.Errorf("sitemap %s: %w", t.url, perr)
+	}
+	return nil
 }
