@@ -86,7 +86,7 @@ func Bomb(coding string, size int64) http.Handler {
 
 // deflateZeros returns three pieces of a raw deflate stream of size zeros:
 // unit, byte-aligned blocks decoding to bombUnit zeros, to be repeated
-// size/bombUnit times; rest, blocks decoding to the remaining zeros; and
+// size/bombUnit times (nil if that is 0); rest, blocks decoding to the remaining zeros; and
 // end, an empty final block. Each piece is compressed with no history, so
 // it refers back only within itself and may follow any output.
 func deflateZeros(size int64) (unit, rest, end []byte) {
@@ -102,7 +102,9 @@ func deflateZeros(size int64) (unit, rest, end []byte) {
 		}
 		return buf.Bytes()
 	}
-	unit = compress(bombUnit, false)
+	if size >= bombUnit {
+		unit = compress(bombUnit, false)
+	}
 	if r := size % bombUnit; r > 0 {
 		rest = compress(int(r), false)
 	}

@@ -137,7 +137,8 @@ func (s *Site) DialContext(ctx context.Context, network, addr string) (net.Conn,
 // Site. The Transport is its own (not http.DefaultTransport), uses no proxy
 // whatever the environment says, and keeps connections alive as browsers
 // do; their goroutines remain until CloseIdleConnections or Close, which
-// matters to a test that counts goroutines.
+// matters to a test that counts goroutines. The Site speaks plain HTTP: an
+// https URL fails its TLS handshake.
 func (s *Site) Client() *http.Client {
 	tr := &http.Transport{
 		DialContext:         s.DialContext,
