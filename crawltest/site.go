@@ -93,11 +93,15 @@ func Start(tb testing.TB) *Site {
 // Close ends the requests in flight, shuts the server down, waits for its
 // handlers to return and closes the idle connections of the clients made
 // by Client. A request still in flight ends without a complete response:
-// the client sees an error, not a short page. Close may be called more than
-// once.
+// its context is cancelled and its connection closed, so the client sees
+// an error, not a short page, and a handler of Handle that ignores its
+// context ends at its next write. Close may be called more than once.
 func (s *Site) Close() {
 	s.close.Do(func() {
 		s.cancel()
+		// A handler blocked writing to a client that does not read
+		// ignores its context; closing the connections fails its write.
+		s.srv.CloseClientConnections()
 		s.srv.Close()
 		s.mu.Lock()
 		trs := s.transports

@@ -418,13 +418,28 @@ func TestCloseEndsEverything(t *testing.T) {
 	site.Handle("/stall", crawltest.Stall())
 	site.Handle("/silent", crawltest.NoResponse())
 	site.Page("/latency").Latency(time.Hour)
-	paths := []string{"/trickle", "/stall", "/silent", "/latency"}
+	// A handler that ignores its context, writing to a client that does
+	// not read.
+	site.Handle("/endless", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+		}
+	}))
+	paths := []string{"/trickle", "/stall", "/silent", "/latency", "/endless"}
 	client := site.Client()
 	var wg sync.WaitGroup
 	errs := make([]error, len(paths))
+	unread := make(chan *http.Response, 1)
 	for i, p := range paths {
 		wg.Go(func() {
 			resp, err := client.Get("http://www.example.com" + p)
+			if err == nil && p == "/endless" {
+				unread <- resp
+				return
+			}
 			if err == nil {
 				_, err = io.ReadAll(resp.Body)
 				resp.Body.Close()
@@ -433,8 +448,14 @@ func TestCloseEndsEverything(t *testing.T) {
 		})
 	}
 	waitFor(t, "every request in flight", func() bool { return site.InFlight() == len(paths) })
+	resp := <-unread
 	site.Close()
 	wg.Wait()
+	if _, err := io.Copy(io.Discard, resp.Body); err == nil {
+		t.Errorf("GET /endless ended without error at Close, want an error")
+	}
+	resp.Body.Close()
+	errs = errs[:len(errs)-1]
 	for i, err := range errs {
 		if err == nil {
 			t.Errorf("GET %s ended without error at Close, want an error", paths[i])
