@@ -102,7 +102,8 @@ func (s *Site) requests(key string) []Request {
 
 // Count returns how many requests for the request URI the Site was sent,
 // on every host. The URI is the path and query as the client sent them,
-// percent-encoding included: Count("/a") does not count "/a?x=1".
+// percent-encoding included, and matches whole: Count("/a") does not count
+// "/a?x=1".
 func (s *Site) Count(uri string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -88,7 +88,8 @@ func (h *Host) Robots(body string) *Route {
 	return h.Body("/robots.txt", "text/plain; charset=utf-8", body)
 }
 
-// Handle declares h as the handler of path on this host; see Site.Handle.
+// Handle declares handler as the handler of path on this host; see
+// Site.Handle.
 func (h *Host) Handle(path string, handler http.Handler) *Route {
 	if !strings.HasPrefix(path, "/") {
 		panic(fmt.Sprintf("crawltest: path %q does not start with /", path))
@@ -192,8 +193,8 @@ func (rt *Route) Latency(d time.Duration) *Route {
 	return rt
 }
 
-// First makes h answer the next n requests to the route (counted from the
-// route's first request), and the route's own response the ones after: a
+// First makes h answer the route's first n requests (those it answered
+// before First count too), and the route's own response the ones after: a
 // page that fails twice and then works, for a test of retries:
 //
 //	site.Page("/flaky", "/").First(2, crawltest.Status(http.StatusServiceUnavailable))

@@ -157,8 +157,8 @@ func (s *Site) Client() *http.Client {
 
 // Host returns the virtual host name: routes declared through it serve
 // requests whose Host header names it, before the routes declared on the
-// Site for every host. Name is compared without its port and case-
-// insensitively, so Host("a.example") serves http://A.example:8080/ too.
+// Site for every host. Name is compared without its port and without
+// regard to case, so Host("a.example") serves http://A.example:8080/ too.
 // Host returns the same *Host for the same name; calling it only to read
 // Peak or Requests declares nothing. Host panics if name is empty.
 func (s *Site) Host(name string) *Host {
