@@ -359,6 +359,12 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 	if !r.scope.contains(next) || !r.scope.allows(res.NextURL, next) {
 		return
 	}
+	if why := r.scope.trap(res.NextURL, next); why != refuseNone {
+		var n [numRefusals]int
+		n[why] = 1
+		r.tally.refuse(&n)
+		return
+	}
 	// A target already seen is not queued again: two URLs redirecting to
 	// one page fetch it once.
 	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind}); err != nil {
@@ -368,11 +374,21 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 
 // follow queues the new links in scope of the page base, which t fetched,
 // as tasks of kind at depth, and counts them in res. Past WithMaxDepth,
-// links are counted but not queued.
+// links are counted but not queued. The trap limits apply to the links
+// queued: the links of a page past its first WithMaxLinksPerPage distinct
+// ones in scope are left unread (a sitemap's are not: it has its own
+// limit), and a link too long or with a segment repeated too often is
+// dropped; the refusals are counted in the tally, once for the page.
 func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, links []*url.URL, kind taskKind, depth int, res *Result) error {
 	clear(w.keys)
 	w.batch = w.batch[:0]
-	for _, u := range links {
+	deep := r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth
+	maxLinks := r.cfg.maxLinksPerPage
+	if t.kind != kindPage {
+		maxLinks = 0
+	}
+	var refused [numRefusals]int
+	for i, u := range links {
 		if !u.IsAbs() {
 			u = base.ResolveReference(u)
 		}
@@ -384,15 +400,29 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, link
 		if _, dup := w.keys[key]; dup {
 			continue
 		}
+		if maxLinks > 0 && len(w.keys) == maxLinks {
+			refused[refuseLinksPerPage] = len(links) - i
+			break
+		}
 		w.keys[key] = struct{}{}
 		if !r.scope.allows(key, u) {
 			continue
 		}
+		if !deep {
+			if why := r.scope.trap(key, u); why != refuseNone {
+				refused[why]++
+				continue
+			}
+		}
 		w.batch = append(w.batch, task{url: key, depth: depth, redirects: r.cfg.maxRedirects, kind: kind})
 	}
 	res.NumURLs += len(w.batch)
-	if r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth {
+	if deep {
+		// Nothing is queued, so no limit bit.
 		return nil
+	}
+	if refused != ([numRefusals]int{}) {
+		r.tally.refuse(&refused)
 	}
 	n, err := r.front.push(ctx, w.batch...)
 	res.NumNewURLs += n

@@ -708,6 +708,9 @@ func TestNewValidation(t *testing.T) {
 		{crawl.WithBackoff(-time.Millisecond, time.Second), "WithBackoff"},
 		{crawl.WithBackoff(time.Second, time.Millisecond), "WithBackoff"},
 		{crawl.WithFilter(nil), "WithFilter"},
+		{crawl.WithMaxURLLength(-1), "WithMaxURLLength"},
+		{crawl.WithMaxLinksPerPage(-1), "WithMaxLinksPerPage"},
+		{crawl.WithMaxSegmentRepeats(-1), "WithMaxSegmentRepeats"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,16 @@ const (
 	MaxCrawlDelay = 30 * time.Second
 )
 
+// Defaults of the trap limits; see WithMaxURLLength, WithMaxLinksPerPage
+// and WithMaxSegmentRepeats.
+const (
+	// DefaultMaxURLLength is the limit of Internet Explorer, which sites
+	// have long kept their URLs under.
+	DefaultMaxURLLength      = 2083
+	DefaultMaxLinksPerPage   = 5000
+	DefaultMaxSegmentRepeats = 2
+)
+
 // Filter decides whether a link or redirect target may be crawled: it returns
 // false to skip u. Filters run after the URL is normalised and found in scope
 // and may be called from several goroutines at once. A filter must not modify
@@ -87,6 +97,11 @@ type config struct {
 	requestHook    func(*http.Request) error
 	pageHook       func(*Page)
 	resultHook     func(Result)
+
+	// Trap limits; 0 disables each.
+	maxURLLength      int
+	maxLinksPerPage   int
+	maxSegmentRepeats int
 }
 
 func defaultConfig() config {
@@ -103,6 +118,10 @@ func defaultConfig() config {
 		hostWorkers:    DefaultHostWorkers,
 		robots:         true,
 		logger:         slog.New(slog.DiscardHandler),
+
+		maxURLLength:      DefaultMaxURLLength,
+		maxLinksPerPage:   DefaultMaxLinksPerPage,
+		maxSegmentRepeats: DefaultMaxSegmentRepeats,
 	}
 }
 
@@ -142,6 +161,15 @@ func (c *config) validate() error {
 	}
 	if c.maxDuration < 0 {
 		errs = append(errs, fmt.Errorf("WithMaxDuration(%v): must not be negative", c.maxDuration))
+	}
+	if c.maxURLLength < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxURLLength(%d): must not be negative", c.maxURLLength))
+	}
+	if c.maxLinksPerPage < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxLinksPerPage(%d): must not be negative", c.maxLinksPerPage))
+	}
+	if c.maxSegmentRepeats < 0 {
+		errs = append(errs, fmt.Errorf("WithMaxSegmentRepeats(%d): must not be negative", c.maxSegmentRepeats))
 	}
 	if c.userAgent == "" {
 		errs = append(errs, errors.New("WithUserAgent: empty user agent"))
@@ -362,4 +390,47 @@ func WithMaxPages(n int) Option {
 // default is 0, no limit; d must not be negative.
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxDuration = d })
+}
+
+// The trap limits below keep a crawl out of the endless URL spaces of
+// hostile or broken sites: calendars, session IDs in paths, relative links
+// that grow a path on every page. Each applies to the links of a page and
+// to redirect targets, never to roots, which are always fetched. A link
+// refused by one is not queued and gets no Result, like a link out of
+// scope, and Stats.Refused counts it under the limit's name, so that a
+// program can see that a limit bit. The exclude patterns and filters run
+// before the limits on one URL (length, segment repeats): what they drop is
+// not counted as refused.
+
+// WithMaxURLLength sets the longest URL, in bytes of its normalised form,
+// that is followed. The default is DefaultMaxURLLength, 2083; 0 means no
+// limit; n must not be negative. Refusals count as "url_length".
+func WithMaxURLLength(n int) Option {
+	return optionFunc(func(c *config) { c.maxURLLength = n })
+}
+
+// WithMaxLinksPerPage sets how many links of one page are considered: the
+// first n distinct links in scope, in document order, are (whether or not
+// the exclude patterns and filters then drop them), and the rest of the
+// page's links are left unread. Stats.Refused counts those as
+// "links_per_page", one for each link left, as the page holds them
+// (duplicates and links out of scope included). The limit applies to the
+// links of pages, whatever extractor found them; a sitemap has its own
+// limit of MaxSitemapURLs. The default is DefaultMaxLinksPerPage, 5000; 0
+// means no limit; n must not be negative.
+func WithMaxLinksPerPage(n int) Option {
+	return optionFunc(func(c *config) { c.maxLinksPerPage = n })
+}
+
+// WithMaxSegmentRepeats sets how many times one segment may occur in the
+// path of a URL that is followed, anywhere in the path: with the default,
+// DefaultMaxSegmentRepeats, 2, a URL whose path holds one segment 3 or more
+// times ("/a/b/a/c/a/") is refused, the rule of Nutch's default URL filter.
+// It ends the trap of a relative link on a server that answers any path,
+// where "/a/" links to "/a/a/" and that to "/a/a/a/". Segments are compared
+// as escaped in the URL, case included; the query does not count. 1 refuses
+// any repeated segment; 0 means no limit; n must not be negative. Refusals
+// count as "segment_repeats".
+func WithMaxSegmentRepeats(n int) Option {
+	return optionFunc(func(c *config) { c.maxSegmentRepeats = n })
 }

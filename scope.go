@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -174,10 +175,20 @@ type scope struct {
 	hosts   map[string]struct{} // strict: hosts; lenient: registrable domains
 	exclude []*regexp.Regexp
 	filters []Filter
+	// The trap limits on a URL; 0 disables each.
+	maxURLLength      int
+	maxSegmentRepeats int
 }
 
 func newScope(roots []*url.URL, cfg *config) *scope {
-	s := &scope{lenient: cfg.lenient, hosts: make(map[string]struct{}), exclude: cfg.exclude, filters: cfg.filters}
+	s := &scope{
+		lenient:           cfg.lenient,
+		hosts:             make(map[string]struct{}),
+		exclude:           cfg.exclude,
+		filters:           cfg.filters,
+		maxURLLength:      cfg.maxURLLength,
+		maxSegmentRepeats: cfg.maxSegmentRepeats,
+	}
 	for _, u := range roots {
 		h := u.Hostname()
 		if s.lenient {
@@ -226,6 +237,76 @@ func (s *scope) allows(key string, u *url.URL) bool {
 		}
 	}
 	return true
+}
+
+// refusal is the trap limit that kept a link or redirect target from the
+// queue; refuseNone lets it in.
+type refusal uint8
+
+const (
+	refuseNone           refusal = iota
+	refuseURLLength              // WithMaxURLLength
+	refuseLinksPerPage           // WithMaxLinksPerPage
+	refuseSegmentRepeats         // WithMaxSegmentRepeats
+	numRefusals
+)
+
+// refusalNames are the keys of Stats.Refused, by refusal.
+var refusalNames = [numRefusals]string{
+	refuseURLLength:      "url_length",
+	refuseLinksPerPage:   "links_per_page",
+	refuseSegmentRepeats: "segment_repeats",
+}
+
+// trap applies the trap limits on one URL to a link or redirect target that
+// scope and allows let through, key being its normalised string form. Roots
+// never come here: they are always crawled.
+func (s *scope) trap(key string, u *url.URL) refusal {
+	if s.maxURLLength > 0 && len(key) > s.maxURLLength {
+		return refuseURLLength
+	}
+	if s.maxSegmentRepeats > 0 && segmentRepeats(u.EscapedPath(), s.maxSegmentRepeats) {
+		return refuseSegmentRepeats
+	}
+	return refuseNone
+}
+
+// segmentRepeats reports whether one segment of the escaped path, which
+// starts with "/", occurs in it more than max times, anywhere ("/a/b/a/c/a"
+// holds "a" three times); max is at least 1. Empty segments ("//", a
+// trailing "/") do not count. It allocates nothing for a path of up to 32
+// segments, and sorts rather than compares every pair, so that a hostile
+// path of many segments costs n log n, not n squared.
+func segmentRepeats(path string, max int) bool {
+	if strings.Count(path, "/") <= max {
+		// Each segment follows a "/": too few for one to occur max+1
+		// times. The common case, decided without splitting.
+		return false
+	}
+	var buf [32]string
+	segs := buf[:0]
+	for path != "" {
+		seg, rest, _ := strings.Cut(path, "/")
+		if seg != "" {
+			segs = append(segs, seg)
+		}
+		path = rest
+	}
+	if len(segs) <= max {
+		return false
+	}
+	slices.Sort(segs)
+	run := 1
+	for i := 1; i < len(segs); i++ {
+		if segs[i] != segs[i-1] {
+			run = 1
+			continue
+		}
+		if run++; run > max {
+			return true
+		}
+	}
+	return false
 }
 
 // registrableDomain returns the host's eTLD+1 ("example.co.uk" for

@@ -3,6 +3,8 @@ package crawl
 import (
 	"errors"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -328,5 +330,81 @@ func TestScopeContains(t *testing.T) {
 				check(raw, false)
 			}
 		})
+	}
+}
+
+func TestSegmentRepeats(t *testing.T) {
+	many := strings.Repeat("/x", 40) // past the 32 segments kept on the stack
+	distinct := ""
+	for i := range 100 {
+		distinct += "/s" + strconv.Itoa(i)
+	}
+	tests := []struct {
+		path string
+		max  int
+		want bool
+	}{
+		{"/", 2, false},
+		{"/a", 2, false},
+		{"/a/a", 2, false},
+		{"/a/a/", 2, false},
+		{"/a/a/a", 2, true},
+		{"/a/a/a/", 2, true},
+		{"/a/b/a/c/a", 2, true}, // anywhere in the path
+		{"/a/b/c/a/d/e/f/a", 2, true},
+		{"/a/b/c/d/e/f/g", 2, false},
+		{"/a//a//b", 2, false}, // empty segments do not count
+		{"/a/A/a", 2, false},   // case counts
+		{"/a%2Fa/a/a", 2, false},
+		{"/a/a/a", 3, false},
+		{"/a/a/a/a", 3, true},
+		{"/a/b", 1, false},
+		{"/a/b/a", 1, true},
+		{"/2024/01/01/", 2, false},
+		{many, 2, true},
+		{many, 40, false},
+		{many, 39, true},
+		{distinct, 1, false},
+		{distinct + "/s42", 1, true},
+	}
+	for _, tt := range tests {
+		if got := segmentRepeats(tt.path, tt.max); got != tt.want {
+			t.Errorf("segmentRepeats(%q, %d) = %v, want %v", tt.path, tt.max, got, tt.want)
+		}
+	}
+	// It runs for every link of every page.
+	path := "/a/b/c/d/e/f/g/h/i/j/k/l/a/b/c/d/e/f/g/h/i/j/k/l"
+	if n := testing.AllocsPerRun(100, func() { segmentRepeats(path, 2) }); n != 0 {
+		t.Errorf("segmentRepeats(%q, 2): got %v allocations, want 0", path, n)
+	}
+}
+
+func TestScopeTrap(t *testing.T) {
+	long := "http://example.com/" + strings.Repeat("x", 100)
+	tests := []struct {
+		url       string
+		maxLength int
+		maxRepeat int
+		want      refusal
+	}{
+		{long, 0, 0, refuseNone},
+		{long, len(long), 2, refuseNone},
+		{long, len(long) - 1, 2, refuseURLLength},
+		{"http://example.com/a/a/a", 0, 2, refuseSegmentRepeats},
+		{"http://example.com/a/a/a", 0, 0, refuseNone},
+		{"http://example.com/a/a?q=/a/a/a", 0, 2, refuseNone}, // the query does not count
+		{"http://example.com/a/a/a", 10, 2, refuseURLLength},  // length first
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		normalize(u)
+		s := &scope{maxURLLength: tt.maxLength, maxSegmentRepeats: tt.maxRepeat}
+		if got := s.trap(u.String(), u); got != tt.want {
+			t.Errorf("trap(%s) with length %d, repeats %d: got %s, want %s",
+				tt.url, tt.maxLength, tt.maxRepeat, refusalNames[got], refusalNames[tt.want])
+		}
 	}
 }

@@ -107,6 +107,11 @@ type Stats struct {
 	// StatusCounts counts every Result with a response (redirects and
 	// failures after a response included) by its status code.
 	StatusCounts map[int]int
+	// Refused counts the links and redirect targets that a trap limit kept
+	// from the queue, by the limit's name: "url_length"
+	// (WithMaxURLLength), "links_per_page" (WithMaxLinksPerPage) and
+	// "segment_repeats" (WithMaxSegmentRepeats). They got no Result.
+	Refused map[string]int
 	// Todo is the number of URLs still queued when the Run stopped early;
 	// they got no Result.
 	Todo int
@@ -142,7 +147,9 @@ func (s *Stats) add(r *Result) {
 	}
 }
 
-// counters returns the report's counters by name, as crawl.py names them.
+// counters returns the report's counters by name, as crawl.py names them,
+// and the refusals of the trap limits, which crawl.py lacks, as
+// refused_<reason>.
 func (s *Stats) counters() map[string]int64 {
 	m := map[string]int64{}
 	put := func(k string, v int64) {
@@ -163,6 +170,9 @@ func (s *Stats) counters() map[string]int64 {
 	}
 	for code, v := range s.StatusCounts {
 		put(fmt.Sprintf("status_%d", code), int64(v))
+	}
+	for k, v := range s.Refused {
+		put("refused_"+k, int64(v))
 	}
 	return m
 }
@@ -210,12 +220,24 @@ type tally struct {
 }
 
 func newTally(workers int) *tally {
-	return &tally{s: Stats{Workers: workers, FailKinds: map[string]int{}, StatusCounts: map[int]int{}}}
+	return &tally{s: Stats{Workers: workers, FailKinds: map[string]int{}, StatusCounts: map[int]int{}, Refused: map[string]int{}}}
 }
 
 func (t *tally) add(r *Result) {
 	t.mu.Lock()
 	t.s.add(r)
+	t.mu.Unlock()
+}
+
+// refuse counts the refusals of one page or redirect, n[reason] each: one
+// call per page, so that the workers take the lock once for a page's links.
+func (t *tally) refuse(n *[numRefusals]int) {
+	t.mu.Lock()
+	for reason, k := range n {
+		if k > 0 {
+			t.s.Refused[refusalNames[reason]] += k
+		}
+	}
 	t.mu.Unlock()
 }
 
@@ -226,5 +248,6 @@ func (t *tally) snapshot() *Stats {
 	s := t.s
 	s.FailKinds = maps.Clone(t.s.FailKinds)
 	s.StatusCounts = maps.Clone(t.s.StatusCounts)
+	s.Refused = maps.Clone(t.s.Refused)
 	return &s
 }
