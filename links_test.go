@@ -310,7 +310,8 @@ func TestExtractLinksMalformed(t *testing.T) {
 }
 
 // linksCheck fails t if a link is not an absolute http(s) URL with a host
-// and without a fragment.
+// and without a fragment, as a value and as printed: the crawler queues a
+// link under its string and parses that again to fetch it.
 func linksCheck(t *testing.T, body string, links []*url.URL) {
 	t.Helper()
 	for _, u := range links {
@@ -318,6 +319,12 @@ func linksCheck(t *testing.T, body string, links []*url.URL) {
 			u.Fragment != "" || u.RawFragment != "" {
 			t.Errorf("ExtractLinks(%q): got link %q (scheme %q host %q fragment %q), want absolute http(s) with host, no fragment",
 				body, u, u.Scheme, u.Host, u.Fragment)
+			continue
+		}
+		v, err := url.Parse(u.String())
+		if err != nil || v.Scheme != u.Scheme || v.Host != u.Host || v.Fragment != "" {
+			t.Errorf("ExtractLinks(%q): got link %q, which parses again as %v, %v; want the same scheme and host, no fragment",
+				body, u, v, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1196,6 +1197,11 @@ func TestQueueStressCancel(t *testing.T) {
 //
 // data[0] picks maxsize (-1 to 4; <= 0 is unbounded). Each later byte is an
 // operation: the low 3 bits say which, the next bit which done ctx to use.
+//
+// Join is also checked blocking: each Join operation with tasks unfinished
+// leaves a Join with a live ctx waiting in a goroutine, which must return
+// nil exactly when the unfinished count reaches zero: not before, and
+// without fail then.
 func FuzzQueue(f *testing.F) {
 	f.Add([]byte{0})
 	f.Add([]byte{3, 0, 0, 0, 0, 3, 3, 6, 6, 6, 6, 7})
@@ -1213,6 +1219,18 @@ func FuzzQueue(f *testing.F) {
 		next := 0
 		full := func() bool { return maxsize > 0 && len(model) >= maxsize }
 		bg := context.Background()
+		// The blocked Joins, each reporting on its channel; cancelled at
+		// the end, so that none outlives the input.
+		joinCtx, cancelJoins := context.WithCancel(bg)
+		var joiners []chan error
+		defer func() {
+			cancelJoins()
+			for _, ch := range joiners {
+				if err := <-ch; !errors.Is(err, context.Canceled) && !t.Failed() {
+					t.Errorf("Join blocked with %d unfinished, then cancelled: got %v, want context.Canceled", unfinished, err)
+				}
+			}
+		}()
 		for i, b := range data[1:] {
 			doneErr := queueDoneErrs[(b>>3)&1]
 			done := queueDoneCtx(t, doneErr)
@@ -1306,6 +1324,37 @@ func FuzzQueue(f *testing.F) {
 					}
 				} else if !errors.Is(err, doneErr) {
 					t.Fatalf("op %d Join with %d unfinished: got %v, want %v", i, unfinished, err, doneErr)
+				}
+				if unfinished > 0 {
+					ch := make(chan error, 1)
+					go func() { ch <- q.Join(joinCtx) }()
+					joiners = append(joiners, ch)
+				}
+			}
+			// A channel is taken off joiners before it is read, so that
+			// the deferred drain never waits on one read already.
+			if unfinished == 0 {
+				for len(joiners) > 0 {
+					ch := joiners[0]
+					joiners = joiners[1:]
+					select {
+					case err := <-ch:
+						if err != nil {
+							t.Fatalf("after op %d %s: blocked Join returned %v at zero unfinished, want nil", i, what, err)
+						}
+					case <-time.After(queueHangGuard / 4):
+						// Under the fuzzer's own 10s limit on an input,
+						// so that a hang is reported as one.
+						t.Fatalf("after op %d %s: blocked Join still blocked at zero unfinished", i, what)
+					}
+				}
+			}
+			for j, ch := range joiners {
+				select {
+				case err := <-ch:
+					joiners = slices.Delete(joiners, j, j+1)
+					t.Fatalf("after op %d %s: blocked Join returned %v with %d unfinished, want it still blocked", i, what, err, unfinished)
+				default:
 				}
 			}
 			if l, u := q.Len(), q.Unfinished(); l != len(model) || u != unfinished {
