@@ -3,17 +3,21 @@ package crawl_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/crawltest"
 )
 
 const (
@@ -222,4 +226,100 @@ func BenchmarkExtractLinks(b *testing.B) {
 		links, _ := crawl.ExtractLinks(context.Background(), p)
 		n.Add(int64(len(links)))
 	}
+}
+
+// largePages and largeLinks shape BenchmarkCrawlLarge's site: page N links
+// to N+1, so that every page is reachable from page 0, and to largeLinks-1
+// pages spread over the site, so that the frontier soon holds most of it.
+const (
+	largePages = 100_000
+	largeLinks = 5
+)
+
+// largePage serves page N of BenchmarkCrawlLarge's site, made on the fly
+// so that the site's memory is not the crawler's.
+func largePage(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
+	if err != nil || n < 0 || n >= largePages {
+		http.NotFound(w, r)
+		return
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Page %d</title></head><body>\n<h1>Page %d</h1>\n<ul>\n", n, n)
+	fmt.Fprintf(&sb, "<li><a href=\"/p/%d\">next</a></li>\n", (n+1)%largePages)
+	for k := 1; k < largeLinks; k++ {
+		to := (n*7919 + k*104729) % largePages
+		fmt.Fprintf(&sb, "<li><a href=\"/p/%d\">page %d</a></li>\n", to, to)
+	}
+	sb.WriteString("</ul>\n<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>\n</body></html>\n")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(sb.Len()))
+	io.WriteString(w, sb.String())
+}
+
+// heapInUse returns the bytes of heap spans in use, MemStats.HeapInuse,
+// read through runtime/metrics, which does not stop the world.
+func heapInUse(samples []metrics.Sample) uint64 {
+	metrics.Read(samples)
+	var n uint64
+	for _, s := range samples {
+		n += s.Value.Uint64()
+	}
+	return n
+}
+
+// BenchmarkCrawlLarge crawls a crawltest site of 100,000 pages with 16
+// workers and reports the peak heap in use per page, sampled every 10ms
+// during the crawl less the heap in use before it: the memory a crawl's
+// seen set, queue and Results in flight take per URL, garbage not yet
+// collected included (with the default GOGC, up to about twice the live
+// heap). The in-process site's allocations count too, though it records
+// no request.
+func BenchmarkCrawlLarge(b *testing.B) {
+	site := crawltest.Start(b)
+	site.Record(false)
+	site.Handle("/p/", http.HandlerFunc(largePage))
+	const workers = 16
+	c, err := crawl.New(crawl.WithWorkers(workers), crawl.WithHostWorkers(workers))
+	if err != nil {
+		b.Fatal(err)
+	}
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+	}
+	var peak uint64 // the largest growth of any iteration
+	for b.Loop() {
+		runtime.GC()
+		base := heapInUse(samples)
+		stop := make(chan struct{})
+		sampled := make(chan uint64)
+		go func() {
+			var top uint64
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				top = max(top, heapInUse(samples))
+				select {
+				case <-stop:
+					sampled <- top
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		stats, err := c.Run(context.Background(), site.URL("/p/0"))
+		close(stop)
+		if top := <-sampled; top > base {
+			peak = max(peak, top-base)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if stats.HTML != largePages || stats.Failures != 0 {
+			b.Fatalf("got %d pages, %d failures; want %d pages, none failed", stats.HTML, stats.Failures, largePages)
+		}
+	}
+	b.ReportMetric(float64(peak)/largePages, "heap-B/page")
+	b.ReportMetric(float64(largePages)*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 }
