@@ -29,7 +29,7 @@ type Result struct {
 	Size        int    // body bytes, decompressed, before charset decoding
 	ContentType string // media type, lower case, no parameters
 	Encoding    string // canonical name of the charset the body was decoded from
-	NumURLs     int    // distinct in-scope links on the page
+	NumURLs     int    // distinct in-scope links on the page, less those excluded or refused
 	NumNewURLs  int    // of those, the ones not seen before in this Run
 	Depth       int    // 0 for roots; a redirect keeps its source's depth
 	Tries       int    // attempts made: 1 unless retried
