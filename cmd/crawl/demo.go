@@ -171,13 +171,9 @@ func newDemoSite(base string, latency time.Duration) (*demoSite, error) {
 			return nil, err
 		}
 	}
-	for i, is := range s.Issues {
-		p := &demoPage{Title: "Issue " + strconv.Itoa(is.N), Issue: is}
-		if i > 0 {
-			p.Prev = s.Issues[i-1].Path()
-		}
+	for _, is := range s.Issues {
 		// The newest issue links to the next one, not out yet: a 404.
-		p.Next = (&demoIssue{N: is.N + 1}).Path()
+		p := &demoPage{Title: "Issue " + strconv.Itoa(is.N), Issue: is, Next: (&demoIssue{N: is.N + 1}).Path()}
 		if err := render(is.Path(), "issue", p); err != nil {
 			return nil, err
 		}
@@ -185,9 +181,6 @@ func newDemoSite(base string, latency time.Duration) (*demoSite, error) {
 	for _, t := range s.Topics {
 		for i, a := range t.Articles {
 			p := &demoPage{Title: a.Title, Article: a}
-			if i > 0 {
-				p.Prev = t.Articles[i-1].Path()
-			}
 			if i+1 < len(t.Articles) {
 				p.Next = t.Articles[i+1].Path()
 			}

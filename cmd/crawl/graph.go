@@ -99,53 +99,85 @@ func (n graphNode) style() string {
 	}
 }
 
-// writeDOT writes the graph in Graphviz DOT. Nodes are the URLs that got a
-// Result, labelled with their path when they are on the first root's host,
-// plus grey dashed nodes for links that were not crawled (other hosts,
-// excluded, beyond a limit). Links are solid edges, redirects dashed ones.
+// writeDOT writes the graph in Graphviz DOT. Nodes are the URLs that got
+// a Result, labelled with their path when they are on root's host, and
+// grey dashed nodes for the pages of other hosts they link to. Links are
+// solid edges, redirects dashed ones. Links to URLs of the crawled hosts
+// that got no Result (excluded, beyond a limit, left when the crawl
+// stopped) are left out, and a comment counts them: a crawl stopped by a
+// budget would otherwise draw its whole frontier.
 func (g *linkGraph) writeDOT(w io.Writer, root string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	base, _ := url.Parse(root)
-	label := func(s string) string {
+	site := func(s string) string {
 		u, err := url.Parse(s)
-		if err != nil || base == nil || u.Scheme != base.Scheme || u.Host != base.Host {
+		if err != nil {
+			return ""
+		}
+		return u.Scheme + "://" + u.Host
+	}
+	rootSite := site(root)
+	label := func(s string) string {
+		if site(s) != rootSite {
 			return s
 		}
+		u, _ := url.Parse(s)
 		return u.RequestURI()
+	}
+	crawled := map[string]bool{}
+	for u := range g.nodes {
+		crawled[site(u)] = true
+	}
+
+	type edge struct {
+		from, to string
+		redirect bool
+	}
+	var edges []edge
+	outside := map[string]bool{}
+	leftOut := 0
+	urls := slices.Sorted(maps.Keys(g.nodes))
+	for _, u := range urls {
+		add := func(to string, redirect bool) {
+			if _, ok := g.nodes[to]; !ok {
+				if crawled[site(to)] {
+					leftOut++
+					return
+				}
+				outside[to] = true
+			}
+			edges = append(edges, edge{u, to, redirect})
+		}
+		for _, l := range g.links[u] {
+			add(l, false)
+		}
+		if next := g.nodes[u].next; next != "" {
+			add(next, true)
+		}
 	}
 
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "digraph crawl {\n")
-	fmt.Fprintf(bw, "\tgraph [rankdir=LR, overlap=false, splines=true, label=%s, labelloc=t];\n", dotQuote("crawl of "+root))
+	if leftOut > 0 {
+		fmt.Fprintf(bw, "\t// %d left out: links to URLs of the crawled hosts that got no result.\n", leftOut)
+	}
+	fmt.Fprintf(bw, "\tgraph [rankdir=LR, label=%s, labelloc=t, fontname=\"Helvetica\"];\n", dotQuote("crawl of "+root))
 	fmt.Fprintf(bw, "\tnode [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n")
 	fmt.Fprintf(bw, "\tedge [color=\"#00000060\", arrowsize=0.5];\n")
-
-	urls := slices.Sorted(maps.Keys(g.nodes))
 	for _, u := range urls {
 		n := g.nodes[u]
 		tip := fmt.Sprintf("%s %d %s", u, n.status, n.contentType)
 		fmt.Fprintf(bw, "\t%s [label=%s, tooltip=%s, %s];\n", dotQuote(u), dotQuote(label(u)), dotQuote(strings.TrimSpace(tip)), n.style())
 	}
-	// Link and redirect targets with no Result, once each.
-	outside := map[string]bool{}
-	for _, u := range urls {
-		for _, l := range slices.Concat(g.links[u], []string{g.nodes[u].next}) {
-			if _, ok := g.nodes[l]; !ok && l != "" {
-				outside[l] = true
-			}
-		}
-	}
 	for _, l := range slices.Sorted(maps.Keys(outside)) {
-		fmt.Fprintf(bw, "\t%s [label=%s, style=\"rounded,dashed\", color=\"#909090\", fontcolor=\"#707070\"];\n", dotQuote(l), dotQuote(label(l)))
+		fmt.Fprintf(bw, "\t%s [style=\"rounded,dashed\", color=\"#909090\", fontcolor=\"#707070\"];\n", dotQuote(l))
 	}
-	for _, u := range urls {
-		for _, l := range g.links[u] {
-			fmt.Fprintf(bw, "\t%s -> %s;\n", dotQuote(u), dotQuote(l))
+	for _, e := range edges {
+		attrs := ""
+		if e.redirect {
+			attrs = ` [style=dashed, color="#c08000"]`
 		}
-		if next := g.nodes[u].next; next != "" {
-			fmt.Fprintf(bw, "\t%s -> %s [style=dashed, color=\"#c08000\"];\n", dotQuote(u), dotQuote(next))
-		}
+		fmt.Fprintf(bw, "\t%s -> %s%s;\n", dotQuote(e.from), dotQuote(e.to), attrs)
 	}
 	fmt.Fprintf(bw, "}\n")
 	return bw.Flush()

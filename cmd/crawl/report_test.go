@@ -292,7 +292,9 @@ var edgeRE = regexp.MustCompile(`^\t"((?:[^"\\]|\\.)*)" -> "((?:[^"\\]|\\.)*)"(?
 func TestGraph(t *testing.T) {
 	s := knownSite(t)
 	dot := filepath.Join(t.TempDir(), "site.dot")
-	r := runCrawl(t, "-graph", dot, "-max_tries", "1", "-q", s.URL)
+	// /missing is excluded: its link is left out of the graph, as links
+	// to every URL of the site that was not crawled are.
+	r := runCrawl(t, "-graph", dot, "-max_tries", "1", "-q", "-exclude", "/missing$", s.URL)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
 	}
@@ -321,7 +323,7 @@ func TestGraph(t *testing.T) {
 	}
 	wantLinks := []string{
 		"/ -> /about", "/ -> /blog/", "/ -> https://elsewhere.example/", "/ -> /old",
-		"/about -> /", "/about -> /logo.png", "/about -> /missing",
+		"/about -> /", "/about -> /logo.png",
 		"/blog/ -> /blog/first", "/blog/ -> /broken", "/blog/ -> /about",
 	}
 	slices.Sort(links)
@@ -341,6 +343,10 @@ func TestGraph(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^\t"https://elsewhere.example/" \[.*dashed`).Match(b) {
 		t.Errorf("the other host's page is not a dashed node in\n%s", b)
+	}
+	if !strings.Contains(string(b), "\t// 1 left out: links to URLs of the crawled hosts that got no result.\n") ||
+		strings.Contains(string(b), s.URL+"/missing") {
+		t.Errorf("graph does not leave out the excluded /missing, and say so:\n%s", b)
 	}
 }
 
