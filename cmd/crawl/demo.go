@@ -56,6 +56,9 @@ type demoTopic struct {
 
 func (t *demoTopic) Path() string { return "/topics/" + t.Slug + "/" }
 
+// Latest returns the topic's n newest articles, newest first.
+func (t *demoTopic) Latest(n int) []*demoArticle { return newest(t.Articles, n) }
+
 type demoIssue struct {
 	N        int
 	Articles []*demoArticle
@@ -84,8 +87,11 @@ type demoPage struct {
 }
 
 // Latest returns the n newest issues, newest first.
-func (s *demoSite) Latest(n int) []*demoIssue {
-	out := slices.Clone(s.Issues[max(0, len(s.Issues)-n):])
+func (s *demoSite) Latest(n int) []*demoIssue { return newest(s.Issues, n) }
+
+// newest returns the last n of s, last first.
+func newest[T any](s []T, n int) []T {
+	out := slices.Clone(s[max(0, len(s)-n):])
 	slices.Reverse(out)
 	return out
 }
@@ -171,20 +177,19 @@ func newDemoSite(base string, latency time.Duration) (*demoSite, error) {
 			return nil, err
 		}
 	}
-	for _, is := range s.Issues {
-		// The newest issue links to the next one, not out yet: a 404.
-		p := &demoPage{Title: "Issue " + strconv.Itoa(is.N), Issue: is, Next: (&demoIssue{N: is.N + 1}).Path()}
+	for i, is := range s.Issues {
+		p := &demoPage{Title: "Issue " + strconv.Itoa(is.N), Issue: is}
+		if i == len(s.Issues)-1 {
+			// The newest issue links to the next one, not out yet: a 404.
+			p.Next = (&demoIssue{N: is.N + 1}).Path()
+		}
 		if err := render(is.Path(), "issue", p); err != nil {
 			return nil, err
 		}
 	}
-	for _, t := range s.Topics {
-		for i, a := range t.Articles {
-			p := &demoPage{Title: a.Title, Article: a}
-			if i+1 < len(t.Articles) {
-				p.Next = t.Articles[i+1].Path()
-			}
-			if err := render(a.Path(), "article", p); err != nil {
+	for _, is := range s.Issues {
+		for _, a := range is.Articles {
+			if err := render(a.Path(), "article", &demoPage{Title: a.Title, Article: a}); err != nil {
 				return nil, err
 			}
 		}

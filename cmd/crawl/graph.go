@@ -162,15 +162,13 @@ func (g *linkGraph) writeDOT(w io.Writer, root string) error {
 		fmt.Fprintf(bw, "\t// %d left out: links to URLs of the crawled hosts that got no result.\n", leftOut)
 	}
 	fmt.Fprintf(bw, "\tgraph [rankdir=LR, label=%s, labelloc=t, fontname=\"Helvetica\"];\n", dotQuote("crawl of "+root))
-	fmt.Fprintf(bw, "\tnode [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n")
-	fmt.Fprintf(bw, "\tedge [color=\"#00000060\", arrowsize=0.5];\n")
+	fmt.Fprintf(bw, "\tnode [shape=box, style=filled, fontname=\"Helvetica\", fontsize=10];\n")
+	fmt.Fprintf(bw, "\tedge [color=\"#999999\", arrowsize=0.5];\n")
 	for _, u := range urls {
-		n := g.nodes[u]
-		tip := fmt.Sprintf("%s %d %s", u, n.status, n.contentType)
-		fmt.Fprintf(bw, "\t%s [label=%s, tooltip=%s, %s];\n", dotQuote(u), dotQuote(label(u)), dotQuote(strings.TrimSpace(tip)), n.style())
+		fmt.Fprintf(bw, "\t%s [label=%s, %s];\n", dotQuote(u), dotQuote(label(u)), g.nodes[u].style())
 	}
 	for _, l := range slices.Sorted(maps.Keys(outside)) {
-		fmt.Fprintf(bw, "\t%s [style=\"rounded,dashed\", color=\"#909090\", fontcolor=\"#707070\"];\n", dotQuote(l))
+		fmt.Fprintf(bw, "\t%s [style=dashed, color=\"#909090\", fontcolor=\"#707070\"];\n", dotQuote(l))
 	}
 	for _, e := range edges {
 		attrs := ""
