@@ -105,7 +105,7 @@ func (s *benchSite) serve(w http.ResponseWriter, r *http.Request) {
 // allocations as well as the crawler's.
 func BenchmarkCrawl(b *testing.B) {
 	s := newBenchSite(b)
-	c, err := crawl.New(crawl.WithWorkers(16))
+	c, err := crawl.New(crawl.WithWorkers(16), crawl.WithHostWorkers(16))
 	if err != nil {
 		b.Fatal(err)
 	}

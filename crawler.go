@@ -82,23 +82,31 @@ func New(opts ...Option) (*Crawler, error) {
 
 // run is the state of one Run.
 type run struct {
-	cfg    *config
-	scope  *scope
-	front  frontier
-	client *http.Client
-	tally  *tally
-	debug  bool // the logger wants debug records
+	cfg       *config
+	scope     *scope
+	front     frontier
+	client    *http.Client
+	tally     *tally
+	debug     bool            // the logger wants debug records
+	token     string          // the product token of the User-Agent, for robots.txt
+	rootHosts map[string]bool // by hostKey: whose sitemaps are read
 }
+
+// errDuration is the cause of a Run's context ending at WithMaxDuration.
+var errDuration = errors.New("crawl: max duration reached")
 
 // Run crawls from roots until no URL is left to fetch, or until ctx is done.
 // A root is an absolute http or https URL; a bare host ("example.com") gets
-// "http://" first. Roots are always fetched; their hosts set the scope.
+// "http://" first. Roots are always fetched, unless robots.txt disallows
+// them; their hosts set the scope.
 //
 // Run returns the Stats of the crawl. The error is nil when the crawl ran to
-// its end, whatever the pages returned; it reports a bad root (before
-// anything is fetched), or ctx.Err() when ctx was done first, in which case
-// Run returns promptly with the Stats so far. Run returns only after every
-// goroutine it started has exited and every hook call has returned.
+// its end, whatever the pages returned, or when a budget (WithMaxPages,
+// WithMaxDuration) ended it, as Stats.Budget says; it reports a bad root
+// (before anything is fetched), or ctx.Err() when ctx was done first, in
+// which case Run returns promptly with the Stats so far. Run returns only
+// after every goroutine it started has exited and every hook call has
+// returned.
 func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 	start := time.Now()
 	if len(roots) == 0 {
@@ -116,36 +124,60 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 	if owned {
 		defer client.CloseIdleConnections()
 	}
-	r := &run{
-		cfg:    &c.cfg,
-		scope:  newScope(rootURLs, &c.cfg),
-		front:  newMemFrontier(),
-		client: client,
-		tally:  newTally(c.cfg.workers),
-		debug:  c.cfg.logger.Enabled(ctx, slog.LevelDebug),
+	rctx := ctx
+	if d := c.cfg.maxDuration; d > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeoutCause(ctx, d, errDuration)
+		defer cancel()
 	}
+	r := &run{
+		cfg:       &c.cfg,
+		scope:     newScope(rootURLs, &c.cfg),
+		front:     newMemFrontier(&c.cfg),
+		client:    client,
+		tally:     newTally(c.cfg.workers),
+		debug:     c.cfg.logger.Enabled(ctx, slog.LevelDebug),
+		token:     productToken(c.cfg.userAgent),
+		rootHosts: map[string]bool{},
+	}
+	var first []task
 	for _, u := range rootURLs {
-		if _, err := r.front.push(ctx, task{url: u.String(), redirects: c.cfg.maxRedirects}); err != nil {
-			return nil, fmt.Errorf("crawl: queue root %s: %w", u, err)
+		first = append(first, task{url: u.String(), redirects: c.cfg.maxRedirects})
+		r.rootHosts[hostKey(u.String())] = true
+	}
+	if c.cfg.sitemaps && !c.cfg.robots {
+		// With robots.txt, its Sitemap lines are read first; see robots.
+		for key := range r.rootHosts {
+			first = append(first, task{url: key + "/sitemap.xml", kind: kindSitemap, redirects: c.cfg.maxRedirects})
 		}
 	}
+	if _, err := r.front.push(rctx, first...); err != nil {
+		return nil, fmt.Errorf("crawl: queue roots: %w", err)
+	}
 
-	wctx, stopWorkers := context.WithCancel(ctx)
+	wctx, stopWorkers := context.WithCancel(rctx)
 	defer stopWorkers()
 	var g errgroup.Group
 	for range c.cfg.workers {
 		g.Go(func() error {
-			r.work(ctx, wctx)
+			r.work(rctx, wctx)
 			return nil
 		})
 	}
-	err := r.front.join(ctx)
+	err := r.front.join(rctx)
 	stopWorkers()
 	g.Wait()
 
 	stats := r.tally.snapshot()
 	stats.Todo = r.front.queued()
 	stats.Elapsed = time.Since(start)
+	switch {
+	case r.front.spent():
+		stats.Budget = "max_pages"
+	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errDuration):
+		stats.Budget = "max_duration"
+		err = nil
+	}
 	return stats, err
 }
 
@@ -161,9 +193,9 @@ type worker struct {
 // larger one, from a rare large page, is left to the garbage collector.
 const maxKeptBuf = 1 << 20
 
-// work is the worker loop: take a URL, process it, mark it done, until
-// wctx is cancelled. Fetches use ctx, the Run's context, so that the
-// workers' own cancellation (the crawl is over) never cuts a fetch short.
+// work is the worker loop: take a task, process it, until wctx is
+// cancelled. Fetches use ctx, the Run's context, so that the workers' own
+// cancellation (the crawl is over) never cuts a fetch short.
 func (r *run) work(ctx, wctx context.Context) {
 	w := &worker{keys: make(map[string]struct{})}
 	for {
@@ -171,30 +203,58 @@ func (r *run) work(ctx, wctx context.Context) {
 		if err != nil {
 			return
 		}
-		r.process(ctx, w, t)
+		if t.kind == kindRobots {
+			r.robots(ctx, w, t)
+		} else {
+			r.process(ctx, w, t)
+		}
 		if cap(w.buf) > maxKeptBuf {
 			w.buf = nil
-		}
-		if err := r.front.done(); err != nil {
-			// Only a bug in the frontier's accounting gets here.
-			r.cfg.logger.Error("frontier", "err", err)
 		}
 	}
 }
 
-// process fetches one URL, follows what it found and delivers its Result.
+// process makes one attempt at a task. It puts the task back to be retried
+// later, or follows what it found, delivers its Result and marks it done.
 func (r *run) process(ctx context.Context, w *worker, t task) {
-	start := time.Now()
-	res := Result{URL: t.url, Depth: t.depth}
+	if t.first.IsZero() {
+		t.first = time.Now()
+	}
+	res := Result{URL: t.url, Depth: t.depth, Tries: t.tries}
+	retried := false
 	defer func() {
 		if v := recover(); v != nil {
 			res.Err = fmt.Errorf("%s: %w: %v", t.url, ErrPanic, v)
+		} else if retried {
+			return
 		}
-		res.Elapsed = time.Since(start)
+		res.Elapsed = time.Since(t.first)
 		r.deliver(&res)
+		if err := r.front.done(t); err != nil {
+			// Only a bug in the frontier's accounting gets here.
+			r.cfg.logger.Error("frontier", "err", err)
+		}
 	}()
+	if t.err != nil {
+		res.Err = fmt.Errorf("fetch %s: %w", t.url, t.err)
+		return
+	}
 
-	resp, err := r.fetch(ctx, w, t, &res)
+	limit := r.cfg.maxBodySize
+	if t.kind == kindSitemap {
+		limit = max(limit, MaxSitemapBytes)
+	}
+	res.Tries++
+	resp, err := r.attempt(ctx, w, t, limit)
+	r.overload(t, resp)
+	if wait, ok := r.retryable(ctx, resp, err, res.Tries); ok {
+		r.cfg.logger.Info("retry", "url", t.url, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
+		t.tries = res.Tries
+		t.at = time.Now().Add(wait)
+		r.front.retry(t)
+		retried = true
+		return
+	}
 	if resp != nil {
 		res.Status = resp.status
 		res.ContentType = resp.contentType
@@ -217,9 +277,30 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 		ContentType: resp.contentType,
 		Body:        resp.body,
 	}
-	if isText(resp.contentType) {
+	if isText(resp.contentType) && t.kind == kindPage {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
 		res.Encoding = p.Encoding
+	}
+	ok := resp.status >= 200 && resp.status <= 299
+	var links []*url.URL
+	if ok && t.kind == kindPage && r.cfg.extractor == nil && isHTML(p.ContentType) {
+		// The default extractor reads the robots meta tags in the same
+		// pass, before the page hook, which sees them.
+		var meta robotsMeta
+		clear(w.links)
+		w.links, meta = appendLinks(w.links[:0], p.URL, p.Body, r.cfg.robots)
+		links = w.links
+		if r.cfg.robots {
+			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+		}
+	} else if r.cfg.robots && isHTML(p.ContentType) {
+		meta := pageMeta(p.Body)
+		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+	}
+	if r.cfg.robots {
+		h := headerRobots(resp.header, r.token)
+		p.NoIndex = p.NoIndex || h.noindex
+		p.NoFollow = p.NoFollow || h.nofollow
 	}
 	if hook := r.cfg.pageHook; hook != nil {
 		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
@@ -227,11 +308,38 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 			return
 		}
 	}
-	if resp.status < 200 || resp.status > 299 {
+	if !ok {
 		return
 	}
-	if err := r.follow(ctx, w, t, p, &res); err != nil {
+	if t.kind == kindSitemap {
+		if err := r.sitemap(ctx, w, t, p, &res); err != nil {
+			res.Err = err
+		}
+		return
+	}
+	if links == nil && r.cfg.extractor != nil {
+		if links, err = r.extract(ctx, p); err != nil {
+			res.Err = fmt.Errorf("%s: extract links: %w", t.url, err)
+			return
+		}
+	}
+	if p.NoFollow && r.cfg.robots {
+		return
+	}
+	if err := r.follow(ctx, w, t, p.URL, links, kindPage, t.depth+1, &res); err != nil {
 		res.Err = err
+	}
+}
+
+// overload pauses the whole host of t when a 429 or 503 response says,
+// with Retry-After, when to come back.
+func (r *run) overload(t task, resp *response) {
+	if resp == nil || resp.status != http.StatusTooManyRequests && resp.status != http.StatusServiceUnavailable {
+		return
+	}
+	now := time.Now()
+	if d, ok := retryAfter(resp.header.Get("Retry-After"), now); ok && d > 0 {
+		r.front.pause(t.url, now.Add(min(d, r.cfg.maxRetryAfter)))
 	}
 }
 
@@ -253,22 +361,20 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 	}
 	// A target already seen is not queued again: two URLs redirecting to
 	// one page fetch it once.
-	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1}); err != nil {
+	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind}); err != nil {
 		res.Err = fmt.Errorf("fetch %s: queue redirect: %w", t.url, err)
 	}
 }
 
-// follow extracts the page's links and queues the new ones in scope.
-func (r *run) follow(ctx context.Context, w *worker, t task, p *Page, res *Result) error {
-	links, err := r.extract(ctx, w, p)
-	if err != nil {
-		return fmt.Errorf("%s: extract links: %w", t.url, err)
-	}
+// follow queues the new links in scope of the page base, which t fetched,
+// as tasks of kind at depth, and counts them in res. Past WithMaxDepth,
+// links are counted but not queued.
+func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, links []*url.URL, kind taskKind, depth int, res *Result) error {
 	clear(w.keys)
 	w.batch = w.batch[:0]
 	for _, u := range links {
 		if !u.IsAbs() {
-			u = p.URL.ResolveReference(u)
+			u = base.ResolveReference(u)
 		}
 		normalize(u)
 		if !r.scope.contains(u) {
@@ -282,28 +388,22 @@ func (r *run) follow(ctx context.Context, w *worker, t task, p *Page, res *Resul
 		if !r.scope.allows(key, u) {
 			continue
 		}
-		w.batch = append(w.batch, task{url: key, depth: t.depth + 1, redirects: r.cfg.maxRedirects})
+		w.batch = append(w.batch, task{url: key, depth: depth, redirects: r.cfg.maxRedirects, kind: kind})
 	}
-	res.NumURLs = len(w.batch)
+	res.NumURLs += len(w.batch)
+	if r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth {
+		return nil
+	}
 	n, err := r.front.push(ctx, w.batch...)
-	res.NumNewURLs = n
+	res.NumNewURLs += n
 	if err != nil {
 		return fmt.Errorf("%s: queue links: %w", t.url, err)
 	}
 	return nil
 }
 
-// extract runs the link extractor, turning a panic into an error. The
-// default extractor appends into the worker's reusable slice.
-func (r *run) extract(ctx context.Context, w *worker, p *Page) (links []*url.URL, err error) {
-	if r.cfg.extractor == nil {
-		if !isHTML(p.ContentType) {
-			return nil, nil
-		}
-		clear(w.links)
-		w.links = appendLinks(w.links[:0], p.URL, p.Body)
-		return w.links, nil
-	}
+// extract runs a custom link extractor, turning a panic into an error.
+func (r *run) extract(ctx context.Context, p *Page) (links []*url.URL, err error) {
 	err = protect("link extractor", func() error {
 		links, err = r.cfg.extractor(ctx, p)
 		return err

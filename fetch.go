@@ -53,6 +53,11 @@ type Page struct {
 	// to UTF-8. The crawler reuses its buffer after the call returns: copy
 	// it to keep it.
 	Body []byte
+	// NoIndex and NoFollow report what the page's <meta name="robots">
+	// tags and X-Robots-Tag headers say ("noindex", "nofollow", "none");
+	// they are read only when WithRobots is on. With NoFollow, none of the
+	// page's links is followed.
+	NoIndex, NoFollow bool
 }
 
 // response is the outcome of the last attempt at a URL.
@@ -146,24 +151,6 @@ func (g locationGuard) CloseIdleConnections() {
 	}
 }
 
-// fetch gets t.url, retrying network errors and overloaded statuses up to
-// maxTries times. It fills res.Tries and, on failure, res.Err; on success it
-// returns the last response, its body in w.buf.
-func (r *run) fetch(ctx context.Context, w *worker, t task, res *Result) (*response, error) {
-	for {
-		res.Tries++
-		resp, err := r.attempt(ctx, w, t)
-		wait, retry := r.retryable(ctx, resp, err, res.Tries)
-		if !retry {
-			return resp, err
-		}
-		r.cfg.logger.Info("retry", "url", t.url, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
-		if err := sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", t.url, err)
-		}
-	}
-}
-
 func statusOf(resp *response) int {
 	if resp == nil {
 		return 0
@@ -228,21 +215,6 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // netError marks an error of the network or the server's connection, the
 // kind of failure worth retrying.
 type netError struct{ err error }
@@ -251,8 +223,8 @@ func (e *netError) Error() string { return e.err.Error() }
 func (e *netError) Unwrap() error { return e.err }
 
 // attempt sends one request for t and reads its response, bounded by the
-// per-attempt timeout.
-func (r *run) attempt(ctx context.Context, w *worker, t task) (*response, error) {
+// per-attempt timeout, its body by limit. The body is read into w.buf.
+func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
@@ -278,13 +250,13 @@ func (r *run) attempt(ctx context.Context, w *worker, t task) (*response, error)
 		return out, nil
 	}
 	out.contentType, out.charset = mediaType(resp.Header.Get("Content-Type"))
-	if resp.ContentLength > r.cfg.maxBodySize {
+	if resp.ContentLength > limit {
 		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
-			t.url, resp.ContentLength, r.cfg.maxBodySize, ErrBodyTooLarge)
+			t.url, resp.ContentLength, limit, ErrBodyTooLarge)
 	}
-	w.buf, err = readBody(w.buf[:0], resp.Body, r.cfg.maxBodySize)
+	w.buf, err = readBody(w.buf[:0], resp.Body, limit)
 	if errors.Is(err, ErrBodyTooLarge) {
-		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, r.cfg.maxBodySize, err)
+		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, limit, err)
 	}
 	if err != nil {
 		return nil, r.attemptErr(ctx, t, err)

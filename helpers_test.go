@@ -21,6 +21,8 @@ import (
 
 // site is an httptest server that measures what it was sent: requests per
 // path, their order, the headers of each, and the peak number in flight.
+// It answers /robots.txt itself and counts it apart from the other
+// requests.
 type site struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -30,6 +32,10 @@ type site struct {
 	byHost   map[string]int         // by r.Host + r.URL.Path
 	inflight atomic.Int64
 	peak     atomic.Int64
+	// robots is served as /robots.txt; empty, /robots.txt is a 404. Set
+	// it before the crawl starts.
+	robots     string
+	robotsHits atomic.Int64
 }
 
 // newSite starts a measuring server in front of h, closed at the end of the
@@ -38,6 +44,17 @@ func newSite(t testing.TB, h http.Handler) *site {
 	t.Helper()
 	s := &site{hits: map[string]int{}, headers: map[string]http.Header{}, byHost: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			// Answered here, and counted apart, so that the tests of
+			// other things see only the requests of their pages.
+			s.robotsHits.Add(1)
+			if s.robots == "" {
+				http.NotFound(w, r)
+				return
+			}
+			fmt.Fprint(w, s.robots)
+			return
+		}
 		n := s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		for {

@@ -22,13 +22,15 @@ import (
 // resource of the page rather than a document: stylesheet, icon,
 // apple-touch-icon, mask-icon, manifest, preload, modulepreload, prefetch,
 // dns-prefetch, preconnect or pingback. The first <base href> sets the URL
-// that relative links resolve against. It never returns an error, and it is
-// safe for concurrent use.
+// that relative links resolve against. Links marked rel="nofollow" are left
+// out, and every link of a page whose <meta name="robots"> says "nofollow"
+// or "none". It never returns an error, and it is safe for concurrent use.
 func ExtractLinks(ctx context.Context, p *Page) ([]*url.URL, error) {
 	if !isHTML(p.ContentType) {
 		return nil, nil
 	}
-	return appendLinks(nil, p.URL, p.Body), nil
+	links, _ := appendLinks(nil, p.URL, p.Body, true)
+	return links, nil
 }
 
 // isHTML reports whether a media type (lower case, no parameters) is one
@@ -37,9 +39,17 @@ func isHTML(mediaType string) bool {
 	return mediaType == "text/html" || mediaType == "application/xhtml+xml"
 }
 
+// robotsMeta is what a page says to robots in <meta name="robots">.
+type robotsMeta struct {
+	noindex, nofollow bool
+}
+
 // appendLinks appends to dst the links of the HTML document body, fetched
-// from page.
-func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
+// from page, and returns what its robots meta tags say. With obey, links
+// marked rel="nofollow" are left out, and all of them if a meta tag says
+// nofollow.
+func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.URL, robotsMeta) {
+	var meta robotsMeta
 	z := html.NewTokenizer(bytes.NewReader(body))
 	// The first <base href> applies to the whole document, links before it
 	// included, so references are resolved once the scan is over.
@@ -64,6 +74,10 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
 			z.NextIsNotRawText()
 			continue
 		}
+		if tag == tagMeta {
+			readMeta(z, &meta)
+			continue
+		}
 		want := "href" // the attribute that holds the link
 		if tag == tagFrame {
 			want = "src"
@@ -77,7 +91,9 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
 			case string(k) == want && ref == nil:
 				ref = v
 			case tag == tagLink && string(k) == "rel":
-				skip = resourceRel(v)
+				skip = resourceRel(v) || obey && hasToken(v, "nofollow")
+			case tag == tagHref && obey && string(k) == "rel":
+				skip = hasToken(v, "nofollow")
 			}
 			if !more {
 				break
@@ -94,6 +110,9 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
 			refs = append(refs, strings.TrimSpace(string(ref)))
 		}
 	}
+	if obey && meta.nofollow {
+		return dst, meta
+	}
 	base := page
 	if baseSeen {
 		if b, err := page.Parse(baseRef); err == nil && isHTTP(b) {
@@ -108,7 +127,73 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte) []*url.URL {
 		u.Fragment, u.RawFragment = "", ""
 		dst = append(dst, u)
 	}
-	return dst
+	return dst, meta
+}
+
+// readMeta reads the attributes of a <meta> tag into m if it is a robots
+// meta tag: name="robots", content a comma-separated list in which
+// "noindex", "nofollow" and "none" (both) count.
+func readMeta(z *html.Tokenizer, m *robotsMeta) {
+	var robots bool
+	var content []byte
+	for {
+		k, v, more := z.TagAttr()
+		switch string(k) {
+		case "name":
+			robots = asciiIs(bytes.TrimSpace(v), "robots")
+		case "content":
+			content = v
+		}
+		if !more {
+			break
+		}
+	}
+	if !robots {
+		return
+	}
+	for _, d := range bytes.Split(content, []byte(",")) {
+		d = bytes.TrimSpace(d)
+		switch {
+		case asciiIs(d, "noindex"):
+			m.noindex = true
+		case asciiIs(d, "nofollow"):
+			m.nofollow = true
+		case asciiIs(d, "none"):
+			m.noindex, m.nofollow = true, true
+		}
+	}
+}
+
+// pageMeta returns what the robots meta tags of an HTML document say,
+// reading no further than its <body>.
+func pageMeta(body []byte) robotsMeta {
+	var meta robotsMeta
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return meta
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name := rawTagName(z.Raw())
+			if asciiIs(name, "body") {
+				return meta
+			}
+			if linkTag(name) == tagMeta {
+				readMeta(z, &meta)
+			}
+		}
+	}
+}
+
+// hasToken reports whether a space-separated list (a rel value) holds tok,
+// a lower-case word, in any case.
+func hasToken(list []byte, tok string) bool {
+	for _, f := range bytes.Fields(list) {
+		if asciiIs(f, tok) {
+			return true
+		}
+	}
+	return false
 }
 
 // The elements appendLinks looks at.
@@ -119,6 +204,7 @@ const (
 	tagBase     // base: href
 	tagFrame    // frame, iframe: src
 	tagNoscript // read as markup
+	tagMeta     // meta: robots directives
 )
 
 // rawTagName returns the name of a start tag from its raw text ("<A
@@ -151,6 +237,8 @@ func linkTag(name []byte) int {
 		return tagFrame
 	case asciiIs(name, "noscript"):
 		return tagNoscript
+	case asciiIs(name, "meta"):
+		return tagMeta
 	}
 	return tagNone
 }

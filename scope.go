@@ -120,17 +120,23 @@ func normalizePercent(s string) string {
 			b.WriteByte(c)
 			continue
 		}
-		v := unhex(s[i+1])<<4 | unhex(s[i+2])
-		if isUnreserved(v) {
-			b.WriteByte(v)
-		} else {
-			b.WriteByte('%')
-			b.WriteByte(upperHex(s[i+1]))
-			b.WriteByte(upperHex(s[i+2]))
-		}
+		writeNormalEscape(&b, s[i+1], s[i+2])
 		i += 2
 	}
 	return b.String()
+}
+
+// writeNormalEscape writes the escape "%" h1 h2, hex digits, in its
+// normal form: the octet itself if it is an unreserved character, else the
+// escape with upper-case hex digits.
+func writeNormalEscape(b *strings.Builder, h1, h2 byte) {
+	if v := unhex(h1)<<4 | unhex(h2); isUnreserved(v) {
+		b.WriteByte(v)
+		return
+	}
+	b.WriteByte('%')
+	b.WriteByte(upperHex(h1))
+	b.WriteByte(upperHex(h2))
 }
 
 func isHex(c byte) bool {

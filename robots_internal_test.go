@@ -1,0 +1,577 @@
+package crawl
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// robotsCase is a robots.txt, a path asked about and the answer allowed
+// must give for DefaultUserAgent (or ua, when set).
+type robotsCase struct {
+	name string
+	body string
+	ua   string
+	path string
+	want bool
+}
+
+func runRobotsCases(t *testing.T, cases []robotsCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ua := c.ua
+			if ua == "" {
+				ua = DefaultUserAgent
+			}
+			if got := parseRobots([]byte(c.body), ua).allowed(c.path); got != c.want {
+				t.Errorf("parseRobots(%q, %q).allowed(%q) = %v, want %v", c.body, ua, c.path, got, c.want)
+			}
+		})
+	}
+}
+
+// TestRobotsLines checks how lines are read (RFC 9309: the grammar of
+// section 2.2, the comments of section 2.2.3, parsing errors in section
+// 2.3.1.5 and the size limit of section 2.5).
+func TestRobotsLines(t *testing.T) {
+	runRobotsCases(t, []robotsCase{
+		// Section 2.2: keys are case-insensitive (quoted strings of ABNF are).
+		{"keys any case", "USER-AGENT: *\nDisAllow: /x", "", "/x", false},
+		// Section 2.2: whitespace around key and value is optional.
+		{"spaces and tabs around key and value", " \tuser-agent \t: \t* \t\n\t disallow\t:\t/x \t", "", "/x", false},
+		{"no space after colon", "user-agent:*\ndisallow:/x", "", "/x", false},
+		{"value trimmed so it is a prefix", "user-agent: *\ndisallow: /x   ", "", "/xy", false},
+		// Section 2.2.3: "#" starts a comment anywhere on a line.
+		{"comment after value", "user-agent: * # all\ndisallow: /x#y", "", "/x", false},
+		{"comment cuts pattern", "user-agent: *\ndisallow: /x#y", "", "/xz", false},
+		{"comment line", "# disallow: /x\nuser-agent: *\n# disallow: /x", "", "/x", true},
+		{"commented user-agent", "user-agent: *\ndisallow: /x\n# user-agent: other\nallow: /x", "", "/x", true},
+		// Section 2.2: CR, LF and CR LF end lines.
+		{"CRLF", "user-agent: *\r\ndisallow: /x\r\n", "", "/x", false},
+		{"CR", "user-agent: *\rdisallow: /x\r", "", "/x", false},
+		{"mixed line ends CR", "user-agent: *\rdisallow: /a\r\ndisallow: /b\nallow: /c", "", "/a", false},
+		{"mixed line ends CRLF", "user-agent: *\rdisallow: /a\r\ndisallow: /b\nallow: /c", "", "/b", false},
+		// Section 2.2: the file is UTF-8; a byte order mark at the start
+		// (editors write one) is skipped, as Google's parser does.
+		{"BOM", "\ufeffuser-agent: *\ndisallow: /x", "", "/x", false},
+		{"BOM only at start", "user-agent: *\n\ufeffdisallow: /x", "", "/x", true},
+		// Section 2.3.1.5: lines that cannot be parsed are ignored, the
+		// others used.
+		{"unknown key", "user-agent: *\nnoindex: /x\ndisallow: /y", "", "/x", true},
+		{"unknown key keeps group", "user-agent: *\nhost: example.com\ndisallow: /y", "", "/y", false},
+		{"no colon", "user-agent: *\ndisallow /x\ndisallow: /y", "", "/x", true},
+		{"misspelling not read", "user-agent: *\ndissallow: /x", "", "/x", true},
+		{"garbage", "\x00\xff\xfe:::\n<html>\nuser-agent: *\ndisallow: /x", "", "/x", false},
+		{"html page", "<!DOCTYPE html><html><body>Not found</body></html>", "", "/x", true},
+		// Section 2.5: a file cut short by the size limit keeps its last
+		// line.
+		{"last line without newline", "user-agent: *\ndisallow: /x", "", "/x", false},
+		{"last line cut mid-pattern", "user-agent: *\ndisallow: /private/fi", "", "/private/file", false},
+		{"cut mid-key", "user-agent: *\ndisallow: /x\ndisall", "", "/x", false},
+		{"empty file", "", "", "/x", true},
+	})
+}
+
+// TestRobotsGroups checks which groups apply (RFC 9309, section 2.2.1).
+func TestRobotsGroups(t *testing.T) {
+	runRobotsCases(t, []robotsCase{
+		{"no groups allows all", "disallow: /", "", "/x", true},
+		{"rules before first user-agent ignored", "disallow: /x\nuser-agent: *\ndisallow: /y", "", "/x", true},
+		{"star group", "user-agent: *\ndisallow: /", "", "/x", false},
+		{"named group beats star", "user-agent: *\ndisallow: /\n\nuser-agent: asyncrawl\ndisallow: /y", "", "/x", true},
+		{"named group beats star before it", "user-agent: asyncrawl\ndisallow: /y\n\nuser-agent: *\nallow: /\nuser-agent: x\ndisallow: /", "", "/x", true},
+		{"named empty group allows all", "user-agent: asyncrawl\ncrawl-delay: 1\n\nuser-agent: *\ndisallow: /\n", "", "/x", true},
+		{"other crawler's group ignored", "user-agent: googlebot\ndisallow: /", "", "/x", true},
+		{"case-insensitive name", "user-agent: AsynCrawl\ndisallow: /x", "", "/x", false},
+		{"value's product token compared", "user-agent: asyncrawl/2.1\ndisallow: /x", "", "/x", false},
+		{"value's token with comment", "user-agent: asyncrawl (+https://x)\ndisallow: /x", "", "/x", false},
+		{"longer token is another crawler", "user-agent: asyncrawl-news\ndisallow: /x", "", "/x", true},
+		{"token is not a prefix match", "user-agent: async\ndisallow: /x", "", "/x", true},
+		{"crawler with custom user agent", "user-agent: mybot\ndisallow: /x", "MyBot/1.0", "/x", false},
+		// Section 2.2.1: matching groups are combined.
+		{"named groups combined first", "user-agent: asyncrawl\ndisallow: /a\nuser-agent: other\ndisallow: /\nuser-agent: asyncrawl\ndisallow: /b", "", "/a", false},
+		{"named groups combined second", "user-agent: asyncrawl\ndisallow: /a\nuser-agent: other\ndisallow: /\nuser-agent: asyncrawl\ndisallow: /b", "", "/b", false},
+		{"named groups combined longest wins across", "user-agent: asyncrawl\ndisallow: /a\nuser-agent: asyncrawl\nallow: /a/b", "", "/a/b", true},
+		{"star groups combined", "user-agent: *\ndisallow: /a\nuser-agent: other\nallow: /\nuser-agent: *\ndisallow: /b", "", "/b", false},
+		// Section 2.2: a group has one or more user-agent lines; blank
+		// lines do not end it.
+		{"several user-agent lines", "user-agent: other\nuser-agent: asyncrawl\ndisallow: /x", "", "/x", false},
+		{"blank line between user-agents", "user-agent: asyncrawl\n\nuser-agent: other\ndisallow: /x", "", "/x", false},
+		{"blank line between user-agent and rule", "user-agent: asyncrawl\n\n\ndisallow: /x", "", "/x", false},
+		{"sitemap does not end user-agents", "user-agent: asyncrawl\nsitemap: /s.xml\nuser-agent: other\ndisallow: /x", "", "/x", false},
+		{"user-agent after rule starts a group", "user-agent: asyncrawl\ndisallow: /y\nuser-agent: other\ndisallow: /x", "", "/x", true},
+		{"user-agent after crawl-delay starts a group", "user-agent: asyncrawl\ncrawl-delay: 1\nuser-agent: other\ndisallow: /x", "", "/x", true},
+		{"star and name in one group", "user-agent: *\nuser-agent: asyncrawl\ndisallow: /x", "", "/x", false},
+		{"star with trailing words", "user-agent: * everyone\ndisallow: /x", "", "/x", false},
+		{"star glued to text is not star", "user-agent: *bot\ndisallow: /x", "", "/x", true},
+		{"empty user-agent value", "user-agent:\ndisallow: /x", "", "/x", true},
+		{"empty product token matches nothing", "user-agent: /1.0\ndisallow: /x", "/1.0", "/x", true},
+	})
+}
+
+// TestRobotsRules checks allow, disallow and their precedence (RFC 9309,
+// section 2.2.2).
+func TestRobotsRules(t *testing.T) {
+	runRobotsCases(t, []robotsCase{
+		{"disallow prefix", "user-agent: *\ndisallow: /a", "", "/ab/c", false},
+		{"disallow other path", "user-agent: *\ndisallow: /a", "", "/b", true},
+		{"case-sensitive path", "user-agent: *\ndisallow: /a", "", "/A", true},
+		{"empty disallow is no rule", "user-agent: *\ndisallow:\ndisallow: /x", "", "/y", true},
+		{"empty disallow alone", "user-agent: *\ndisallow:", "", "/", true},
+		{"empty allow is no rule", "user-agent: *\nallow:\ndisallow: /", "", "/x", false},
+		{"disallow all", "user-agent: *\ndisallow: /", "", "/", false},
+		{"query counts", "user-agent: *\ndisallow: /a?b=", "", "/a?b=1", false},
+		{"query differs", "user-agent: *\ndisallow: /a?b=", "", "/a?c=1", true},
+		// Section 2.2.2: the longest match wins.
+		{"longer allow wins", "user-agent: *\ndisallow: /a\nallow: /a/b", "", "/a/b/c", true},
+		{"longer disallow wins", "user-agent: *\nallow: /a\ndisallow: /a/b", "", "/a/b/c", false},
+		{"longer wins whatever the order", "user-agent: *\nallow: /a/b\ndisallow: /a", "", "/a/b", true},
+		{"shorter only matches", "user-agent: *\ndisallow: /a\nallow: /a/b", "", "/a/c", false},
+		// Section 2.2.2: on a tie the least restrictive rule, allow.
+		{"tie allow first", "user-agent: *\nallow: /a\ndisallow: /a", "", "/a", true},
+		{"tie disallow first", "user-agent: *\ndisallow: /a\nallow: /a", "", "/a", true},
+		// Length is in octets of the pattern, wildcards included.
+		{"wildcard counts in length", "user-agent: *\nallow: /a\ndisallow: /*a", "", "/a", false},
+		{"length of normalised pattern", "user-agent: *\ndisallow: /%7Ea\nallow: /~a", "", "/~a", true},
+		{"non-ASCII counted escaped", "user-agent: *\nallow: /aé\ndisallow: /a%C3%A9", "", "/a%C3%A9", true},
+		// Section 2.2.3: "*" and "$".
+		{"star in middle", "user-agent: *\ndisallow: /a*c", "", "/abbbc/d", false},
+		{"star in middle no match", "user-agent: *\ndisallow: /a*c", "", "/abbb", true},
+		{"star matches empty", "user-agent: *\ndisallow: /a*c", "", "/ac", false},
+		{"leading star", "user-agent: *\ndisallow: *.php", "", "/x/y.php?z", false},
+		{"trailing star same as none", "user-agent: *\ndisallow: /a*", "", "/a", false},
+		{"dollar anchors", "user-agent: *\ndisallow: /*.php$", "", "/x.php", false},
+		{"dollar anchors no match", "user-agent: *\ndisallow: /*.php$", "", "/x.php?y", true},
+		{"dollar only at end", "user-agent: *\ndisallow: /a$b", "", "/a$bc", false},
+		{"dollar in middle literal", "user-agent: *\ndisallow: /a$b", "", "/a", true},
+		{"root only", "user-agent: *\ndisallow: /$", "", "/", false},
+		{"root only not below", "user-agent: *\ndisallow: /$", "", "/a", true},
+		{"anchored literal exact", "user-agent: *\ndisallow: /a$", "", "/a", false},
+		{"anchored literal longer", "user-agent: *\ndisallow: /a$", "", "/ab", true},
+		{"anchored last part after others", "user-agent: *\ndisallow: /*ab*ba$", "", "/aba", true},
+		{"anchored last part after others match", "user-agent: *\ndisallow: /*ab*ba$", "", "/abba", false},
+		{"greedy parts leftmost", "user-agent: *\ndisallow: /*a*b*c", "", "/xaxbxaxc", false},
+		{"star and dollar alone", "user-agent: *\ndisallow: *$", "", "/anything", false},
+		{"allow all with star overrides shorter", "user-agent: *\ndisallow: /\nallow: /*", "", "/x", true},
+		// A pattern without a leading "/" is read as if it had one, as
+		// Google does.
+		{"missing slash", "user-agent: *\ndisallow: private/", "", "/private/x", false},
+		{"missing slash dollar", "user-agent: *\ndisallow: $", "", "/", false},
+		{"missing slash dollar below", "user-agent: *\ndisallow: $", "", "/x", true},
+		// Section 2.2.2: /robots.txt is always allowed.
+		{"robots.txt allowed", "user-agent: *\ndisallow: /", "", "/robots.txt", true},
+		{"robots.txt allowed explicitly disallowed", "user-agent: *\ndisallow: /robots.txt", "", "/robots.txt", true},
+		{"robots.txt escaped", "user-agent: *\ndisallow: /", "", "/robots%2Etxt", true},
+		{"robots.txt with query not exempt", "user-agent: *\ndisallow: /", "", "/robots.txt?x", false},
+		{"empty path is root", "user-agent: *\ndisallow: /$", "", "", false},
+	})
+}
+
+// TestRobotsPercentEncoding checks that patterns and paths compare after
+// normalising their percent-encoding (RFC 9309, section 2.2.2, and the
+// table of examples there).
+func TestRobotsPercentEncoding(t *testing.T) {
+	runRobotsCases(t, []robotsCase{
+		{"escaped unreserved in path", "user-agent: *\ndisallow: /foo/bar/baz", "", "/foo/bar/%62%61%7A", false},
+		{"escaped unreserved in pattern", "user-agent: *\ndisallow: /foo/bar/%62%61%7A", "", "/foo/bar/baz", false},
+		{"non-ASCII in pattern", "user-agent: *\ndisallow: /foo/bar/ツ", "", "/foo/bar/%E3%83%84", false},
+		{"non-ASCII in path", "user-agent: *\ndisallow: /foo/bar/%E3%83%84", "", "/foo/bar/ツ", false},
+		{"hex case-insensitive", "user-agent: *\ndisallow: /a%2fb", "", "/a%2Fb", false},
+		{"hex case-insensitive reverse", "user-agent: *\ndisallow: /a%2Fb", "", "/a%2fb", false},
+		{"reserved escape is not the character", "user-agent: *\ndisallow: /a%2Fb", "", "/a/b", true},
+		{"reserved character is not its escape", "user-agent: *\ndisallow: /a/b", "", "/a%2Fb", true},
+		{"escaped star is literal", "user-agent: *\ndisallow: /a%2Ab", "", "/axb", true},
+		{"escaped star matches escape", "user-agent: *\ndisallow: /a%2Ab", "", "/a%2ab", false},
+		{"escaped dollar is literal", "user-agent: *\ndisallow: /a%24", "", "/a%24x", false},
+		{"space in pattern", "user-agent: *\ndisallow: /a b", "", "/a%20b", false},
+		{"lone percent", "user-agent: *\ndisallow: /100%", "", "/100%25", false},
+		{"lone percent in path", "user-agent: *\ndisallow: /100%25", "", "/100%", false},
+		{"percent cut short", "user-agent: *\ndisallow: /a%4", "", "/a%254", false},
+	})
+}
+
+func TestRobotsEscape(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/plain/path?q=1&r=2", "/plain/path?q=1&r=2"},
+		{"/%7euser", "/~user"},
+		{"/%7E%2d%2E%5f%41%7a%30", "/~-._Az0"},
+		{"/%2f%3a%c3%a9", "/%2F%3A%C3%A9"},
+		{"/é", "/%C3%A9"},
+		{"/a b\t\"<>[\\]^`{|}\x7f", "/a%20b%09%22%3C%3E%5B%5C%5D%5E%60%7B%7C%7D%7F"},
+		{"/*$!'()+,;=:@&", "/*$!'()+,;=:@&"},
+		{"/100%", "/100%25"},
+		{"/%zz", "/%25zz"},
+		{"/%", "/%25"},
+		{"/%4", "/%254"},
+		{"/%0%61", "/%250a"},
+		{"", ""},
+	} {
+		if got := robotsEscape(c.in); got != c.want {
+			t.Errorf("robotsEscape(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := robotsEscape(c.want); got != c.want {
+			t.Errorf("robotsEscape(%q) = %q, want it unchanged (idempotent)", c.want, got)
+		}
+	}
+}
+
+func TestRobotsCrawlDelay(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body string
+		want time.Duration
+	}{
+		{"none", "user-agent: *\ndisallow: /", 0},
+		{"integer", "user-agent: *\ncrawl-delay: 10", 10 * time.Second},
+		{"fraction", "user-agent: *\ncrawl-delay: 0.5", 500 * time.Millisecond},
+		{"leading dot", "user-agent: *\ncrawl-delay: .25", 250 * time.Millisecond},
+		{"trailing dot", "user-agent: *\ncrawl-delay: 2.", 2 * time.Second},
+		{"zero", "user-agent: *\ncrawl-delay: 0", 0},
+		{"key case", "user-agent: *\nCRAWL-DELAY: 3", 3 * time.Second},
+		{"capped", "user-agent: *\ncrawl-delay: 3600", MaxCrawlDelay},
+		{"huge capped", "user-agent: *\ncrawl-delay: 1" + strings.Repeat("0", 400), MaxCrawlDelay},
+		{"negative ignored", "user-agent: *\ncrawl-delay: -5", 0},
+		{"plus ignored", "user-agent: *\ncrawl-delay: +5", 0},
+		{"exponent ignored", "user-agent: *\ncrawl-delay: 1e3", 0},
+		{"unit ignored", "user-agent: *\ncrawl-delay: 5 seconds", 0},
+		{"words ignored", "user-agent: *\ncrawl-delay: soon", 0},
+		{"inf ignored", "user-agent: *\ncrawl-delay: inf", 0},
+		{"two dots ignored", "user-agent: *\ncrawl-delay: 1.2.3", 0},
+		{"lone dot ignored", "user-agent: *\ncrawl-delay: .", 0},
+		{"empty ignored", "user-agent: *\ncrawl-delay:", 0},
+		{"garbage does not hide valid", "user-agent: *\ncrawl-delay: x\ncrawl-delay: 4", 4 * time.Second},
+		{"largest of group", "user-agent: *\ncrawl-delay: 4\ncrawl-delay: 2", 4 * time.Second},
+		{"largest of combined groups", "user-agent: asyncrawl\ncrawl-delay: 2\nuser-agent: asyncrawl\ncrawl-delay: 7", 7 * time.Second},
+		{"largest of combined groups first", "user-agent: asyncrawl\ncrawl-delay: 7\nuser-agent: asyncrawl\ncrawl-delay: 2", 7 * time.Second},
+		{"named group's not star's", "user-agent: *\ncrawl-delay: 9\nuser-agent: asyncrawl\ncrawl-delay: 1", 1 * time.Second},
+		{"named group without delay", "user-agent: *\ncrawl-delay: 9\nuser-agent: asyncrawl\ndisallow: /x", 0},
+		{"other group's ignored", "user-agent: googlebot\ncrawl-delay: 9", 0},
+		{"before any group ignored", "crawl-delay: 9\nuser-agent: *\ndisallow: /", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := parseRobots([]byte(c.body), DefaultUserAgent).crawlDelay(); got != c.want {
+				t.Errorf("parseRobots(%q).crawlDelay() = %v, want %v", c.body, got, c.want)
+			}
+		})
+	}
+}
+
+// TestRobotsSitemaps checks that Sitemap lines are kept wherever they
+// stand (RFC 9309, section 2.2.4: they are not part of any group).
+func TestRobotsSitemaps(t *testing.T) {
+	body := "Sitemap: https://example.com/a.xml\n" +
+		"user-agent: googlebot\n" +
+		"SITEMAP:   http://other.example/B.xml?x=1   # comment\n" +
+		"disallow: /\n" +
+		"sitemap:\n" +
+		"user-agent: *\n" +
+		"sitemap: /relative.xml\r\n" +
+		"sitemap: https://example.com/%7Ec.xml"
+	want := []string{
+		"https://example.com/a.xml",
+		"http://other.example/B.xml?x=1",
+		"/relative.xml",
+		"https://example.com/%7Ec.xml",
+	}
+	r := parseRobots([]byte(body), DefaultUserAgent)
+	got := r.sitemaps()
+	if !slices.Equal(got, want) {
+		t.Fatalf("sitemaps() = %q, want %q", got, want)
+	}
+	got[0] = "changed"
+	if again := r.sitemaps(); !slices.Equal(again, want) {
+		t.Errorf("sitemaps() after modifying its result = %q, want %q", again, want)
+	}
+	if got := parseRobots([]byte("user-agent: *\ndisallow: /"), DefaultUserAgent).sitemaps(); len(got) != 0 {
+		t.Errorf("sitemaps() of a file without them = %q, want none", got)
+	}
+}
+
+func TestRobotsNil(t *testing.T) {
+	var r *robots
+	for _, p := range []string{"/", "/x", "/robots.txt", ""} {
+		if !r.allowed(p) {
+			t.Errorf("nil robots: allowed(%q) = false, want true", p)
+		}
+	}
+	if got := r.crawlDelay(); got != 0 {
+		t.Errorf("nil robots: crawlDelay() = %v, want 0", got)
+	}
+	if got := r.sitemaps(); got != nil {
+		t.Errorf("nil robots: sitemaps() = %q, want nil", got)
+	}
+}
+
+func TestProductToken(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{DefaultUserAgent, "asyncrawl"},
+		{"asyncrawl/0.1.0 (+https://github.com/asyncrawl/crawl)", "asyncrawl"},
+		{"Googlebot/2.1", "Googlebot"},
+		{"Googlebot-News", "Googlebot-News"},
+		{"my_bot", "my_bot"},
+		{"360Spider", "360Spider"},
+		{"  padded/1", "padded"},
+		{"bot (compatible)", "bot"},
+		{"Mozilla/5.0 (compatible; Foo)", "Mozilla"},
+		{"/1.0", ""},
+		{"", ""},
+	} {
+		if got := productToken(c.in); got != c.want {
+			t.Errorf("productToken(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRobotsManyWildcards checks that a pattern with many "*" does not
+// make matching exponential: a backtracking matcher would not finish.
+func TestRobotsManyWildcards(t *testing.T) {
+	pattern := "/" + strings.Repeat("*a", 40) + "*b"
+	body := "user-agent: *\ndisallow: " + pattern + "\ndisallow: " + pattern + "$"
+	r := parseRobots([]byte(body), DefaultUserAgent)
+	path := "/" + strings.Repeat("a", 20000)
+	if !r.allowed(path) {
+		t.Errorf("allowed(%d a's) = false, want true: no b", len(path)-1)
+	}
+	if r.allowed(path + "b") {
+		t.Errorf("allowed(%d a's and b) = true, want false", len(path)-1)
+	}
+}
+
+// refMatch is a reference for robotsRule.matches: the plain dynamic
+// programme over pattern and path, O(len(pattern)*len(path)).
+func refMatch(pattern, path string) bool {
+	anchored := strings.HasSuffix(pattern, "$")
+	if anchored {
+		pattern = pattern[:len(pattern)-1]
+	}
+	// m[j]: pattern[:i] matches path[:j].
+	m := make([]bool, len(path)+1)
+	m[0] = true
+	for i := 0; i < len(pattern); i++ {
+		next := make([]bool, len(path)+1)
+		for j := 0; j <= len(path); j++ {
+			if pattern[i] == '*' {
+				next[j] = m[j] || j > 0 && next[j-1]
+			} else {
+				next[j] = j > 0 && m[j-1] && path[j-1] == pattern[i]
+			}
+		}
+		m = next
+	}
+	return !anchored && slices.Contains(m, true) || m[len(path)]
+}
+
+// TestRobotsMatchExhaustive compares robotsRule.matches with refMatch on
+// every pattern of up to five octets of "a", "b", "*" and "$" and every
+// path of up to five octets of "a" and "b", where the overlaps that a
+// greedy matcher could get wrong ("/*ab*ba$" and "/aba") all occur.
+func TestRobotsMatchExhaustive(t *testing.T) {
+	words := func(alphabet string, n int) []string {
+		all := []string{""}
+		for prev := all; n > 0; n-- {
+			var next []string
+			for _, w := range prev {
+				for _, c := range alphabet {
+					next = append(next, w+string(c))
+				}
+			}
+			all, prev = append(all, next...), next
+		}
+		return all
+	}
+	paths := words("ab", 5)
+	for _, p := range words("ab*$", 5) {
+		rule := newRobotsRule(false, "/"+p)
+		for _, path := range paths {
+			if got, want := rule.matches("/"+path), refMatch("/"+p, "/"+path); got != want {
+				t.Errorf("pattern %q matches %q: got %v, want %v", "/"+p, "/"+path, got, want)
+			}
+		}
+	}
+}
+
+// refAllowed is a reference for robots.allowed: every rule is tried and
+// the longest match of each kind compared.
+func refAllowed(r *robots, pathQuery string) bool {
+	if pathQuery == "" {
+		pathQuery = "/"
+	}
+	path := robotsEscape(pathQuery)
+	if path == "/robots.txt" {
+		return true
+	}
+	allow, disallow := -1, -1
+	for _, rule := range r.rules {
+		if !refMatch(rule.pattern, path) {
+			continue
+		}
+		if rule.allow {
+			allow = max(allow, len(rule.pattern))
+		} else {
+			disallow = max(disallow, len(rule.pattern))
+		}
+	}
+	return allow >= disallow
+}
+
+// robotsLines splits a body into lines as parseRobots does, for the
+// fuzz target's reordering.
+func robotsLines(body string) []string {
+	return strings.FieldsFunc(body, func(c rune) bool { return c == '\r' || c == '\n' })
+}
+
+func FuzzParseRobots(f *testing.F) {
+	for _, seed := range []struct{ body, path string }{
+		{"", "/"},
+		{"user-agent: *\ndisallow: /", "/x"},
+		{"User-agent: asyncrawl/1.0\nAllow: /a/b\nDisallow: /a\nCrawl-delay: 2.5\nSitemap: https://e.com/s.xml", "/a/b?c"},
+		{"\ufeffuser-agent: *\r\ndisallow: /*.php$\r\nallow: /p*q*r$\r\n", "/x.php"},
+		{"user-agent: *\ndisallow: /%7Ea/%E3%83%84\nallow: /~a/ツ/b", "/~a/%e3%83%84/b"},
+		{"user-agent: *\ndisallow: /*a*a*a*a*a*a*a*a*a*a*b", "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+		{"user-agent: *\ndisallow: private\ndisallow: $\nallow: *$\ncrawl-delay: 99999", "/private"},
+		{"user-agent: a\nuser-agent: *\n# c\ndisallow: /100%\ncrawl-delay: .5\nuser-agent: b\nallow: /", "/100%25"},
+		{"disallow: /\nuser-agent:*\nallow:/$\ndisallow:/", "/"},
+	} {
+		f.Add(seed.body, seed.path)
+	}
+	f.Fuzz(func(t *testing.T, body, path string) {
+		r := parseRobots([]byte(body), DefaultUserAgent)
+		if !r.allowed("/robots.txt") {
+			t.Errorf("parseRobots(%q).allowed(\"/robots.txt\") = false, want true", body)
+		}
+		if d := r.crawlDelay(); d < 0 || d > MaxCrawlDelay {
+			t.Errorf("parseRobots(%q).crawlDelay() = %v, want within [0, %v]", body, d, MaxCrawlDelay)
+		}
+		for _, p := range []string{path, "/" + path, "/"} {
+			got := r.allowed(p)
+			// Keep the quadratic reference to inputs it checks quickly.
+			if len(p) <= 256 && len(body) <= 4096 {
+				if want := refAllowed(r, p); got != want {
+					t.Errorf("parseRobots(%q).allowed(%q) = %v, reference says %v", body, p, got, want)
+				}
+			}
+		}
+		// The answer must not depend on the order of a group's rules:
+		// put the lines that are not user-agent lines in one group, in
+		// the order given and reversed.
+		var rules []string
+		for _, l := range robotsLines(body) {
+			if key, _, ok := robotsLine([]byte(l)); !ok || !strings.EqualFold(string(key), "user-agent") {
+				rules = append(rules, l)
+			}
+		}
+		forward := parseRobots([]byte("user-agent: *\n"+strings.Join(rules, "\n")), DefaultUserAgent)
+		slices.Reverse(rules)
+		backward := parseRobots([]byte("user-agent: *\n"+strings.Join(rules, "\n")), DefaultUserAgent)
+		for _, p := range []string{path, "/" + path} {
+			if a, b := forward.allowed(p), backward.allowed(p); a != b {
+				t.Errorf("rules %q: allowed(%q) = %v in this order, %v reversed", rules, p, a, b)
+			}
+		}
+		if a, b := forward.crawlDelay(), backward.crawlDelay(); a != b {
+			t.Errorf("rules %q: crawlDelay() = %v in this order, %v reversed", rules, a, b)
+		}
+	})
+}
+
+// benchRobots is a robots.txt of the size and shape of a large site's.
+const benchRobots = `# robots.txt for a large site
+User-agent: Googlebot
+Disallow: /search
+Allow: /search/about
+Disallow: /sdch
+Disallow: /groups
+Disallow: /index.html?
+Disallow: /?
+Allow: /?hl=
+
+User-agent: *
+Disallow: /search
+Allow: /search/about
+Allow: /search/static
+Allow: /search/howsearchworks
+Disallow: /sdch
+Disallow: /groups
+Disallow: /index.html?
+Disallow: /?
+Allow: /?hl=
+Disallow: /?hl=*&
+Allow: /?hl=*&gws_rd=ssl$
+Disallow: /?hl=*&*&gws_rd=ssl
+Allow: /?gws_rd=ssl$
+Allow: /?pt1=true$
+Disallow: /imgres
+Disallow: /u/
+Disallow: /preferences
+Disallow: /setprefs
+Disallow: /default
+Disallow: /m?
+Disallow: /m/
+Allow: /m/finance
+Disallow: /wml?
+Disallow: /wml/?
+Disallow: /wml/search?
+Disallow: /xhtml?
+Disallow: /xhtml/?
+Disallow: /xhtml/search?
+Disallow: /xml?
+Disallow: /imode?
+Disallow: /imode/?
+Disallow: /imode/search?
+Disallow: /jsky?
+Disallow: /jsky/?
+Disallow: /jsky/search?
+Disallow: /pda?
+Disallow: /pda/?
+Disallow: /pda/search?
+Disallow: /sprint_xhtml
+Disallow: /sprint_wml
+Disallow: /pqa
+Disallow: /palm
+Disallow: /gwt/
+Disallow: /purchases
+Disallow: /local?
+Disallow: /local_url
+Disallow: /shihui?
+Disallow: /shihui/
+Disallow: /products?
+Disallow: /product_
+Disallow: /products_
+Disallow: /products;
+Disallow: /print
+Disallow: /books/
+Allow: /books/about
+Disallow: /*.pdf$
+Disallow: /*?sessionid=
+Crawl-delay: 1
+
+Sitemap: https://www.example.com/sitemap.xml
+`
+
+func BenchmarkRobotsAllowed(b *testing.B) {
+	r := parseRobots([]byte(benchRobots), DefaultUserAgent)
+	paths := []string{
+		"/",
+		"/search/about/team",
+		"/articles/2024/05/some-long-article-title-with-words?utm_source=x&utm_medium=y",
+		"/books/about",
+		"/docs/manual.pdf",
+		"/%7Euser/caf%C3%A9/index.html",
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		r.allowed(paths[i%len(paths)])
+		i++
+	}
+}
+
+func BenchmarkParseRobots(b *testing.B) {
+	b.SetBytes(int64(len(benchRobots)))
+	b.ReportAllocs()
+	for b.Loop() {
+		parseRobots([]byte(benchRobots), DefaultUserAgent)
+	}
+}
