@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 			return a
 		},
 	}))
-	prog := newProgress(len(cfg.roots))
+	prog := newProgress(len(cfg.roots), cfg.sitemaps)
 	var text textReport
 	var lines *jsonLines
 	if cfg.format == "jsonl" {
@@ -187,8 +187,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 	if err != nil && !interrupted {
 		return fail("%v", err)
 	}
-	if interrupted {
+	switch {
+	case interrupted:
 		fmt.Fprintln(stderr, "crawl: interrupted; the report shows what was done")
+	case stats.Budget != "":
+		fmt.Fprintf(stderr, "crawl: stopped by -%s; Todo counts the URLs left\n", stats.Budget)
 	}
 
 	if lines != nil {

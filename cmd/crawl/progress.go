@@ -60,10 +60,12 @@ func (s *statusLine) show(line string) {
 // The package has no live view of its queue, so queued is derived: the URLs
 // known to be queued are the roots plus every Result's NumNewURLs; those not
 // yet finished nor in flight are queued. A redirect's target is queued too
-// when it is new, and no Result says whether it was, so once a redirect has
-// been seen the figure is a lower bound and is shown as such.
+// when it is new, and no Result says whether it was; so are sitemaps found
+// in robots.txt. Once a redirect has been seen, or with sitemaps, the
+// figure is a lower bound and is shown as such.
 type progress struct {
-	start time.Time
+	start    time.Time
+	sitemaps bool
 
 	mu        sync.Mutex
 	known     int // roots plus NumNewURLs
@@ -73,12 +75,13 @@ type progress struct {
 	inFlight  map[string]struct{} // URLs whose request has started
 }
 
-func newProgress(roots int) *progress {
-	return &progress{start: time.Now(), known: roots, inFlight: map[string]struct{}{}}
+func newProgress(roots int, sitemaps bool) *progress {
+	return &progress{start: time.Now(), sitemaps: sitemaps, known: roots, inFlight: map[string]struct{}{}}
 }
 
-// request is the request hook: the URL is in flight until its Result. A
-// retry's request is the same URL again.
+// request is the request hook: the URL is in flight until its Result, also
+// while it waits to be retried. A retry's request is the same URL again.
+// robots.txt requests do not reach the hook.
 func (p *progress) request(req *http.Request) error {
 	p.mu.Lock()
 	p.inFlight[req.URL.String()] = struct{}{}
@@ -114,7 +117,7 @@ func (p *progress) line(now time.Time) string {
 	elapsed := now.Sub(p.start)
 	queued := max(0, p.known-p.done-len(p.inFlight))
 	atLeast := ""
-	if p.redirects > 0 {
+	if p.redirects > 0 || p.sitemaps {
 		atLeast = "≥"
 	}
 	rate := 0.0

@@ -49,36 +49,51 @@ func TestDemo(t *testing.T) {
 	if len(want) < 200 {
 		t.Fatalf("the demo site links %d paths, want a few hundred", len(want))
 	}
-
-	r := runCrawl(t, "-demo", "-demo_latency", "0", "-format", "jsonl")
-	if r.code != 0 {
-		t.Fatalf("crawl -demo: exit %d, want 0; stderr %q", r.code, r.stderr)
-	}
-	results, summary := parseJSONLines(t, r.stdout)
-	var got []string
-	kinds := map[string]int{}
-	for _, res := range results {
-		u, err := url.Parse(res.URL)
-		if err != nil || u.Hostname() != "127.0.0.1" {
-			t.Errorf("result for %q: not on the loopback demo site", res.URL)
-			continue
-		}
-		got = append(got, u.Path)
-		kinds[res.Kind]++
-		if res.Kind == "fail" && u.Path != "/private/" {
-			t.Errorf("%s failed: %s", res.URL, res.Error)
-		}
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("crawl -demo fetched %d paths, want the %d the site links:\ngot  %q\nwant %q", len(got), len(want), got, want)
-	}
-	if summary.Done != len(want) || summary.Todo != 0 {
-		t.Errorf("summary done %d, todo %d; want %d and 0", summary.Done, summary.Todo, len(want))
-	}
-	// What the demo is there to show.
-	if kinds["redirect"] != 6 || kinds["other"] != 2 || kinds["error"] != 1 {
-		t.Errorf("kinds %v, want 6 redirects, 2 other (image, feed), 1 error (the 404)", kinds)
+	for _, tt := range []struct {
+		robots      string
+		privateKind string // robots.txt disallows /private/
+	}{
+		{"true", "fail"},
+		{"false", "html"},
+	} {
+		t.Run("robots="+tt.robots, func(t *testing.T) {
+			r := runCrawl(t, "-demo", "-demo_latency", "0", "-format", "jsonl", "-robots="+tt.robots)
+			if r.code != 0 {
+				t.Fatalf("crawl -demo: exit %d, want 0; stderr %q", r.code, r.stderr)
+			}
+			results, summary := parseJSONLines(t, r.stdout)
+			var got []string
+			kinds := map[string]int{}
+			for _, res := range results {
+				u, err := url.Parse(res.URL)
+				if err != nil || u.Hostname() != "127.0.0.1" {
+					t.Errorf("result for %q: not on the loopback demo site", res.URL)
+					continue
+				}
+				got = append(got, u.Path)
+				if u.Path == "/private/" {
+					if res.Kind != tt.privateKind {
+						t.Errorf("/private/ with -robots=%s: kind %s, want %s", tt.robots, res.Kind, tt.privateKind)
+					}
+					continue
+				}
+				kinds[res.Kind]++
+				if res.Kind == "fail" {
+					t.Errorf("%s failed: %s", res.URL, res.Error)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("crawl -demo fetched %d paths, want the %d the site links:\ngot  %q\nwant %q", len(got), len(want), got, want)
+			}
+			if summary.Done != len(want) || summary.Todo != 0 {
+				t.Errorf("summary done %d, todo %d; want %d and 0", summary.Done, summary.Todo, len(want))
+			}
+			// What the demo is there to show, besides /private/.
+			if kinds["redirect"] != 6 || kinds["other"] != 2 || kinds["error"] != 1 || kinds["html"] != len(want)-10 {
+				t.Errorf("kinds %v, want 6 redirects, 2 other (image, feed), 1 error (the 404), the rest html", kinds)
+			}
+		})
 	}
 }
 
