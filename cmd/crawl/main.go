@@ -44,7 +44,8 @@ func main() {
 		signal.Stop(sigs)
 		cancel(signalCause{s})
 	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr)))
+	ttys := terminals{stdout: isTerminal(os.Stdout), stderr: isTerminal(os.Stderr)}
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, ttys))
 }
 
 // signalCause is the cause of the context main cancels on a signal.
@@ -65,10 +66,13 @@ func interruptedCode(ctx context.Context) int {
 	return 128 + int(syscall.SIGINT)
 }
 
+// terminals says which of stdout and stderr are terminals.
+type terminals struct{ stdout, stderr bool }
+
 // run is the command: it crawls as args say and returns the exit status.
-// Cancelling ctx stops the crawl, which then reports what was done. tty
-// says whether stderr is a terminal, where the progress line goes.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
+// Cancelling ctx stops the crawl, which then reports what was done. The
+// progress line goes to stderr when ttys says it is a terminal.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys terminals) int {
 	fail := func(format string, a ...any) int {
 		// One line: an error joined from several has a line each.
 		msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", "; ")
@@ -133,9 +137,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 	}))
 	prog := newProgress(len(cfg.roots), cfg.sitemaps)
 	var text textReport
+	showLine := ttys.stderr && !cfg.quiet
 	var lines *jsonLines
 	if cfg.format == "jsonl" {
-		lines = newJSONLines(out)
+		w := out
+		if outFile == nil && ttys.stdout && showLine {
+			// Both on one screen: a JSON line must not land on the
+			// progress line.
+			w = status.above(out)
+		}
+		lines = newJSONLines(w)
 	}
 	opts := []crawl.Option{
 		crawl.WithWorkers(cfg.workers),
@@ -178,14 +189,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 	}
 
 	stopProgress := func() {}
-	if tty && !cfg.quiet {
+	if showLine {
 		stopProgress = showProgress(status, prog)
 	}
 	stats, err := c.Run(ctx, cfg.roots...)
 	stopProgress()
 	interrupted := err != nil && ctx.Err() != nil
-	if err != nil && !interrupted {
+	switch {
+	case err != nil && !interrupted:
 		return fail("%v", err)
+	case stats == nil:
+		// Interrupted before the crawl began: nothing to report.
+		fmt.Fprintln(stderr, "crawl: interrupted")
+		return interruptedCode(ctx)
 	}
 	switch {
 	case interrupted:

@@ -33,18 +33,32 @@ type statusLine struct {
 const clearEOL = "\x1b[K"
 
 // Write writes a log record (slog writes one record per call).
-func (s *statusLine) Write(p []byte) (int, error) {
+func (s *statusLine) Write(p []byte) (int, error) { return s.writeAbove(s.w, p) }
+
+// writeAbove writes p to w, which shows on the same screen, with the line
+// cleared, and draws the line again after it.
+func (s *statusLine) writeAbove(w io.Writer, p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.line != "" {
 		io.WriteString(s.w, "\r"+clearEOL)
 	}
-	n, err := s.w.Write(p)
+	n, err := w.Write(p)
 	if s.line != "" {
 		io.WriteString(s.w, s.line)
 	}
 	return n, err
 }
+
+// above returns a writer to w, another file shown on the same terminal,
+// whose writes go above the line as the log's do.
+func (s *statusLine) above(w io.Writer) io.Writer {
+	return writerFunc(func(p []byte) (int, error) { return s.writeAbove(w, p) })
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // show draws line in place of the one shown; "" clears it.
 func (s *statusLine) show(line string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -306,5 +307,19 @@ func TestProgressTerminal(t *testing.T) {
 				t.Errorf("stdout %q, want the report with Done: 3", stdout.String())
 			}
 		})
+	}
+}
+
+func TestInterruptBeforeStart(t *testing.T) {
+	s := knownSite(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{s.URL}, &stdout, &stderr, terminals{})
+	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("run with a cancelled context: exit %d, stderr %q; want 130 and interrupted", code, stderr.String())
+	}
+	if n := s.requests(); n != 0 {
+		t.Errorf("the site got %d requests, want 0", n)
 	}
 }
