@@ -139,6 +139,27 @@ func newCLI(cfg *config) *cli {
 	return c
 }
 
+// options returns the crawler's options that the flags set.
+func (cfg *config) options() []crawl.Option {
+	return []crawl.Option{
+		crawl.WithWorkers(cfg.workers),
+		crawl.WithMaxRedirects(cfg.maxRedirect),
+		crawl.WithMaxTries(cfg.maxTries),
+		crawl.WithExclude(cfg.exclude...),
+		crawl.WithLenientHosts(cfg.lenient),
+		crawl.WithUserAgent(cfg.userAgent),
+		crawl.WithHostWorkers(cfg.hostWorkers),
+		crawl.WithHostDelay(cfg.hostDelay),
+		crawl.WithRobots(cfg.robots),
+		crawl.WithSitemaps(cfg.sitemaps),
+		crawl.WithMaxDepth(cfg.maxDepth),
+		crawl.WithMaxPages(cfg.maxPages),
+		crawl.WithMaxDuration(cfg.maxDuration),
+		crawl.WithMaxBodySize(cfg.maxBody),
+		crawl.WithRequestTimeout(cfg.timeout),
+	}
+}
+
 // parse parses args, flags and roots mixed as crawl.py allows; after "--"
 // every argument is a root.
 func (c *cli) parse(cfg *config, args []string) error {

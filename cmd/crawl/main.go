@@ -148,25 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 		lines = newJSONLines(w)
 	}
-	opts := []crawl.Option{
-		crawl.WithWorkers(cfg.workers),
-		crawl.WithMaxRedirects(cfg.maxRedirect),
-		crawl.WithMaxTries(cfg.maxTries),
-		crawl.WithExclude(cfg.exclude...),
-		crawl.WithLenientHosts(cfg.lenient),
-		crawl.WithLogger(logger),
-		crawl.WithUserAgent(cfg.userAgent),
-		crawl.WithHostWorkers(cfg.hostWorkers),
-		crawl.WithHostDelay(cfg.hostDelay),
-		crawl.WithRobots(cfg.robots),
-		crawl.WithSitemaps(cfg.sitemaps),
-		crawl.WithMaxDepth(cfg.maxDepth),
-		crawl.WithMaxPages(cfg.maxPages),
-		crawl.WithMaxDuration(cfg.maxDuration),
-		crawl.WithMaxBodySize(cfg.maxBody),
-		crawl.WithRequestTimeout(cfg.timeout),
-		crawl.WithRequestHook(prog.request),
-	}
+	opts := append(cfg.options(), crawl.WithLogger(logger), crawl.WithRequestHook(prog.request))
 	var graph *linkGraph
 	if graphFile != nil {
 		graph = newLinkGraph()
@@ -206,7 +188,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	switch {
 	case interrupted:
 		fmt.Fprintln(stderr, "crawl: interrupted; the report shows what was done")
-	case stats.Budget != "":
+	case stats.Budget != "" && !cfg.quiet:
 		fmt.Fprintf(stderr, "crawl: stopped by -%s; Todo counts the URLs left\n", stats.Budget)
 	}
 

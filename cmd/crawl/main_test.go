@@ -97,20 +97,29 @@ func wait(t *testing.T, cmd *exec.Cmd, stdout, stderr *bytes.Buffer, err error) 
 // site is a test site that counts the requests it gets by path.
 type site struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits map[string]int
+	mu     sync.Mutex
+	hits   map[string]int
+	agents map[string]int // requests by User-Agent
 }
 
 func newSite(t *testing.T, mux *http.ServeMux) *site {
-	s := &site{hits: map[string]int{}}
+	s := &site{hits: map[string]int{}, agents: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits[r.URL.Path]++
+		s.agents[r.UserAgent()]++
 		s.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// hitsOf returns the requests for path.
+func (s *site) hitsOf(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
 }
 
 func (s *site) requests() int {

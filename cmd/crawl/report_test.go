@@ -366,3 +366,67 @@ func TestProgressNotTerminal(t *testing.T) {
 		t.Errorf("stderr %q, want the failure of /broken logged", r.stderr)
 	}
 }
+
+// TestFlagsReachTheCrawler checks that the flags of the package's options
+// change the crawl, as the site and the results show.
+func TestFlagsReachTheCrawler(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		paths []string // the URLs with a result
+		check func(s *site, r ran, results map[string]jsonResult) string
+	}{
+		{"max_depth", []string{"-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, nil},
+		{"exclude", []string{"-exclude", "/blog/", "-exclude", `\.png$`}, []string{"/", "/about", "/old", "/missing"}, nil},
+		{"max_redirect 0", []string{"-max_redirect", "0", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if old := results["/old"]; old.Kind != "fail" || old.NextURL != s.URL+"/blog/" || old.Status != 301 {
+				return fmt.Sprintf("/old: %+v, want a failed 301 to /blog/", old)
+			}
+			return ""
+		}},
+		{"user_agent and robots", []string{"-user_agent", "tester/1.0", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if n := s.agents["tester/1.0"]; n != s.requests() || s.hitsOf("/robots.txt") != 1 {
+				return fmt.Sprintf("%d of %d requests from tester/1.0, %d for robots.txt; want all and 1", n, s.requests(), s.hitsOf("/robots.txt"))
+			}
+			return ""
+		}},
+		{"no robots", []string{"-robots=false", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if n := s.hitsOf("/robots.txt"); n != 0 {
+				return fmt.Sprintf("%d requests for robots.txt, want 0", n)
+			}
+			return ""
+		}},
+		{"max_pages", []string{"-max_pages", "1"}, []string{"/"}, func(s *site, r ran, results map[string]jsonResult) string {
+			_, summary := parseJSONLines(t, r.stdout)
+			if !strings.Contains(r.stderr, "stopped by -max_pages") || summary.Todo != 3 || summary.Budget != "max_pages" {
+				return fmt.Sprintf("stderr %q, summary %+v; want the budget named and todo 3", r.stderr, summary)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := knownSite(t)
+			args := append([]string{"-format", "jsonl", "-max_tries", "1", s.URL}, tt.args...)
+			r := runCrawl(t, args...)
+			if r.code != 0 {
+				t.Fatalf("crawl %q: exit %d, want 0; stderr %q", args, r.code, r.stderr)
+			}
+			results, _ := parseJSONLines(t, r.stdout)
+			byPath := map[string]jsonResult{}
+			for _, res := range results {
+				byPath[strings.TrimPrefix(res.URL, s.URL)] = res
+			}
+			got := slices.Sorted(maps.Keys(byPath))
+			want := slices.Sorted(slices.Values(tt.paths))
+			if !slices.Equal(got, want) {
+				t.Errorf("crawl %q: results for %q, want %q", tt.args, got, want)
+			}
+			if tt.check != nil {
+				if msg := tt.check(s, r, byPath); msg != "" {
+					t.Errorf("crawl %q: %s", tt.args, msg)
+				}
+			}
+		})
+	}
+}
