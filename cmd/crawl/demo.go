@@ -47,31 +47,38 @@ type demoRoute struct {
 	linked bool
 }
 
+// demoTopic is a column of the magazine; Titles are its articles' titles,
+// used in turn.
 type demoTopic struct {
-	Slug     string   `json:"slug"`
-	Name     string   `json:"name"`
-	Titles   []string `json:"titles"`
-	Articles []*demoArticle
+	Slug     string         `json:"slug"`
+	Name     string         `json:"name"`
+	Titles   []string       `json:"titles"`
+	Articles []*demoArticle `json:"-"`
 }
 
+// Path returns the path of the topic's page.
 func (t *demoTopic) Path() string { return "/topics/" + t.Slug + "/" }
 
 // Latest returns the topic's n newest articles, newest first.
 func (t *demoTopic) Latest(n int) []*demoArticle { return newest(t.Articles, n) }
 
+// demoIssue is an issue of the magazine, N counted from 1.
 type demoIssue struct {
 	N        int
 	Articles []*demoArticle
 }
 
+// Path returns the path of the issue's page.
 func (is *demoIssue) Path() string { return "/issues/" + strconv.Itoa(is.N) + "/" }
 
+// demoArticle is an article, in one issue and on one topic.
 type demoArticle struct {
 	Issue *demoIssue
 	Topic *demoTopic
 	Title string
 }
 
+// Path returns the path of the article's page, under its issue's.
 func (a *demoArticle) Path() string { return a.Issue.Path() + a.Topic.Slug }
 
 // demoPage is what a page template gets: the site, the page's title and
