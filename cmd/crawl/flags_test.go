@@ -93,7 +93,7 @@ func TestProgressLine(t *testing.T) {
 		p.request(r)
 	}
 	req("http://a.example/")
-	if got, want := p.line(start), "crawl: 0 done, 0 queued, 1 in flight, 0 errors, 0 pages/s, 0.0s"; got != want {
+	if got, want := p.line(start), "0 done, 0 queued, 1 in flight, 0 errors, 0 pages/s, 0.0s"; got != want {
 		t.Errorf("at the start: got %q, want %q", got, want)
 	}
 	p.result(&crawl.Result{URL: "http://a.example/", Status: 200, NumNewURLs: 5})
@@ -101,11 +101,11 @@ func TestProgressLine(t *testing.T) {
 	req("http://a.example/1") // a retry
 	req("http://a.example/2")
 	p.result(&crawl.Result{URL: "http://a.example/2", Status: 404})
-	if got, want := p.line(start.Add(2*time.Second)), "crawl: 2 done, 3 queued, 1 in flight, 1 error, 1 pages/s, 2.0s"; got != want {
+	if got, want := p.line(start.Add(2*time.Second)), "2 done, 3 queued, 1 in flight, 1 error, 1 pages/s, 2.0s"; got != want {
 		t.Errorf("after two results: got %q, want %q", got, want)
 	}
 	p.result(&crawl.Result{URL: "http://a.example/1", Status: 301, NextURL: "http://a.example/9"})
-	if got, want := p.line(start.Add(3*time.Second)), "crawl: 3 done, ≥3 queued, 0 in flight, 1 error, 1 pages/s, 3.0s"; got != want {
+	if got, want := p.line(start.Add(3*time.Second)), "3 done, ≥3 queued, 0 in flight, 1 error, 1 pages/s, 3.0s"; got != want {
 		t.Errorf("after a redirect: got %q, want %q", got, want)
 	}
 }

@@ -142,7 +142,7 @@ func (p *progress) line(now time.Time) string {
 	if p.errors == 1 {
 		errs = "error"
 	}
-	return fmt.Sprintf("crawl: %d done, %s%d queued, %d in flight, %d %s, %.0f pages/s, %.1fs",
+	return fmt.Sprintf("%d done, %s%d queued, %d in flight, %d %s, %.0f pages/s, %.1fs",
 		p.done, atLeast, queued, len(p.inFlight), p.errors, errs, rate, elapsed.Seconds())
 }
 

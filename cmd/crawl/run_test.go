@@ -179,7 +179,7 @@ func TestInterrupt(t *testing.T) {
 }
 
 // frameRE matches one drawing of the progress line.
-var frameRE = regexp.MustCompile(`\rcrawl: (\d+) done, ≥?(\d+) queued, (\d+) in flight, \d+ errors?, \d+ pages/s, \d+\.\ds\x1b\[K`)
+var frameRE = regexp.MustCompile(`\r(\d+) done, ≥?(\d+) queued, (\d+) in flight, \d+ errors?, \d+ pages/s, \d+\.\ds\x1b\[K`)
 
 // ptyOutput collects what is written to a pseudo-terminal.
 type ptyOutput struct {
