@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"sync"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl/crawltest"
 )
 
 // crawlBin is the command, built once by TestMain, with the race detector
@@ -94,40 +95,25 @@ func wait(t *testing.T, cmd *exec.Cmd, stdout, stderr *bytes.Buffer, err error) 
 	return ran{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
 }
 
-// site is a test site that counts the requests it gets by path.
+// site is a fake site of package crawltest, which records what it is sent,
+// with its base URL, which the report's lines start with.
 type site struct {
-	*httptest.Server
-	mu     sync.Mutex
-	hits   map[string]int
-	agents map[string]int // requests by User-Agent
+	*crawltest.Site
+	base string // "http://127.0.0.1:PORT"
 }
 
-func newSite(t *testing.T, mux *http.ServeMux) *site {
-	s := &site{hits: map[string]int{}, agents: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		s.agents[r.UserAgent()]++
-		s.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
+func startSite(t *testing.T) *site {
+	s := crawltest.Start(t)
+	return &site{Site: s, base: strings.TrimSuffix(s.URL("/"), "/")}
 }
 
-// hitsOf returns the requests for path.
-func (s *site) hitsOf(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
-}
-
-func (s *site) requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// agent returns how many requests the site got with the User-Agent ua.
+func (s *site) agent(ua string) int {
 	n := 0
-	for _, v := range s.hits {
-		n += v
+	for _, r := range s.Requests() {
+		if r.Header.Get("User-Agent") == ua {
+			n++
+		}
 	}
 	return n
 }
@@ -146,34 +132,22 @@ const (
 // knownSite serves the known site: four pages, a redirect, an image, a 404,
 // a link to another host and a URL whose connection breaks.
 func knownSite(t *testing.T) *site {
-	mux := http.NewServeMux()
-	page := func(body string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, body)
-		}
-	}
-	mux.HandleFunc("GET /{$}", page(homeBody))
-	mux.HandleFunc("GET /about", page(aboutBody))
-	mux.HandleFunc("GET /blog/{$}", page(blogBody))
-	mux.HandleFunc("GET /blog/first", page(firstBody))
-	mux.HandleFunc("GET /logo.png", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		fmt.Fprint(w, logoBody)
-	})
-	mux.HandleFunc("GET /missing", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprint(w, goneBody)
-	})
-	mux.Handle("GET /old", http.RedirectHandler("/blog/", http.StatusMovedPermanently))
-	mux.HandleFunc("GET /broken", func(w http.ResponseWriter, r *http.Request) {
+	s := startSite(t)
+	html := "text/html; charset=utf-8"
+	s.Body("/", html, homeBody)
+	s.Body("/about", html, aboutBody)
+	s.Body("/blog/", html, blogBody)
+	s.Body("/blog/first", html, firstBody)
+	s.Body("/logo.png", "image/png", logoBody)
+	s.Body("/missing", "text/plain; charset=utf-8", goneBody).Status(http.StatusNotFound)
+	s.Redirect("/old", http.StatusMovedPermanently, "/blog/")
+	s.Handle("/broken", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			conn.Close() // no response at all: a network failure
 		}
-	})
-	return newSite(t, mux)
+	}))
+	return s
 }
 
 // knownLines returns the report's lines for the URLs of the known site at

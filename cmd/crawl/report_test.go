@@ -22,25 +22,25 @@ func TestBadStart(t *testing.T) {
 		args []string
 		want string // in the one line on stderr
 	}{
-		{"workers zero", []string{"-max_tasks", "0", s.URL}, `-max_tasks: must be at least 1`},
-		{"alias not a number", []string{"-workers", "many", s.URL}, `-workers: not an integer`},
-		{"negative redirects", []string{"-max_redirect", "-1", s.URL}, `-max_redirect: must be at least 0`},
-		{"tries zero", []string{"-max_tries=0", s.URL}, `-max_tries: must be at least 1`},
-		{"bad regexp", []string{"-exclude", "(", s.URL}, `-exclude: error parsing regexp`},
-		{"timeout zero", []string{"-timeout", "0", s.URL}, `-timeout: must be positive`},
-		{"negative delay", []string{"-host_delay", "-1s", s.URL}, `-host_delay: must not be negative`},
-		{"delay not a duration", []string{"-host_delay", "5", s.URL}, `-host_delay: not a duration`},
-		{"body size", []string{"-max_body", "ten", s.URL}, `-max_body: not a size`},
-		{"host workers", []string{"-host_workers", "0", s.URL}, `-host_workers: must be at least 1`},
-		{"depth", []string{"-max_depth", "-2", s.URL}, `-max_depth: must be at least 0`},
-		{"format", []string{"-format", "xml", s.URL}, `-format: must be one of text, jsonl`},
-		{"empty user agent", []string{"-user_agent", "", s.URL}, `-user_agent: must not be empty`},
-		{"unknown flag", []string{"-bogus", s.URL}, `flag provided but not defined: -bogus`},
+		{"workers zero", []string{"-max_tasks", "0", s.base}, `-max_tasks: must be at least 1`},
+		{"alias not a number", []string{"-workers", "many", s.base}, `-workers: not an integer`},
+		{"negative redirects", []string{"-max_redirect", "-1", s.base}, `-max_redirect: must be at least 0`},
+		{"tries zero", []string{"-max_tries=0", s.base}, `-max_tries: must be at least 1`},
+		{"bad regexp", []string{"-exclude", "(", s.base}, `-exclude: error parsing regexp`},
+		{"timeout zero", []string{"-timeout", "0", s.base}, `-timeout: must be positive`},
+		{"negative delay", []string{"-host_delay", "-1s", s.base}, `-host_delay: must not be negative`},
+		{"delay not a duration", []string{"-host_delay", "5", s.base}, `-host_delay: not a duration`},
+		{"body size", []string{"-max_body", "ten", s.base}, `-max_body: not a size`},
+		{"host workers", []string{"-host_workers", "0", s.base}, `-host_workers: must be at least 1`},
+		{"depth", []string{"-max_depth", "-2", s.base}, `-max_depth: must be at least 0`},
+		{"format", []string{"-format", "xml", s.base}, `-format: must be one of text, jsonl`},
+		{"empty user agent", []string{"-user_agent", "", s.base}, `-user_agent: must not be empty`},
+		{"unknown flag", []string{"-bogus", s.base}, `flag provided but not defined: -bogus`},
 		{"bad root scheme", []string{"ftp://example.com/"}, `scheme "ftp": not an absolute http(s) URL`},
-		{"bad root among good", []string{s.URL, "http://"}, `root "http://"`},
+		{"bad root among good", []string{s.base, "http://"}, `root "http://"`},
 		{"no root", nil, `no root URL`},
-		{"demo with root", []string{"-demo", s.URL}, `-demo crawls the demo site`},
-		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir"), s.URL}, `-o: open`},
+		{"demo with root", []string{"-demo", s.base}, `-demo crawls the demo site`},
+		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir"), s.base}, `-o: open`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestBadStart(t *testing.T) {
 			}
 		})
 	}
-	if n := s.requests(); n != 0 {
+	if n := s.Total(); n != 0 {
 		t.Errorf("the site got %d requests from commands that could not start, want 0", n)
 	}
 }
@@ -136,8 +136,8 @@ func TestReport(t *testing.T) {
 		args []string
 		file string // where the report goes; "" for stdout
 	}{
-		{"stdout", []string{"-max_tries", "1", "-workers", "3", s.URL}, ""},
-		{"flags after the root, -o", []string{s.URL, "-o", out, "-max_tries", "1", "-workers", "3"}, out},
+		{"stdout", []string{"-max_tries", "1", "-workers", "3", s.base}, ""},
+		{"flags after the root, -o", []string{s.base, "-o", out, "-max_tries", "1", "-workers", "3"}, out},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCrawl(t, tt.args...)
@@ -157,13 +157,13 @@ func TestReport(t *testing.T) {
 			}
 			urls, finished, counters, todo, done := splitReport(t, report)
 
-			broken := s.URL + "/broken error "
+			broken := s.base + "/broken error "
 			if i := slices.IndexFunc(urls, func(l string) bool { return strings.HasPrefix(l, broken) }); i < 0 {
 				t.Errorf("no line starting %q in\n%s", broken, report)
 			} else {
 				urls = slices.Delete(urls, i, i+1)
 			}
-			if want := knownLines(s.URL); !slices.Equal(urls, want) {
+			if want := knownLines(s.base); !slices.Equal(urls, want) {
 				t.Errorf("URL lines:\n%s\nwant:\n%s", strings.Join(urls, "\n"), strings.Join(want, "\n"))
 			}
 			if !regexp.MustCompile(`^Finished 8 urls in \d+\.\d{3} secs \(max_tasks=3\) \(\d+\.\d{3} urls/sec/task\)$`).MatchString(finished) {
@@ -198,7 +198,7 @@ func TestReport(t *testing.T) {
 
 func TestJSONLines(t *testing.T) {
 	s := knownSite(t)
-	r := runCrawl(t, "-format", "jsonl", "-max_tries", "1", "-q", s.URL)
+	r := runCrawl(t, "-format", "jsonl", "-max_tries", "1", "-q", s.base)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
 	}
@@ -237,7 +237,7 @@ func TestJSONLines(t *testing.T) {
 
 	byURL := map[string]jsonResult{}
 	for _, res := range results {
-		byURL[strings.TrimPrefix(res.URL, s.URL)] = res
+		byURL[strings.TrimPrefix(res.URL, s.base)] = res
 	}
 	want := map[string]struct {
 		kind, next string
@@ -252,7 +252,7 @@ func TestJSONLines(t *testing.T) {
 		"/blog/first": {"html", "", 200, len(firstBody), 0, 0, 2},
 		"/logo.png":   {"other", "", 200, len(logoBody), 0, 0, 2},
 		"/missing":    {"error", "", 404, len(goneBody), 0, 0, 2},
-		"/old":        {"redirect", s.URL + "/blog/", 301, 0, 0, 0, 1},
+		"/old":        {"redirect", s.base + "/blog/", 301, 0, 0, 0, 1},
 		"/broken":     {"fail", "", 0, 0, 0, 0, 2},
 	}
 	if len(results) != len(want) {
@@ -294,7 +294,7 @@ func TestGraph(t *testing.T) {
 	dot := filepath.Join(t.TempDir(), "site.dot")
 	// /missing is excluded: its link is left out of the graph, as links
 	// to every URL of the site that was not crawled are.
-	r := runCrawl(t, "-graph", dot, "-max_tries", "1", "-q", "-exclude", "/missing$", s.URL)
+	r := runCrawl(t, "-graph", dot, "-max_tries", "1", "-q", "-exclude", "/missing$", s.base)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
 	}
@@ -314,7 +314,7 @@ func TestGraph(t *testing.T) {
 			}
 			continue
 		}
-		e := strings.TrimPrefix(m[1], s.URL) + " -> " + strings.TrimPrefix(m[2], s.URL)
+		e := strings.TrimPrefix(m[1], s.base) + " -> " + strings.TrimPrefix(m[2], s.base)
 		if strings.Contains(m[3], "dashed") {
 			redirects = append(redirects, e)
 		} else {
@@ -336,7 +336,7 @@ func TestGraph(t *testing.T) {
 	}
 	// Every node an edge names is declared, the crawled ones with a fill
 	// colour and the one on another host as not crawled.
-	for _, n := range []string{s.URL + "/", s.URL + "/broken", s.URL + "/logo.png"} {
+	for _, n := range []string{s.base + "/", s.base + "/broken", s.base + "/logo.png"} {
 		if !regexp.MustCompile(`(?m)^\t` + regexp.QuoteMeta(dotQuote(n)) + ` \[.*fillcolor=`).Match(b) {
 			t.Errorf("node %s not declared with a colour in\n%s", n, b)
 		}
@@ -345,14 +345,14 @@ func TestGraph(t *testing.T) {
 		t.Errorf("the other host's page is not a dashed node in\n%s", b)
 	}
 	if !strings.Contains(string(b), "\t// 1 left out: links to URLs of the crawled hosts that got no result.\n") ||
-		strings.Contains(string(b), s.URL+"/missing") {
+		strings.Contains(string(b), s.base+"/missing") {
 		t.Errorf("graph does not leave out the excluded /missing, and say so:\n%s", b)
 	}
 }
 
 func TestProgressNotTerminal(t *testing.T) {
 	s := knownSite(t)
-	r := runCrawl(t, "-max_tries", "1", s.URL)
+	r := runCrawl(t, "-max_tries", "1", s.base)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
 	}
@@ -362,7 +362,7 @@ func TestProgressNotTerminal(t *testing.T) {
 		}
 	}
 	// What stderr does get is the log: the broken URL's failure.
-	if !strings.Contains(r.stderr, "level=WARN") || !strings.Contains(r.stderr, s.URL+"/broken") {
+	if !strings.Contains(r.stderr, "level=WARN") || !strings.Contains(r.stderr, s.base+"/broken") {
 		t.Errorf("stderr %q, want the failure of /broken logged", r.stderr)
 	}
 }
@@ -379,19 +379,19 @@ func TestFlagsReachTheCrawler(t *testing.T) {
 		{"max_depth", []string{"-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, nil},
 		{"exclude", []string{"-exclude", "/blog/", "-exclude", `\.png$`}, []string{"/", "/about", "/old", "/missing"}, nil},
 		{"max_redirect 0", []string{"-max_redirect", "0", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
-			if old := results["/old"]; old.Kind != "fail" || old.NextURL != s.URL+"/blog/" || old.Status != 301 {
+			if old := results["/old"]; old.Kind != "fail" || old.NextURL != s.base+"/blog/" || old.Status != 301 {
 				return fmt.Sprintf("/old: %+v, want a failed 301 to /blog/", old)
 			}
 			return ""
 		}},
 		{"user_agent and robots", []string{"-user_agent", "tester/1.0", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
-			if n := s.agents["tester/1.0"]; n != s.requests() || s.hitsOf("/robots.txt") != 1 {
-				return fmt.Sprintf("%d of %d requests from tester/1.0, %d for robots.txt; want all and 1", n, s.requests(), s.hitsOf("/robots.txt"))
+			if n := s.agent("tester/1.0"); n != s.Total() || s.Count("/robots.txt") != 1 {
+				return fmt.Sprintf("%d of %d requests from tester/1.0, %d for robots.txt; want all and 1", n, s.Total(), s.Count("/robots.txt"))
 			}
 			return ""
 		}},
 		{"no robots", []string{"-robots=false", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
-			if n := s.hitsOf("/robots.txt"); n != 0 {
+			if n := s.Count("/robots.txt"); n != 0 {
 				return fmt.Sprintf("%d requests for robots.txt, want 0", n)
 			}
 			return ""
@@ -407,7 +407,7 @@ func TestFlagsReachTheCrawler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := knownSite(t)
-			args := append([]string{"-format", "jsonl", "-max_tries", "1", s.URL}, tt.args...)
+			args := append([]string{"-format", "jsonl", "-max_tries", "1", s.base}, tt.args...)
 			r := runCrawl(t, args...)
 			if r.code != 0 {
 				t.Fatalf("crawl %q: exit %d, want 0; stderr %q", args, r.code, r.stderr)
@@ -415,7 +415,7 @@ func TestFlagsReachTheCrawler(t *testing.T) {
 			results, _ := parseJSONLines(t, r.stdout)
 			byPath := map[string]jsonResult{}
 			for _, res := range results {
-				byPath[strings.TrimPrefix(res.URL, s.URL)] = res
+				byPath[strings.TrimPrefix(res.URL, s.base)] = res
 			}
 			got := slices.Sorted(maps.Keys(byPath))
 			want := slices.Sorted(slices.Values(tt.paths))

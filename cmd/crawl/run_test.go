@@ -102,18 +102,17 @@ func TestDemo(t *testing.T) {
 // only when its request is cancelled. Each page request is sent on hits.
 func slowSite(t *testing.T, n int) (*site, <-chan string) {
 	hits := make(chan string, n)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		for i := range n {
-			fmt.Fprintf(w, "<a href=\"/p/%d\">%d</a>\n", i, i)
-		}
-	})
-	mux.HandleFunc("GET /p/{n}", func(w http.ResponseWriter, r *http.Request) {
+	s := startSite(t)
+	var links []string
+	for i := range n {
+		links = append(links, fmt.Sprintf("/p/%d", i))
+	}
+	s.Page("/", links...)
+	s.Handle("/p/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits <- r.URL.Path
 		<-r.Context().Done()
-	})
-	return newSite(t, mux), hits
+	}))
+	return s, hits
 }
 
 func TestInterrupt(t *testing.T) {
@@ -128,7 +127,7 @@ func TestInterrupt(t *testing.T) {
 	} {
 		t.Run(tt.sig.String(), func(t *testing.T) {
 			s, hits := slowSite(t, pages)
-			cmd := crawlCmd(t, "-workers", "2", "-format", tt.format, s.URL)
+			cmd := crawlCmd(t, "-workers", "2", "-format", tt.format, s.base)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
@@ -160,14 +159,14 @@ func TestInterrupt(t *testing.T) {
 				done, todo = summary.Done, summary.Todo
 			} else {
 				urls, finished, _, todoS, doneS := splitReport(t, r.stdout)
-				root := regexp.MustCompile(`^` + regexp.QuoteMeta(s.URL) + `/ 200 text/html utf-8 \d+ 50/50$`)
+				root := regexp.MustCompile(`^` + regexp.QuoteMeta(s.base) + `/ 200 text/html utf-8 \d+ 50/50$`)
 				if finished == "" || !slices.ContainsFunc(urls, root.MatchString) {
 					t.Errorf("report:\n%s\nwant the root's line, 50/50 links, and a Finished line", r.stdout)
 				}
 				done, _ = strconv.Atoi(doneS)
 				todo, _ = strconv.Atoi(todoS)
 			}
-			requested := s.requests()
+			requested := s.Total()
 			if done < 1 || todo < 1 || done+todo > pages+1 {
 				t.Errorf("Done %d, Todo %d; want the root done and pages left, %d URLs at most", done, todo, pages+1)
 			}
@@ -237,13 +236,10 @@ func TestProgressTerminal(t *testing.T) {
 			// lasts until the test has seen the line redrawn.
 			release := make(chan struct{})
 			started := make(chan struct{}, 1)
-			mux := http.NewServeMux()
-			mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/html")
-				fmt.Fprint(w, `<a href="/slow">slow</a> <a href="/fast">fast</a>`)
-			})
-			mux.HandleFunc("GET /fast", func(w http.ResponseWriter, r *http.Request) {})
-			mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
+			s := startSite(t)
+			s.Page("/", "/slow", "/fast")
+			s.Page("/fast")
+			s.Handle("/slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				started <- struct{}{}
 				select {
 				case <-release:
@@ -251,15 +247,14 @@ func TestProgressTerminal(t *testing.T) {
 				}
 				w.Header().Set("Content-Type", "text/html")
 				fmt.Fprint(w, "done")
-			})
-			s := newSite(t, mux)
+			}))
 
 			ptmx, tty, err := pty.Open()
 			if err != nil {
 				t.Skipf("no pseudo-terminal: %v", err)
 			}
 			defer ptmx.Close()
-			args := []string{s.URL}
+			args := []string{s.base}
 			if quiet {
 				args = append(args, "-q")
 			}
@@ -315,11 +310,11 @@ func TestInterruptBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{s.URL}, &stdout, &stderr, terminals{})
+	code := run(ctx, []string{s.base}, &stdout, &stderr, terminals{})
 	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("run with a cancelled context: exit %d, stderr %q; want 130 and interrupted", code, stderr.String())
 	}
-	if n := s.requests(); n != 0 {
+	if n := s.Total(); n != 0 {
 		t.Errorf("the site got %d requests, want 0", n)
 	}
 }
