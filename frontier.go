@@ -115,9 +115,11 @@ type host struct {
 	delay    time.Duration // between request starts
 	gate     gateState
 	allow    func(string) error
-	inReady  bool
-	heapIdx  int       // index in timers, -1 when not there
-	wake     time.Time // key in timers
+	// robotsTries counts the attempts at its robots.txt so far.
+	robotsTries int
+	inReady     bool
+	heapIdx     int       // index in timers, -1 when not there
+	wake        time.Time // key in timers
 }
 
 // memFrontier keeps the frontier in memory. Hosts that may be sent a
@@ -175,9 +177,9 @@ func newMemFrontier(cfg *config) *memFrontier {
 
 func (f *memFrontier) push(ctx context.Context, ts ...task) (int, error) {
 	added := 0
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now() // after the lock: a delay counts from the real dispatch
 	var h *host
 	for _, t := range ts {
 		if _, ok := f.seen[t.url]; ok {
@@ -287,13 +289,14 @@ func (f *memFrontier) removeWaiter(w *popper) bool {
 }
 
 func (f *memFrontier) retry(t task) {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	h := f.host(hostKey(t.url))
 	h.inflight--
 	if t.kind == kindRobots {
 		h.gate = gateRobots
+		h.robotsTries = t.tries
 		if t.at.After(h.next) {
 			h.next = t.at
 		}
@@ -306,9 +309,9 @@ func (f *memFrontier) retry(t task) {
 }
 
 func (f *memFrontier) done(t task) error {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	if f.unfinished <= 0 {
 		return ErrTaskDone
 	}
@@ -323,9 +326,9 @@ func (f *memFrontier) done(t task) error {
 }
 
 func (f *memFrontier) open(t task, g gate) {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	h := f.host(hostKey(t.url))
 	h.inflight--
 	h.gate = gateOpen
@@ -341,9 +344,9 @@ func (f *memFrontier) open(t task, g gate) {
 }
 
 func (f *memFrontier) pause(url string, until time.Time) {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	h := f.host(hostKey(url))
 	if until.After(h.next) {
 		h.next = until
@@ -450,7 +453,7 @@ func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
 	if h.gate == gateRobots {
 		h.gate = gateFetching
 		f.started(h, now)
-		return task{url: h.key + "/robots.txt", kind: kindRobots}, true
+		return task{url: h.key + "/robots.txt", kind: kindRobots, tries: h.robotsTries}, true
 	}
 	// Retries whose time has come go first.
 	for i := 0; i < len(h.later); {

@@ -57,8 +57,10 @@ func (r *Result) Kind() string {
 
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
-// "too_many_redirects", "no_location", "panic", "dns", "refused", "network"
-// or "other".
+// "too_many_redirects", "no_location", "panic", "dns", "refused",
+// "disallowed", "network" or "other". A URL disallowed because its host's
+// robots.txt could not be fetched gets the kind of that failure when it is
+// one of the network kinds before "disallowed".
 func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
@@ -82,6 +84,11 @@ func FailKind(err error) string {
 		return "dns"
 	case errors.As(err, &op) && op.Op == "dial":
 		return "refused"
+	case errors.Is(err, ErrDisallowed):
+		// After the network kinds: a host whose robots.txt could not be
+		// fetched is reported by why ("refused"), as the user will want
+		// to know that the site is down.
+		return "disallowed"
 	case errors.As(err, &ne):
 		return "network"
 	default:
