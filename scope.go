@@ -79,7 +79,7 @@ func normalize(u *url.URL) {
 	// Only URLs with a host are crawled, and their paths start with "/",
 	// clear of url.URL's special cases for relative paths such as "*".
 	if u.RawPath != "" && u.Host != "" {
-		u.RawPath = normalizePercent(u.RawPath)
+		u.RawPath = normalizePercent(escapeRawPath(u.RawPath))
 		if u.RawPath == (&url.URL{Path: u.Path}).EscapedPath() {
 			u.RawPath = ""
 		}
@@ -125,6 +125,44 @@ func normalizePercent(s string) string {
 		i += 2
 	}
 	return b.String()
+}
+
+// escapeRawPath percent-encodes the bytes of a path as spelled that may not
+// stand bare in a URL (non-ASCII, space, quote), in upper-case hex. Without
+// that, net/url would drop the whole spelling for the encoding of the
+// decoded path, and an escape such as "%2F" with it: "/a%2Fb/café" would
+// become "/a/b/caf%C3%A9", another URL.
+func escapeRawPath(s string) string {
+	n := 0
+	for i := range len(s) {
+		if !isPathByte(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s) + 2*n)
+	for i := range len(s) {
+		c := s[i]
+		if isPathByte(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// isPathByte reports whether c may stand bare in a path as net/url keeps
+// it spelled: an unreserved character, a sub-delimiter, ":", "@", "/", the
+// "%" of an escape, or a bracket, which browsers leave alone.
+func isPathByte(c byte) bool {
+	return isUnreserved(c) || strings.IndexByte("!$&'()*+,;=:@/%[]", c) >= 0
 }
 
 // writeNormalEscape writes the escape "%" h1 h2, hex digits, in its
