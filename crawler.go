@@ -53,6 +53,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -120,7 +121,10 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 		}
 		rootURLs = append(rootURLs, u)
 	}
-	client, owned := c.cfg.newClient()
+	client, owned, err := c.cfg.newClient()
+	if err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
 	if owned {
 		defer client.CloseIdleConnections()
 	}
@@ -164,7 +168,7 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 			return nil
 		})
 	}
-	err := r.front.join(rctx)
+	err = r.front.join(rctx)
 	stopWorkers()
 	g.Wait()
 
@@ -361,7 +365,9 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 	}
 	// A target already seen is not queued again: two URLs redirecting to
 	// one page fetch it once.
-	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind}); err != nil {
+	cross := t.crossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
+		resp.url.Scheme == "https" && next.Scheme == "http"
+	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind, crossHost: cross}); err != nil {
 		res.Err = fmt.Errorf("fetch %s: queue redirect: %w", t.url, err)
 	}
 }

@@ -29,6 +29,9 @@ type task struct {
 	tries     int       // attempts already made
 	first     time.Time // when the first attempt started
 	at        time.Time // a retry is not started before this
+	// crossHost means a redirect chain led here from another host name,
+	// or from https to http: the request hook's credentials are not sent.
+	crossHost bool
 	// err, set by the frontier, means the URL must not be fetched
 	// (robots.txt); such a task holds no host slot.
 	err error

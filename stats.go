@@ -57,8 +57,8 @@ func (r *Result) Kind() string {
 
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
-// "too_many_redirects", "no_location", "panic", "dns", "refused", "network"
-// or "other".
+// "too_many_redirects", "no_location", "panic", "blocked", "dns", "refused",
+// "network" or "other".
 func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
@@ -74,6 +74,8 @@ func FailKind(err error) string {
 		return "no_location"
 	case errors.Is(err, ErrPanic):
 		return "panic"
+	case errors.Is(err, ErrBlockedAddress):
+		return "blocked"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
