@@ -53,8 +53,9 @@ type Page struct {
 	// was decoded from ("utf-8", "windows-1252"); empty for types that are
 	// not text.
 	Encoding string
-	// Body is the response body, decompressed, and for text types decoded
-	// to UTF-8. The crawler reuses its buffer after the call returns: copy
+	// Body is the response body, decompressed (from gzip or deflate; a
+	// body in br or zstd stays as sent, see WithMaxBodySize), and for text
+	// types decoded to UTF-8. The crawler reuses its buffer after the call returns: copy
 	// it to keep it.
 	Body []byte
 	// NoIndex and NoFollow report what the page's <meta name="robots">

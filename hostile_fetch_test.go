@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -106,6 +107,40 @@ func TestFetchCredentialsRedirect(t *testing.T) {
 		if !found {
 			t.Errorf("%s%s: not requested (requests: %v)", tc.host, tc.uri, reqs)
 		}
+	}
+}
+
+func TestFetchCredentialsDowngrade(t *testing.T) {
+	// One host name, 127.0.0.1, on two ports: https and plain http.
+	plain := newSite(t, htmlPage("<p>plain</p>"))
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<a href="/down">down</a>`)
+		case "/down":
+			http.Redirect(w, r, plain.URL+"/downgraded", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer secure.Close()
+	tr := secure.Client().Transport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true
+	_, res, err := crawlSite(t, context.Background(), []string{secure.URL + "/"},
+		crawl.WithHTTPClient(&http.Client{Transport: tr}), crawl.WithRobots(false),
+		crawl.WithRequestHook(func(r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer s3cret")
+			return nil
+		}))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if r, ok := res[plain.URL+"/downgraded"]; !ok || r.Err != nil {
+		t.Fatalf("%s/downgraded: got %+v (present %v), want a Result without Err", plain.URL, r, ok)
+	}
+	if got := plain.Header("/downgraded").Get("Authorization"); got != "" {
+		t.Errorf("Authorization after a redirect from https to http: got %q, want none", got)
 	}
 }
 
