@@ -414,12 +414,19 @@ func (r *run) extract(ctx context.Context, p *Page) (links []*url.URL, err error
 // deliver counts a Result and hands it to the result hook.
 func (r *run) deliver(res *Result) {
 	r.tally.add(res)
-	if res.Err != nil {
+	switch {
+	case res.Err == nil:
+		if r.debug {
+			// Guarded: building the record for every page would cost
+			// even when the logger discards it.
+			r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
+		}
+	case res.Tries == 0 && errors.Is(res.Err, ErrDisallowed):
+		// Obeying robots.txt is no failure; an unreachable robots.txt
+		// was logged at warn once for its host.
+		r.cfg.logger.Info("disallowed", "url", res.URL, "err", res.Err)
+	default:
 		r.cfg.logger.Warn("fetch failed", "url", res.URL, "tries", res.Tries, "err", res.Err)
-	} else if r.debug {
-		// Guarded: building the record for every page would cost even
-		// when the logger discards it.
-		r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
 	}
 	if hook := r.cfg.resultHook; hook != nil {
 		if err := protect("result hook", func() error { hook(*res); return nil }); err != nil {

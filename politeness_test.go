@@ -308,6 +308,11 @@ func TestMaxPages(t *testing.T) {
 			if stats.Todo != 1+10*50-50 {
 				t.Errorf("Todo: got %d, want %d", stats.Todo, 1+10*50-50)
 			}
+			var report strings.Builder
+			stats.WriteReport(&report)
+			if !strings.Contains(report.String(), "\nBudget: max_pages\nTodo: 451\n") {
+				t.Errorf("report does not say which budget ended the Run:\n%s", report.String())
+			}
 		})
 	}
 }

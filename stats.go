@@ -175,7 +175,8 @@ func (s *Stats) counters() map[string]int64 {
 }
 
 // WriteReport writes the summary of crawl.py's report: the Finished line,
-// the counters sorted by name, Todo, Done and the date.
+// the counters sorted by name, the budget that ended the Run if one did,
+// Todo, Done and the date.
 func (s *Stats) WriteReport(w io.Writer) error {
 	secs := s.Elapsed.Seconds()
 	speed := 0.0
@@ -192,6 +193,9 @@ func (s *Stats) WriteReport(w io.Writer) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		ew.printf("%10d %s\n", m[k], k)
+	}
+	if s.Budget != "" {
+		ew.printf("Budget: %s\n", s.Budget)
 	}
 	ew.printf("Todo: %d\n", s.Todo)
 	ew.printf("Done: %d\n", s.Done)
