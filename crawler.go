@@ -164,6 +164,12 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 			return nil
 		})
 	}
+	if f := c.cfg.progress; f != nil {
+		g.Go(func() error {
+			r.report(wctx, start, f)
+			return nil
+		})
+	}
 	err := r.front.join(rctx)
 	stopWorkers()
 	g.Wait()
@@ -179,6 +185,24 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 		err = nil
 	}
 	return stats, err
+}
+
+// report calls f with a Progress every interval until ctx is done.
+func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
+	t := time.NewTicker(r.cfg.progressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p := Progress{Stats: *r.tally.snapshot(), Queued: r.front.queued(), InFlight: r.front.inFlight()}
+		p.Elapsed = time.Since(start)
+		if err := protect("progress hook", func() error { f(p); return nil }); err != nil {
+			r.cfg.logger.Error("progress hook", "err", err)
+		}
+	}
 }
 
 // worker is the reusable state of one worker goroutine.

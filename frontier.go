@@ -77,6 +77,9 @@ type frontier interface {
 	// queued returns the number of tasks pushed and not finished, less
 	// those in flight: what is left when the Run stops early.
 	queued() int
+	// inFlight returns the number of tasks taken by pop and not yet done
+	// nor put back.
+	inFlight() int
 	// spent reports whether the page budget ended the crawl.
 	spent() bool
 }
@@ -371,6 +374,12 @@ func (f *memFrontier) queued() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.pending
+}
+
+func (f *memFrontier) inFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.unfinished - f.pending
 }
 
 func (f *memFrontier) spent() bool {

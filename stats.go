@@ -125,6 +125,17 @@ type Stats struct {
 	Elapsed time.Duration // wall time of the Run
 }
 
+// Progress is a snapshot of a Run in progress, as WithProgress reports it:
+// the Stats so far (Elapsed so far, Todo unset) and the frontier's state.
+type Progress struct {
+	Stats
+	// Queued is the number of URLs waiting to be fetched, retries
+	// included.
+	Queued int
+	// InFlight is the number of URLs being fetched by the workers.
+	InFlight int
+}
+
 // add counts r. It is not safe for concurrent use: the Run serialises it.
 func (s *Stats) add(r *Result) {
 	s.Done++
