@@ -38,12 +38,24 @@
 // retries back off and honour Retry-After; scope uses the public suffix
 // list; and hooks, filters and link extractors let a program take part.
 //
+// # Politeness
+//
+// The chapter's crawler sends max_tasks requests at once to one host. Here
+// the frontier schedules per host: at most WithHostWorkers requests in
+// flight to a host, a randomised WithHostDelay between their starts,
+// robots.txt obeyed (WithRobots, on by default, with its Crawl-delay capped
+// at 30s), and a 429 or 503 with Retry-After pausing the whole host. A URL
+// waiting for its host never holds a worker: the workers take whatever URL
+// of any host may go now, so a slow host does not slow the others. Budgets
+// (WithMaxDepth, WithMaxPages, WithMaxDuration) end a crawl early and
+// exactly.
+//
 // # Guarantees
 //
 // Every URL that enters the queue ends with exactly one Result, delivered to
-// the result hook, unless the Run is cancelled first, in which case the URLs
-// still queued are counted in Stats.Todo. Run always returns, and no
-// goroutine it started outlives it.
+// the result hook, unless the Run is cancelled or a budget ends it first, in
+// which case the URLs still queued are counted in Stats.Todo. Run always
+// returns, and no goroutine it started outlives it.
 package crawl
 
 import (
