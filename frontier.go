@@ -80,6 +80,9 @@ type frontier interface {
 	// queued returns the number of tasks pushed and not finished, less
 	// those in flight: what is left when the Run stops early.
 	queued() int
+	// inFlight returns the number of tasks taken by pop and not yet done
+	// nor put back.
+	inFlight() int
 	// spent reports whether the page budget ended the crawl.
 	spent() bool
 }
@@ -118,9 +121,11 @@ type host struct {
 	delay    time.Duration // between request starts
 	gate     gateState
 	allow    func(string) error
-	inReady  bool
-	heapIdx  int       // index in timers, -1 when not there
-	wake     time.Time // key in timers
+	// robotsTries counts the attempts at its robots.txt so far.
+	robotsTries int
+	inReady     bool
+	heapIdx     int       // index in timers, -1 when not there
+	wake        time.Time // key in timers
 }
 
 // memFrontier keeps the frontier in memory. Hosts that may be sent a
@@ -178,9 +183,9 @@ func newMemFrontier(cfg *config) *memFrontier {
 
 func (f *memFrontier) push(ctx context.Context, ts ...task) (int, error) {
 	added := 0
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now() // after the lock: a delay counts from the real dispatch
 	var h *host
 	for _, t := range ts {
 		if _, ok := f.seen[t.url]; ok {
@@ -290,13 +295,14 @@ func (f *memFrontier) removeWaiter(w *popper) bool {
 }
 
 func (f *memFrontier) retry(t task) {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	h := f.host(hostKey(t.url))
 	h.inflight--
 	if t.kind == kindRobots {
 		h.gate = gateRobots
+		h.robotsTries = t.tries
 		if t.at.After(h.next) {
 			h.next = t.at
 		}
@@ -309,9 +315,9 @@ func (f *memFrontier) retry(t task) {
 }
 
 func (f *memFrontier) done(t task) error {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	if f.unfinished <= 0 {
 		return ErrTaskDone
 	}
@@ -326,9 +332,9 @@ func (f *memFrontier) done(t task) error {
 }
 
 func (f *memFrontier) open(t task, g gate) {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	h := f.host(hostKey(t.url))
 	h.inflight--
 	h.gate = gateOpen
@@ -344,9 +350,9 @@ func (f *memFrontier) open(t task, g gate) {
 }
 
 func (f *memFrontier) pause(url string, until time.Time) {
-	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	now := time.Now()
 	h := f.host(hostKey(url))
 	if until.After(h.next) {
 		h.next = until
@@ -371,6 +377,12 @@ func (f *memFrontier) queued() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.pending
+}
+
+func (f *memFrontier) inFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.unfinished - f.pending
 }
 
 func (f *memFrontier) spent() bool {
@@ -453,7 +465,7 @@ func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
 	if h.gate == gateRobots {
 		h.gate = gateFetching
 		f.started(h, now)
-		return task{url: h.key + "/robots.txt", kind: kindRobots}, true
+		return task{url: h.key + "/robots.txt", kind: kindRobots, tries: h.robotsTries}, true
 	}
 	// Retries whose time has come go first.
 	for i := 0; i < len(h.later); {

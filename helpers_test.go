@@ -32,10 +32,19 @@ type site struct {
 	byHost   map[string]int         // by r.Host + r.URL.Path
 	inflight atomic.Int64
 	peak     atomic.Int64
-	// robots is served as /robots.txt; empty, /robots.txt is a 404. Set
-	// it before the crawl starts.
-	robots     string
-	robotsHits atomic.Int64
+	// robots is served as /robots.txt; empty, /robots.txt is a 404.
+	// robotsHandler, if set, answers /robots.txt instead. Both are set
+	// with setRobots, under mu.
+	robots        string
+	robotsHandler http.Handler
+	robotsHits    atomic.Int64
+}
+
+// setRobots sets what /robots.txt answers: body, or h if not nil.
+func (s *site) setRobots(body string, h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.robots, s.robotsHandler = body, h
 }
 
 // newSite starts a measuring server in front of h, closed at the end of the
@@ -48,11 +57,17 @@ func newSite(t testing.TB, h http.Handler) *site {
 			// Answered here, and counted apart, so that the tests of
 			// other things see only the requests of their pages.
 			s.robotsHits.Add(1)
-			if s.robots == "" {
+			s.mu.Lock()
+			body, h := s.robots, s.robotsHandler
+			s.mu.Unlock()
+			switch {
+			case h != nil:
+				h.ServeHTTP(w, r)
+			case body == "":
 				http.NotFound(w, r)
-				return
+			default:
+				fmt.Fprint(w, body)
 			}
-			fmt.Fprint(w, s.robots)
 			return
 		}
 		n := s.inflight.Add(1)

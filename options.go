@@ -88,6 +88,8 @@ type config struct {
 	requestHook    func(*http.Request) error
 	pageHook       func(*Page)
 	resultHook     func(Result)
+	progressEvery  time.Duration
+	progress       func(Progress)
 }
 
 func defaultConfig() config {
@@ -143,6 +145,9 @@ func (c *config) validate() error {
 	}
 	if c.maxDuration < 0 {
 		errs = append(errs, fmt.Errorf("WithMaxDuration(%v): must not be negative", c.maxDuration))
+	}
+	if c.progress != nil && c.progressEvery <= 0 {
+		errs = append(errs, fmt.Errorf("WithProgress(%v, f): the interval must be positive", c.progressEvery))
 	}
 	if c.userAgent == "" {
 		errs = append(errs, errors.New("WithUserAgent: empty user agent"))
@@ -385,6 +390,16 @@ func WithMaxPages(n int) Option {
 // default is 0, no limit; d must not be negative.
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxDuration = d })
+}
+
+// WithProgress sets a function called every interval while a Run goes on,
+// with a snapshot of its counters and of its frontier, for a progress
+// display. The calls come from one goroutine of the Run, one at a time, and
+// end before Run returns; the last snapshot may be up to one interval old,
+// so use the Stats that Run returns for the final figures. The default is
+// none; with f set, every must be positive.
+func WithProgress(every time.Duration, f func(Progress)) Option {
+	return optionFunc(func(c *config) { c.progressEvery, c.progress = every, f })
 }
 
 // WithBlockPrivateNetworks sets whether the crawler refuses to connect to

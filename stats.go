@@ -57,8 +57,10 @@ func (r *Result) Kind() string {
 
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
-// "too_many_redirects", "no_location", "panic", "blocked", "dns", "refused",
-// "network" or "other".
+// "too_many_redirects", "no_location", "panic", "blocked", "dns",
+// "refused", "disallowed", "network" or "other". A URL disallowed because
+// its host's robots.txt could not be fetched gets the kind of that failure
+// when it is one of the kinds before "disallowed".
 func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
@@ -84,6 +86,11 @@ func FailKind(err error) string {
 		return "dns"
 	case errors.As(err, &op) && op.Op == "dial":
 		return "refused"
+	case errors.Is(err, ErrDisallowed):
+		// After the network kinds: a host whose robots.txt could not be
+		// fetched is reported by why ("refused"), as the user will want
+		// to know that the site is down.
+		return "disallowed"
 	case errors.As(err, &ne):
 		return "network"
 	default:
@@ -118,6 +125,17 @@ type Stats struct {
 	Budget  string
 	Workers int           // the Run's WithWorkers, max_tasks in the report
 	Elapsed time.Duration // wall time of the Run
+}
+
+// Progress is a snapshot of a Run in progress, as WithProgress reports it:
+// the Stats so far (Elapsed so far, Todo unset) and the frontier's state.
+type Progress struct {
+	Stats
+	// Queued is the number of URLs waiting to be fetched, retries
+	// included.
+	Queued int
+	// InFlight is the number of URLs being fetched by the workers.
+	InFlight int
 }
 
 // add counts r. It is not safe for concurrent use: the Run serialises it.
@@ -170,7 +188,8 @@ func (s *Stats) counters() map[string]int64 {
 }
 
 // WriteReport writes the summary of crawl.py's report: the Finished line,
-// the counters sorted by name, Todo, Done and the date.
+// the counters sorted by name, the budget that ended the Run if one did,
+// Todo, Done and the date.
 func (s *Stats) WriteReport(w io.Writer) error {
 	secs := s.Elapsed.Seconds()
 	speed := 0.0
@@ -187,6 +206,9 @@ func (s *Stats) WriteReport(w io.Writer) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		ew.printf("%10d %s\n", m[k], k)
+	}
+	if s.Budget != "" {
+		ew.printf("Budget: %s\n", s.Budget)
 	}
 	ew.printf("Todo: %d\n", s.Todo)
 	ew.printf("Done: %d\n", s.Done)

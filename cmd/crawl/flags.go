@@ -1,0 +1,415 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// config is what the command line asks for.
+type config struct {
+	roots []string
+
+	// crawl.py's flags.
+	maxRedirect int
+	maxTries    int
+	workers     int
+	exclude     []string
+	lenient     bool
+	logLevel    slog.Level
+	quiet       bool // no progress line either
+
+	// The package's other options.
+	userAgent   string
+	hostWorkers int
+	hostDelay   time.Duration
+	robots      bool
+	sitemaps    bool
+	maxDepth    int
+	maxPages    int
+	maxDuration time.Duration
+	maxBody     int64
+	timeout     time.Duration
+
+	// The command's own.
+	demo        bool
+	demoLatency time.Duration
+	format      string
+	output      string
+	graph       string
+}
+
+// A flagSpec is one flag as -h shows it: its names (the first is the main
+// one, the others aliases), the name of its argument and what it does.
+type flagSpec struct {
+	names []string
+	arg   string
+	usage string
+}
+
+// flagGroup is a heading of -h and its flags, in the order they are shown.
+type flagGroup struct {
+	title string
+	flags []flagSpec
+}
+
+// cli is the command line's flag set, with the groups -h shows.
+type cli struct {
+	fs     *flag.FlagSet
+	groups []flagGroup
+}
+
+// add defines a flag under every one of its names and lists it for -h
+// under the last group begun.
+func (c *cli) add(v flag.Value, arg, usage string, names ...string) {
+	for _, n := range names {
+		c.fs.Var(v, n, usage)
+	}
+	g := &c.groups[len(c.groups)-1]
+	g.flags = append(g.flags, flagSpec{names: names, arg: arg, usage: usage})
+}
+
+func (c *cli) group(title string) { c.groups = append(c.groups, flagGroup{title: title}) }
+
+// newCLI defines the flags, their defaults in cfg.
+func newCLI(cfg *config) *cli {
+	*cfg = config{
+		maxRedirect: crawl.DefaultMaxRedirects,
+		maxTries:    crawl.DefaultMaxTries,
+		workers:     100, // crawl.py's max_tasks; the package's default is for programs
+		logLevel:    slog.LevelInfo,
+		userAgent:   crawl.DefaultUserAgent,
+		hostWorkers: crawl.DefaultHostWorkers,
+		robots:      true,
+		maxBody:     crawl.DefaultMaxBodySize,
+		timeout:     crawl.DefaultRequestTimeout,
+		demoLatency: 20 * time.Millisecond,
+		format:      "text",
+	}
+	c := &cli{fs: flag.NewFlagSet("crawl", flag.ContinueOnError)}
+	// Parse errors are printed by run, on one line, and -h by usage.
+	c.fs.SetOutput(io.Discard)
+
+	c.group("Flags of crawl.py")
+	c.add(&intFlag{p: &cfg.maxRedirect, min: 0}, "N", "follow at most N redirects in a row from one URL", "max_redirect", "redirects")
+	c.add(&intFlag{p: &cfg.maxTries, min: 1}, "N", "try each URL at most N times on network errors and 408, 429, 5xx", "max_tries", "tries")
+	c.add(&intFlag{p: &cfg.workers, min: 1}, "N", "fetch at most N URLs at once (worker goroutines)", "max_tasks", "workers")
+	c.add(&excludeFlag{p: &cfg.exclude}, "REGEX", "do not crawl links whose URL matches REGEX (RE2 syntax; may be repeated)", "exclude")
+	c.add(&funcFlag{set: func(on bool) { cfg.lenient = !on }}, "", "crawl only the roots' hosts, with or without www. (default)", "strict")
+	c.add(&funcFlag{set: func(on bool) { cfg.lenient = on }}, "", "crawl every host of the roots' registrable domains", "lenient")
+	c.add(&funcFlag{set: func(on bool) {
+		if on {
+			cfg.logLevel, cfg.quiet = slog.LevelDebug, false
+		}
+	}}, "", "log every fetch to stderr (the default logs retries and failures)", "v", "verbose")
+	c.add(&funcFlag{set: func(on bool) {
+		if on {
+			cfg.logLevel, cfg.quiet = slog.LevelError, true
+		}
+	}}, "", "log only errors, and show no progress line", "q", "quiet")
+
+	c.group("Politeness and limits")
+	c.add(&stringFlag{p: &cfg.userAgent}, "STRING", "the User-Agent header", "user_agent")
+	c.add(&intFlag{p: &cfg.hostWorkers, min: 1}, "N", "send at most N requests at once to one host", "host_workers")
+	c.add(&durationFlag{p: &cfg.hostDelay}, "DURATION", "pause about DURATION between two requests to one host", "host_delay")
+	c.add(&boolFlag{p: &cfg.robots}, "", "obey robots.txt (-robots=false to ignore it)", "robots")
+	c.add(&boolFlag{p: &cfg.sitemaps}, "", "also crawl the URLs of the roots' sitemaps", "sitemaps")
+	c.add(&intFlag{p: &cfg.maxDepth, min: 0}, "N", "follow links at most N deep from a root (0: no limit)", "max_depth")
+	c.add(&intFlag{p: &cfg.maxPages, min: 0}, "N", "stop after N URLs (0: no limit)", "max_pages")
+	c.add(&durationFlag{p: &cfg.maxDuration}, "DURATION", "stop after DURATION (0: no limit)", "max_duration")
+	c.add(&sizeFlag{p: &cfg.maxBody}, "SIZE", "read at most SIZE of a body (bytes, or with k, M, G)", "max_body")
+	c.add(&durationFlag{p: &cfg.timeout, positive: true}, "DURATION", "give up an attempt after DURATION", "timeout")
+
+	c.group("Output")
+	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
+	c.add(&stringFlag{p: &cfg.output}, "FILE", "write the report or the JSON lines to FILE instead of stdout", "o")
+	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
+
+	c.group("Demo")
+	c.add(&boolFlag{p: &cfg.demo}, "", "serve the built-in demo site on a loopback port and crawl it", "demo")
+	c.add(&durationFlag{p: &cfg.demoLatency}, "DURATION", "add DURATION to each of the demo site's responses, as a network would", "demo_latency")
+	return c
+}
+
+// options returns the crawler's options that the flags set.
+func (cfg *config) options() []crawl.Option {
+	return []crawl.Option{
+		crawl.WithWorkers(cfg.workers),
+		crawl.WithMaxRedirects(cfg.maxRedirect),
+		crawl.WithMaxTries(cfg.maxTries),
+		crawl.WithExclude(cfg.exclude...),
+		crawl.WithLenientHosts(cfg.lenient),
+		crawl.WithUserAgent(cfg.userAgent),
+		crawl.WithHostWorkers(cfg.hostWorkers),
+		crawl.WithHostDelay(cfg.hostDelay),
+		crawl.WithRobots(cfg.robots),
+		crawl.WithSitemaps(cfg.sitemaps),
+		crawl.WithMaxDepth(cfg.maxDepth),
+		crawl.WithMaxPages(cfg.maxPages),
+		crawl.WithMaxDuration(cfg.maxDuration),
+		crawl.WithMaxBodySize(cfg.maxBody),
+		crawl.WithRequestTimeout(cfg.timeout),
+	}
+}
+
+// parse parses args, flags and roots mixed as crawl.py allows; after "--"
+// every argument is a root.
+func (c *cli) parse(cfg *config, args []string) error {
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			return err
+		}
+		rest := c.fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			cfg.roots = append(cfg.roots, rest...)
+			return nil
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+		cfg.roots = append(cfg.roots, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usage writes the help text of -h.
+func (c *cli) usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(`Usage: crawl [flags] ROOT...
+       crawl -demo [flags]
+
+Crawl from each ROOT URL (a bare host gets http://) every page of its site,
+then print the report of crawl.py from "500 Lines or Less": one line per URL,
+sorted, then the counters. Ctrl-C stops the crawl and prints what was done.
+Flags and roots may be mixed; --flag works as -flag.
+`)
+	for _, g := range c.groups {
+		fmt.Fprintf(&b, "\n%s:\n", g.title)
+		for _, f := range g.flags {
+			var names []string
+			for _, n := range f.names {
+				if f.arg != "" {
+					n += " " + f.arg
+				}
+				names = append(names, "-"+n)
+			}
+			fmt.Fprintf(&b, "  %s\n    \t%s", strings.Join(names, ", "), f.usage)
+			if def := c.fs.Lookup(f.names[0]).DefValue; def != "" && def != "0" && def != "0s" && def != "false" {
+				fmt.Fprintf(&b, " (default %s)", def)
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString(`
+Exit status: 0 when the crawl ran, whatever the pages returned; 1 when it
+could not start; 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+`)
+	io.WriteString(w, b.String())
+}
+
+// intFlag is an int flag with a lower bound.
+type intFlag struct {
+	p   *int
+	min int
+}
+
+func (f *intFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.p)
+}
+
+func (f *intFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	if n < f.min {
+		return fmt.Errorf("must be at least %d", f.min)
+	}
+	*f.p = n
+	return nil
+}
+
+// durationFlag is a time.Duration flag that is never negative, and with
+// positive set never zero.
+type durationFlag struct {
+	p        *time.Duration
+	positive bool
+}
+
+func (f *durationFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.p.String()
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration (such as 500ms, 2s or 1m30s)")
+	}
+	switch {
+	case d < 0:
+		return errors.New("must not be negative")
+	case d == 0 && f.positive:
+		return errors.New("must be positive")
+	}
+	*f.p = d
+	return nil
+}
+
+// sizeFlag is a positive number of bytes, with an optional binary suffix:
+// k, M or G, alone or followed by B or iB ("512k", "10MiB").
+type sizeFlag struct{ p *int64 }
+
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"g", 30}, {"m", 20}, {"k", 10}, {"", 0}}
+
+func (f *sizeFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	for _, u := range sizeUnits {
+		if n := *f.p; n != 0 && n%(1<<u.shift) == 0 {
+			if u.suffix == "" {
+				return strconv.FormatInt(n, 10)
+			}
+			return strconv.FormatInt(n>>u.shift, 10) + strings.ToUpper(u.suffix) + "iB"
+		}
+	}
+	return "0"
+}
+
+func (f *sizeFlag) Set(s string) error {
+	num := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(s), "b"), "i")
+	var shift uint
+	for _, u := range sizeUnits {
+		if u.suffix != "" && strings.HasSuffix(num, u.suffix) {
+			num, shift = strings.TrimSuffix(num, u.suffix), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return errors.New("not a size (such as 65536, 512k or 10MiB)")
+	}
+	if n < 1 {
+		return errors.New("must be positive")
+	}
+	if n > (1<<63-1)>>shift {
+		return errors.New("too large")
+	}
+	*f.p = n << shift
+	return nil
+}
+
+// excludeFlag collects regular expressions, each checked as it is given.
+type excludeFlag struct{ p *[]string }
+
+func (f *excludeFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strings.Join(*f.p, " ")
+}
+
+func (f *excludeFlag) Set(s string) error {
+	if _, err := regexp.Compile(s); err != nil {
+		return err
+	}
+	*f.p = append(*f.p, s)
+	return nil
+}
+
+// stringFlag is a string flag that must not be empty.
+type stringFlag struct{ p *string }
+
+func (f *stringFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f *stringFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
+	*f.p = s
+	return nil
+}
+
+// choiceFlag is a string flag with a fixed set of values.
+type choiceFlag struct {
+	p       *string
+	choices []string
+}
+
+func (f *choiceFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f *choiceFlag) Set(s string) error {
+	for _, c := range f.choices {
+		if s == c {
+			*f.p = s
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(f.choices, ", "))
+}
+
+// boolFlag is a bool flag; it is a flag.Value of its own so that add can
+// define it under several names.
+type boolFlag struct{ p *bool }
+
+func (f *boolFlag) IsBoolFlag() bool { return true }
+
+func (f *boolFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(*f.p)
+}
+
+func (f *boolFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("not true or false")
+	}
+	*f.p = v
+	return nil
+}
+
+// funcFlag is a bool flag that calls set, so that two flags can share one
+// setting and the last given wins, as crawl.py's -strict and -lenient do.
+type funcFlag struct{ set func(bool) }
+
+func (f *funcFlag) IsBoolFlag() bool { return true }
+
+func (f *funcFlag) String() string { return "" }
+
+func (f *funcFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("not true or false")
+	}
+	f.set(v)
+	return nil
+}

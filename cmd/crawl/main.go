@@ -1,0 +1,273 @@
+// Command crawl crawls web sites from the command line and prints the report
+// of crawl.py, the crawler of "A Web Crawler With asyncio Coroutines" (500
+// Lines or Less), with its flags and defaults:
+//
+//	crawl -q xkcd.com
+//	crawl -max_tasks 20 -exclude '\.pdf$' https://example.com/docs/
+//	crawl -demo
+//
+// -demo serves a built-in site of a few hundred pages on a loopback port
+// and crawls it, so the command can be tried with no network. While it
+// crawls, a progress line is redrawn on stderr when stderr is a terminal;
+// at the end the report goes to stdout: a line per URL, sorted, then the
+// counters. -format jsonl writes a JSON object per URL as it finishes
+// instead, -graph writes the link graph in Graphviz DOT. Ctrl-C stops the
+// crawl and still prints the report of what was done. crawl -h lists every
+// flag.
+//
+// The command is built only on the public API of package crawl.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/asyncrawl/crawl"
+)
+
+func main() {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		// A second Ctrl-C while the crawl winds down kills at once.
+		signal.Stop(sigs)
+		cancel(signalCause{s})
+	}()
+	ttys := terminals{stdout: isTerminal(os.Stdout), stderr: isTerminal(os.Stderr)}
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, ttys))
+}
+
+// signalCause is the cause of the context main cancels on a signal.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return s.sig.String() + " received" }
+
+// interruptedCode returns the exit status after ctx was cancelled: 128 plus
+// the signal's number, as a shell reports a process killed by it, so 130
+// for SIGINT and 143 for SIGTERM; 130 when no signal is known.
+func interruptedCode(ctx context.Context) int {
+	var sc signalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		if n, ok := sc.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// terminals says which of stdout and stderr are terminals.
+type terminals struct{ stdout, stderr bool }
+
+// run is the command: it crawls as args say and returns the exit status.
+// Cancelling ctx stops the crawl, which then reports what was done. The
+// progress line goes to stderr when ttys says it is a terminal.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys terminals) int {
+	fail := func(format string, a ...any) int {
+		// One line: an error joined from several has a line each.
+		msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", "; ")
+		fmt.Fprintln(stderr, "crawl: "+strings.TrimPrefix(msg, "crawl: "))
+		return 1
+	}
+	var cfg config
+	cl := newCLI(&cfg)
+	if err := cl.parse(&cfg, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			cl.usage(stdout)
+			return 0
+		}
+		return fail("%v (crawl -h lists the flags)", err)
+	}
+	switch {
+	case cfg.demo && len(cfg.roots) > 0:
+		return fail("-demo crawls the demo site: give no root URL with it")
+	case !cfg.demo && len(cfg.roots) == 0:
+		return fail("no root URL: give one or more, or -demo to crawl the built-in demo site")
+	}
+
+	out := stdout
+	var outFile *outputFile
+	if cfg.output != "" {
+		f, err := openOutput(cfg.output)
+		if err != nil {
+			return fail("-o: %v", err)
+		}
+		defer f.Close()
+		out, outFile = f, f
+	}
+	var graphFile *outputFile
+	if cfg.graph != "" {
+		f, err := openOutput(cfg.graph)
+		if err != nil {
+			return fail("-graph: %v", err)
+		}
+		defer f.Close()
+		graphFile = f
+	}
+
+	if cfg.demo {
+		root, stop, err := serveDemo(ctx, cfg.demoLatency)
+		if err != nil {
+			return fail("%v", err)
+		}
+		defer stop()
+		cfg.roots = []string{root}
+	}
+
+	status := &statusLine{w: stderr}
+	logger := slog.New(slog.NewTextHandler(status, &slog.HandlerOptions{
+		Level: cfg.logLevel,
+		// A person reads this as it happens: the time is noise.
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	prog := newProgress()
+	var text textReport
+	showLine := ttys.stderr && !cfg.quiet
+	var lines *jsonLines
+	if cfg.format == "jsonl" {
+		w := out
+		if outFile == nil && ttys.stdout && showLine {
+			// Both on one screen: a JSON line must not land on the
+			// progress line.
+			w = status.above(out)
+		}
+		lines = newJSONLines(w)
+	}
+	opts := append(cfg.options(), crawl.WithLogger(logger))
+	if showLine {
+		opts = append(opts, crawl.WithProgress(refreshInterval/2, prog.update))
+	}
+	var graph *linkGraph
+	if graphFile != nil {
+		graph = newLinkGraph()
+		opts = append(opts, crawl.WithLinkExtractor(graph.extract))
+	}
+	opts = append(opts, crawl.WithResultHook(func(r crawl.Result) {
+		prog.result(&r)
+		if lines != nil {
+			lines.result(&r)
+		} else {
+			text.result(&r)
+		}
+		if graph != nil {
+			graph.result(&r)
+		}
+	}))
+	c, err := crawl.New(opts...)
+	if err != nil {
+		return fail("%v", err)
+	}
+
+	stopProgress := func() {}
+	if showLine {
+		stopProgress = showProgress(status, prog)
+	}
+	stats, err := c.Run(ctx, cfg.roots...)
+	stopProgress()
+	interrupted := err != nil && ctx.Err() != nil
+	switch {
+	case err != nil && !interrupted:
+		return fail("%v", err)
+	case stats == nil:
+		// Interrupted before the crawl began: nothing to report.
+		fmt.Fprintln(stderr, "crawl: interrupted")
+		return interruptedCode(ctx)
+	}
+	switch {
+	case interrupted:
+		fmt.Fprintln(stderr, "crawl: interrupted; the report shows what was done")
+	case stats.Budget != "" && !cfg.quiet:
+		fmt.Fprintf(stderr, "crawl: stopped by -%s; Todo counts the URLs left\n", stats.Budget)
+	}
+
+	if lines != nil {
+		err = lines.summary(stats, interrupted)
+	} else {
+		err = text.write(out, stats)
+	}
+	if err != nil {
+		return fail("write report: %v", err)
+	}
+	if graph != nil {
+		if err := graph.writeDOT(graphFile, cfg.roots[0]); err != nil {
+			return fail("-graph: %v", err)
+		}
+	}
+	for _, f := range []*outputFile{outFile, graphFile} {
+		if f != nil {
+			if err := f.Close(); err != nil {
+				return fail("%v", err)
+			}
+		}
+	}
+	if interrupted {
+		return interruptedCode(ctx)
+	}
+	return 0
+}
+
+// outputFile is a file named on the command line. It is opened before the
+// crawl, so that a path that cannot be written fails at once, but emptied
+// only when first written, so that a crawl that cannot start leaves a file
+// that was there as it was, and removes one it created. It is not safe for
+// concurrent use.
+type outputFile struct {
+	f       *os.File
+	path    string
+	created bool
+	written bool
+	closed  bool
+}
+
+func openOutput(path string) (*outputFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	created := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.OpenFile(path, os.O_WRONLY, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &outputFile{f: f, path: path, created: created}, nil
+}
+
+func (o *outputFile) Write(p []byte) (int, error) {
+	if !o.written {
+		o.written = true
+		// Not a regular file (-o /dev/stdout): nothing to empty.
+		if fi, err := o.f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if err := o.f.Truncate(0); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return o.f.Write(p)
+}
+
+// Close closes the file, once; a file created and never written is removed.
+func (o *outputFile) Close() error {
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	err := o.f.Close()
+	if !o.written && o.created {
+		os.Remove(o.path)
+	}
+	return err
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// textReport collects the Results for crawl.py's report, which is sorted by
+// URL and so written at the end. It is safe for concurrent use.
+type textReport struct {
+	mu      sync.Mutex
+	results []crawl.Result
+}
+
+func (t *textReport) result(r *crawl.Result) {
+	t.mu.Lock()
+	t.results = append(t.results, *r)
+	t.mu.Unlock()
+}
+
+// write writes the report: a line per URL, sorted by URL, then the summary
+// of stats.
+func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	slices.SortFunc(t.results, func(a, b crawl.Result) int { return strings.Compare(a.URL, b.URL) })
+	bw := bufio.NewWriter(w)
+	for i := range t.results {
+		writeResultLine(bw, &t.results[i])
+	}
+	if err := stats.WriteReport(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeResultLine writes r's line of the report as crawl.py's url_report
+// does: "URL error ERR", "URL STATUS redirect NEXT" or
+// "URL STATUS TYPE ENCODING SIZE NEW/TOTAL". A missing type or encoding is
+// "?", so that every line has its columns.
+func writeResultLine(w io.Writer, r *crawl.Result) {
+	switch r.Kind() {
+	case "fail":
+		fmt.Fprintln(w, r.URL, "error", r.Err)
+	case "redirect":
+		fmt.Fprintln(w, r.URL, r.Status, "redirect", r.NextURL)
+	default:
+		fmt.Fprintf(w, "%s %d %s %s %d %d/%d\n", r.URL, r.Status, orUnknown(r.ContentType), orUnknown(r.Encoding), r.Size, r.NumNewURLs, r.NumURLs)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// jsonResult is the JSON object of one Result in -format jsonl.
+type jsonResult struct {
+	Type        string  `json:"type"` // "result"
+	URL         string  `json:"url"`
+	NextURL     string  `json:"next_url,omitempty"`
+	Status      int     `json:"status"`
+	Error       string  `json:"error,omitempty"`
+	FailKind    string  `json:"fail_kind,omitempty"` // crawl.FailKind of the error
+	Size        int     `json:"size"`
+	ContentType string  `json:"content_type"`
+	Encoding    string  `json:"encoding"`
+	NumURLs     int     `json:"num_urls"`
+	NumNewURLs  int     `json:"num_new_urls"`
+	Depth       int     `json:"depth"`
+	Tries       int     `json:"tries"`
+	ElapsedMS   float64 `json:"elapsed_ms"`
+	Kind        string  `json:"kind"` // Result.Kind: html, other, redirect, error or fail
+}
+
+// jsonSummary is the last JSON object of -format jsonl: the counters of the
+// report.
+type jsonSummary struct {
+	Type        string         `json:"type"` // "summary"
+	Done        int            `json:"done"`
+	Todo        int            `json:"todo"`
+	Interrupted bool           `json:"interrupted"`
+	Budget      string         `json:"budget,omitempty"` // the budget that ended the crawl
+	Workers     int            `json:"workers"`
+	ElapsedMS   float64        `json:"elapsed_ms"`
+	HTML        int            `json:"html"`
+	HTMLBytes   int64          `json:"html_bytes"`
+	Other       int            `json:"other"`
+	OtherBytes  int64          `json:"other_bytes"`
+	Redirect    int            `json:"redirect"`
+	Error       int            `json:"error"`
+	ErrorBytes  int64          `json:"error_bytes"`
+	Fail        int            `json:"fail"`
+	FailKinds   map[string]int `json:"fail_kinds"`
+	Status      map[int]int    `json:"status"` // count by status code
+}
+
+// jsonLines writes a JSON object per Result as it finishes. It is safe for
+// concurrent use; the first write error stops the writing and is kept.
+type jsonLines struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	err error
+}
+
+func newJSONLines(w io.Writer) *jsonLines { return &jsonLines{enc: json.NewEncoder(w)} }
+
+func (j *jsonLines) result(r *crawl.Result) {
+	o := jsonResult{
+		Type:        "result",
+		URL:         r.URL,
+		NextURL:     r.NextURL,
+		Status:      r.Status,
+		Size:        r.Size,
+		ContentType: r.ContentType,
+		Encoding:    r.Encoding,
+		NumURLs:     r.NumURLs,
+		NumNewURLs:  r.NumNewURLs,
+		Depth:       r.Depth,
+		Tries:       r.Tries,
+		ElapsedMS:   float64(r.Elapsed.Microseconds()) / 1000,
+		Kind:        r.Kind(),
+	}
+	if r.Err != nil {
+		o.Error, o.FailKind = r.Err.Error(), crawl.FailKind(r.Err)
+	}
+	j.write(o)
+}
+
+// summary writes the final object.
+func (j *jsonLines) summary(s *crawl.Stats, interrupted bool) error {
+	j.write(jsonSummary{
+		Type:        "summary",
+		Done:        s.Done,
+		Todo:        s.Todo,
+		Interrupted: interrupted,
+		Budget:      s.Budget,
+		Workers:     s.Workers,
+		ElapsedMS:   float64(s.Elapsed.Microseconds()) / 1000,
+		HTML:        s.HTML,
+		HTMLBytes:   s.HTMLBytes,
+		Other:       s.Other,
+		OtherBytes:  s.OtherBytes,
+		Redirect:    s.Redirects,
+		Error:       s.Errors,
+		ErrorBytes:  s.ErrorBytes,
+		Fail:        s.Failures,
+		FailKinds:   s.FailKinds,
+		Status:      s.StatusCounts,
+	})
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+func (j *jsonLines) write(v any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		j.err = j.enc.Encode(v)
+	}
+}

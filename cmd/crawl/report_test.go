@@ -1,0 +1,432 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestBadStart(t *testing.T) {
+	s := knownSite(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string // in the one line on stderr
+	}{
+		{"workers zero", []string{"-max_tasks", "0", s.base}, `-max_tasks: must be at least 1`},
+		{"alias not a number", []string{"-workers", "many", s.base}, `-workers: not an integer`},
+		{"negative redirects", []string{"-max_redirect", "-1", s.base}, `-max_redirect: must be at least 0`},
+		{"tries zero", []string{"-max_tries=0", s.base}, `-max_tries: must be at least 1`},
+		{"bad regexp", []string{"-exclude", "(", s.base}, `-exclude: error parsing regexp`},
+		{"timeout zero", []string{"-timeout", "0", s.base}, `-timeout: must be positive`},
+		{"negative delay", []string{"-host_delay", "-1s", s.base}, `-host_delay: must not be negative`},
+		{"delay not a duration", []string{"-host_delay", "5", s.base}, `-host_delay: not a duration`},
+		{"body size", []string{"-max_body", "ten", s.base}, `-max_body: not a size`},
+		{"host workers", []string{"-host_workers", "0", s.base}, `-host_workers: must be at least 1`},
+		{"depth", []string{"-max_depth", "-2", s.base}, `-max_depth: must be at least 0`},
+		{"format", []string{"-format", "xml", s.base}, `-format: must be one of text, jsonl`},
+		{"empty user agent", []string{"-user_agent", "", s.base}, `-user_agent: must not be empty`},
+		{"unknown flag", []string{"-bogus", s.base}, `flag provided but not defined: -bogus`},
+		{"bad root scheme", []string{"ftp://example.com/"}, `scheme "ftp": not an absolute http(s) URL`},
+		{"bad root among good", []string{s.base, "http://"}, `root "http://"`},
+		{"no root", nil, `no root URL`},
+		{"demo with root", []string{"-demo", s.base}, `-demo crawls the demo site`},
+		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir"), s.base}, `-o: open`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCrawl(t, tt.args...)
+			if r.code != 1 {
+				t.Errorf("crawl %q: exit %d, want 1", tt.args, r.code)
+			}
+			if r.stdout != "" {
+				t.Errorf("crawl %q: stdout %q, want nothing", tt.args, r.stdout)
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "crawl: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("crawl %q: stderr %q, want one line starting crawl: and holding %q", tt.args, r.stderr, tt.want)
+			}
+		})
+	}
+	if n := s.Total(); n != 0 {
+		t.Errorf("the site got %d requests from commands that could not start, want 0", n)
+	}
+}
+
+func TestBadRootKeepsOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.txt")
+	if err := os.WriteFile(old, []byte("previous report\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "fresh.txt")
+	if r := runCrawl(t, "-o", old, "-graph", fresh, "ftp://example.com/"); r.code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(old); err != nil || string(b) != "previous report\n" {
+		t.Errorf("-o file after a bad root: %q, %v; want it as it was", b, err)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("-graph file created by a run that could not start: stat err %v, want it removed", err)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := runCrawl(t, "-h")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("crawl -h: exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+	}
+	var cfg config
+	newCLI(&cfg).fs.VisitAll(func(f *flag.Flag) {
+		if !regexp.MustCompile(`(?m)[ ,]-` + regexp.QuoteMeta(f.Name) + `\b`).MatchString(r.stdout) {
+			t.Errorf("crawl -h does not show -%s:\n%s", f.Name, r.stdout)
+		}
+	})
+	for _, want := range []string{"(default 10)", "(default 4)", "(default 100)", "(default 8)", "(default 30s)", "(default 10MiB)", "(default true)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("crawl -h does not show %q", want)
+		}
+	}
+}
+
+// counterRE matches a counter line of the report.
+var counterRE = regexp.MustCompile(`^ +(\d+) (\w+)$`)
+
+// splitReport splits a report into its URL lines, its Finished line, its
+// counters and its Todo and Done lines.
+func splitReport(t *testing.T, out string) (urls []string, finished string, counters map[string]string, todo, done string) {
+	t.Helper()
+	counters = map[string]string{}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "Finished "):
+			finished = l
+		case strings.HasPrefix(l, "Todo: "):
+			todo = strings.TrimPrefix(l, "Todo: ")
+		case strings.HasPrefix(l, "Done: "):
+			done = strings.TrimPrefix(l, "Done: ")
+		case strings.HasPrefix(l, "Date: "):
+		case counterRE.MatchString(l):
+			m := counterRE.FindStringSubmatch(l)
+			counters[m[2]] = m[1]
+		default:
+			if finished != "" {
+				t.Errorf("report line %q after the Finished line", l)
+			}
+			urls = append(urls, l)
+		}
+	}
+	return urls, finished, counters, todo, done
+}
+
+func TestReport(t *testing.T) {
+	s := knownSite(t)
+	out := filepath.Join(t.TempDir(), "report.txt")
+	for _, tt := range []struct {
+		name string
+		args []string
+		file string // where the report goes; "" for stdout
+	}{
+		{"stdout", []string{"-max_tries", "1", "-workers", "3", s.base}, ""},
+		{"flags after the root, -o", []string{s.base, "-o", out, "-max_tries", "1", "-workers", "3"}, out},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCrawl(t, tt.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
+			}
+			report := r.stdout
+			if tt.file != "" {
+				if r.stdout != "" {
+					t.Errorf("stdout %q with -o, want nothing", r.stdout)
+				}
+				b, err := os.ReadFile(tt.file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				report = string(b)
+			}
+			urls, finished, counters, todo, done := splitReport(t, report)
+
+			broken := s.base + "/broken error "
+			if i := slices.IndexFunc(urls, func(l string) bool { return strings.HasPrefix(l, broken) }); i < 0 {
+				t.Errorf("no line starting %q in\n%s", broken, report)
+			} else {
+				urls = slices.Delete(urls, i, i+1)
+			}
+			if want := knownLines(s.base); !slices.Equal(urls, want) {
+				t.Errorf("URL lines:\n%s\nwant:\n%s", strings.Join(urls, "\n"), strings.Join(want, "\n"))
+			}
+			if !regexp.MustCompile(`^Finished 8 urls in \d+\.\d{3} secs \(max_tasks=3\) \(\d+\.\d{3} urls/sec/task\)$`).MatchString(finished) {
+				t.Errorf("Finished line %q, want 8 urls and max_tasks=3", finished)
+			}
+			htmlBytes := len(homeBody) + len(aboutBody) + len(blogBody) + len(firstBody)
+			want := map[string]string{
+				"html": "4", "html_bytes": fmt.Sprint(htmlBytes),
+				"other": "1", "other_bytes": fmt.Sprint(len(logoBody)),
+				"redirect": "1", "error": "1", "error_bytes": fmt.Sprint(len(goneBody)),
+				"fail": "1", "status_200": "5", "status_301": "1", "status_404": "1",
+			}
+			// The kind of a broken connection is the network's to say.
+			var kinds []string
+			for k, v := range counters {
+				if strings.HasPrefix(k, "fail_") && v == "1" {
+					kinds = append(kinds, k)
+				}
+			}
+			if len(kinds) == 1 {
+				want[kinds[0]] = "1"
+			}
+			if !maps.Equal(counters, want) {
+				t.Errorf("counters %v, want %v and one fail_<kind> 1", counters, want)
+			}
+			if todo != "0" || done != "8" {
+				t.Errorf("Todo: %s, Done: %s; want 0 and 8", todo, done)
+			}
+		})
+	}
+}
+
+func TestJSONLines(t *testing.T) {
+	s := knownSite(t)
+	r := runCrawl(t, "-format", "jsonl", "-max_tries", "1", "-q", s.base)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+	var results []jsonResult
+	var summary *jsonSummary
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		if summary != nil {
+			t.Fatalf("line %q after the summary", sc.Text())
+		}
+		var kind struct{ Type string }
+		if err := json.Unmarshal(sc.Bytes(), &kind); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch kind.Type {
+		case "result":
+			var res jsonResult
+			dec := json.NewDecoder(strings.NewReader(sc.Text()))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&res); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			results = append(results, res)
+		case "summary":
+			summary = new(jsonSummary)
+			if err := json.Unmarshal(sc.Bytes(), summary); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+		default:
+			t.Fatalf("line %q: type %q, want result or summary", sc.Text(), kind.Type)
+		}
+	}
+	if summary == nil {
+		t.Fatalf("no summary in\n%s", r.stdout)
+	}
+
+	byURL := map[string]jsonResult{}
+	for _, res := range results {
+		byURL[strings.TrimPrefix(res.URL, s.base)] = res
+	}
+	want := map[string]struct {
+		kind, next string
+		status     int
+		size       int
+		links, new int
+		depth      int
+	}{
+		"/":           {"html", "", 200, len(homeBody), 3, 3, 0},
+		"/about":      {"html", "", 200, len(aboutBody), 3, 2, 1},
+		"/blog/":      {"html", "", 200, len(blogBody), 4, 2, 1},
+		"/blog/first": {"html", "", 200, len(firstBody), 0, 0, 2},
+		"/logo.png":   {"other", "", 200, len(logoBody), 0, 0, 2},
+		"/missing":    {"error", "", 404, len(goneBody), 0, 0, 2},
+		"/old":        {"redirect", s.base + "/blog/", 301, 0, 0, 0, 1},
+		"/broken":     {"fail", "", 0, 0, 0, 0, 2},
+	}
+	if len(results) != len(want) {
+		t.Errorf("%d results, want %d", len(results), len(want))
+	}
+	for path, w := range want {
+		got, ok := byURL[path]
+		switch {
+		case !ok:
+			t.Errorf("no result for %s", path)
+		case got.Kind != w.kind || got.NextURL != w.next || got.Status != w.status || got.Size != w.size ||
+			got.NumURLs != w.links || got.NumNewURLs != w.new || got.Depth != w.depth || got.Tries != 1:
+			t.Errorf("%s: got %+v, want %+v and 1 try", path, got, w)
+		case (got.Error != "") != (w.kind == "fail") || (got.FailKind != "") != (w.kind == "fail"):
+			t.Errorf("%s: error %q, fail_kind %q; want both set exactly for a fail", path, got.Error, got.FailKind)
+		}
+	}
+	if got := byURL["/logo.png"]; got.ContentType != "image/png" || got.Encoding != "" {
+		t.Errorf("/logo.png: content_type %q, encoding %q; want image/png and none", got.ContentType, got.Encoding)
+	}
+
+	if summary.Done != len(results) || summary.Todo != 0 || summary.Interrupted || summary.Workers != 100 {
+		t.Errorf("summary %+v: want done %d, todo 0, not interrupted, 100 workers", summary, len(results))
+	}
+	if summary.HTML != 4 || summary.Other != 1 || summary.Redirect != 1 || summary.Error != 1 || summary.Fail != 1 ||
+		summary.Status[200] != 5 || summary.Status[301] != 1 || summary.Status[404] != 1 {
+		t.Errorf("summary counters %+v, want 4 html, 1 other, 1 redirect, 1 error, 1 fail, 5×200, 1×301, 1×404", summary)
+	}
+	if kind := byURL["/broken"].FailKind; summary.FailKinds[kind] != 1 {
+		t.Errorf("summary fail_kinds %v, want %s: 1", summary.FailKinds, kind)
+	}
+}
+
+// edgeRE matches an edge of the DOT graph; group 3 holds its attributes.
+var edgeRE = regexp.MustCompile(`^\t"((?:[^"\\]|\\.)*)" -> "((?:[^"\\]|\\.)*)"(?: \[(.*)\])?;$`)
+
+func TestGraph(t *testing.T) {
+	s := knownSite(t)
+	dot := filepath.Join(t.TempDir(), "site.dot")
+	// /missing is excluded: its link is left out of the graph, as links
+	// to every URL of the site that was not crawled are.
+	r := runCrawl(t, "-graph", dot, "-max_tries", "1", "-q", "-exclude", "/missing$", s.base)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(dot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "digraph crawl {\n") || !strings.HasSuffix(string(b), "}\n") {
+		t.Errorf("graph is not one digraph:\n%s", b)
+	}
+	var links, redirects []string
+	for _, l := range strings.Split(string(b), "\n") {
+		m := edgeRE.FindStringSubmatch(l)
+		if m == nil {
+			if strings.Contains(l, "->") {
+				t.Errorf("edge line %q not understood", l)
+			}
+			continue
+		}
+		e := strings.TrimPrefix(m[1], s.base) + " -> " + strings.TrimPrefix(m[2], s.base)
+		if strings.Contains(m[3], "dashed") {
+			redirects = append(redirects, e)
+		} else {
+			links = append(links, e)
+		}
+	}
+	wantLinks := []string{
+		"/ -> /about", "/ -> /blog/", "/ -> https://elsewhere.example/", "/ -> /old",
+		"/about -> /", "/about -> /logo.png",
+		"/blog/ -> /blog/first", "/blog/ -> /broken", "/blog/ -> /about",
+	}
+	slices.Sort(links)
+	slices.Sort(wantLinks)
+	if !slices.Equal(links, wantLinks) {
+		t.Errorf("link edges:\n%s\nwant:\n%s", strings.Join(links, "\n"), strings.Join(wantLinks, "\n"))
+	}
+	if want := []string{"/old -> /blog/"}; !slices.Equal(redirects, want) {
+		t.Errorf("redirect edges %q, want %q", redirects, want)
+	}
+	// Every node an edge names is declared, the crawled ones with a fill
+	// colour and the one on another host as not crawled.
+	for _, n := range []string{s.base + "/", s.base + "/broken", s.base + "/logo.png"} {
+		if !regexp.MustCompile(`(?m)^\t` + regexp.QuoteMeta(dotQuote(n)) + ` \[.*fillcolor=`).Match(b) {
+			t.Errorf("node %s not declared with a colour in\n%s", n, b)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^\t"https://elsewhere.example/" \[.*dashed`).Match(b) {
+		t.Errorf("the other host's page is not a dashed node in\n%s", b)
+	}
+	if !strings.Contains(string(b), "\t// 1 left out: links to URLs of the crawled hosts that got no result.\n") ||
+		strings.Contains(string(b), s.base+"/missing") {
+		t.Errorf("graph does not leave out the excluded /missing, and say so:\n%s", b)
+	}
+}
+
+func TestProgressNotTerminal(t *testing.T) {
+	s := knownSite(t)
+	r := runCrawl(t, "-max_tries", "1", s.base)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+	for _, bad := range []string{"\r", "\x1b", "in flight"} {
+		if strings.Contains(r.stderr, bad) {
+			t.Errorf("stderr, not a terminal, holds %q: %q", bad, r.stderr)
+		}
+	}
+	// What stderr does get is the log: the broken URL's failure.
+	if !strings.Contains(r.stderr, "level=WARN") || !strings.Contains(r.stderr, s.base+"/broken") {
+		t.Errorf("stderr %q, want the failure of /broken logged", r.stderr)
+	}
+}
+
+// TestFlagsReachTheCrawler checks that the flags of the package's options
+// change the crawl, as the site and the results show.
+func TestFlagsReachTheCrawler(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		paths []string // the URLs with a result
+		check func(s *site, r ran, results map[string]jsonResult) string
+	}{
+		{"max_depth", []string{"-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, nil},
+		{"exclude", []string{"-exclude", "/blog/", "-exclude", `\.png$`}, []string{"/", "/about", "/old", "/missing"}, nil},
+		{"max_redirect 0", []string{"-max_redirect", "0", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if old := results["/old"]; old.Kind != "fail" || old.NextURL != s.base+"/blog/" || old.Status != 301 {
+				return fmt.Sprintf("/old: %+v, want a failed 301 to /blog/", old)
+			}
+			return ""
+		}},
+		{"user_agent and robots", []string{"-user_agent", "tester/1.0", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if n := s.agent("tester/1.0"); n != s.Total() || s.Count("/robots.txt") != 1 {
+				return fmt.Sprintf("%d of %d requests from tester/1.0, %d for robots.txt; want all and 1", n, s.Total(), s.Count("/robots.txt"))
+			}
+			return ""
+		}},
+		{"no robots", []string{"-robots=false", "-max_depth", "1"}, []string{"/", "/about", "/blog/", "/old"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if n := s.Count("/robots.txt"); n != 0 {
+				return fmt.Sprintf("%d requests for robots.txt, want 0", n)
+			}
+			return ""
+		}},
+		{"max_pages", []string{"-max_pages", "1"}, []string{"/"}, func(s *site, r ran, results map[string]jsonResult) string {
+			_, summary := parseJSONLines(t, r.stdout)
+			if !strings.Contains(r.stderr, "stopped by -max_pages") || summary.Todo != 3 || summary.Budget != "max_pages" {
+				return fmt.Sprintf("stderr %q, summary %+v; want the budget named and todo 3", r.stderr, summary)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := knownSite(t)
+			args := append([]string{"-format", "jsonl", "-max_tries", "1", s.base}, tt.args...)
+			r := runCrawl(t, args...)
+			if r.code != 0 {
+				t.Fatalf("crawl %q: exit %d, want 0; stderr %q", args, r.code, r.stderr)
+			}
+			results, _ := parseJSONLines(t, r.stdout)
+			byPath := map[string]jsonResult{}
+			for _, res := range results {
+				byPath[strings.TrimPrefix(res.URL, s.base)] = res
+			}
+			got := slices.Sorted(maps.Keys(byPath))
+			want := slices.Sorted(slices.Values(tt.paths))
+			if !slices.Equal(got, want) {
+				t.Errorf("crawl %q: results for %q, want %q", tt.args, got, want)
+			}
+			if tt.check != nil {
+				if msg := tt.check(s, r, byPath); msg != "" {
+					t.Errorf("crawl %q: %s", tt.args, msg)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,419 @@
+package crawl_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// robotsSite serves "/" linking to each of paths, and every other path as
+// a leaf page.
+func robotsSite(paths ...string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0, paths...))
+	mux.Handle("/", anchors(0))
+	return mux
+}
+
+// wantDisallowed fails unless every URL in urls has a Result whose Err
+// wraps ErrDisallowed, and was not requested.
+func wantDisallowed(t *testing.T, s *site, res map[string]crawl.Result, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		r, ok := res[s.URL+p]
+		if !ok {
+			t.Errorf("%s: no Result, want one with ErrDisallowed", p)
+			continue
+		}
+		if !errors.Is(r.Err, crawl.ErrDisallowed) || r.Status != 0 || r.Tries != 0 {
+			t.Errorf("%s: Err %v, status %d, %d tries; want ErrDisallowed, 0, 0", p, r.Err, r.Status, r.Tries)
+		}
+		if crawl.FailKind(r.Err) != "disallowed" {
+			t.Errorf("%s: FailKind %q, want disallowed", p, crawl.FailKind(r.Err))
+		}
+		s.wantHits(t, p, 0)
+	}
+}
+
+func TestCrawlRobotsRules(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		robots     string
+		ua         string
+		fetched    []string
+		disallowed []string
+	}{
+		{
+			name:    "404 allows all",
+			fetched: []string{"/", "/a", "/b", "/private/ok", "/private/x"},
+		},
+		{
+			name:       "longest match, allow wins",
+			robots:     "User-agent: *\nDisallow: /private\nAllow: /private/ok\n",
+			fetched:    []string{"/", "/a", "/b", "/private/ok"},
+			disallowed: []string{"/private/x"},
+		},
+		{
+			name:       "group of the user agent",
+			robots:     "User-agent: *\nDisallow: /b\n\nUser-agent: asyncrawl\nDisallow: /a\n",
+			fetched:    []string{"/", "/b", "/private/ok", "/private/x"},
+			disallowed: []string{"/a"},
+		},
+		{
+			name:       "other user agent gets the * group",
+			robots:     "User-agent: *\nDisallow: /b\n\nUser-agent: asyncrawl\nDisallow: /a\n",
+			ua:         "otherbot/1.0",
+			fetched:    []string{"/", "/a", "/private/ok", "/private/x"},
+			disallowed: []string{"/b"},
+		},
+		{
+			name:       "wildcards and end anchor",
+			robots:     "User-agent: *\nDisallow: /*/x$\n",
+			fetched:    []string{"/", "/a", "/b", "/private/ok"},
+			disallowed: []string{"/private/x"},
+		},
+		{
+			name:       "root disallowed",
+			robots:     "User-agent: *\nDisallow: /\n",
+			disallowed: []string{"/"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, robotsSite("/a", "/b", "/private/ok", "/private/x"))
+			s.setRobots(tt.robots, nil)
+			opts := []crawl.Option{crawl.WithWorkers(4)}
+			if tt.ua != "" {
+				opts = append(opts, crawl.WithUserAgent(tt.ua))
+			}
+			stats, res, err := crawlSite(t, context.Background(), []string{s.URL}, opts...)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got := s.Requested(); !slices.Equal(got, tt.fetched) {
+				t.Errorf("requested %v, want %v", got, tt.fetched)
+			}
+			wantDisallowed(t, s, res, tt.disallowed...)
+			if got := s.robotsHits.Load(); got != 1 {
+				t.Errorf("robots.txt requested %d times, want 1", got)
+			}
+			if stats.Done != len(tt.fetched)+len(tt.disallowed) {
+				t.Errorf("Done: got %d, want %d (robots.txt is not a Result)", stats.Done, len(tt.fetched)+len(tt.disallowed))
+			}
+		})
+	}
+}
+
+func TestCrawlRobotsUnreachable(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		h      http.HandlerFunc
+		status int   // the Result's error names it, if not 0
+		cause  error // the Result's error wraps it, if not nil
+	}{
+		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 500) }, 500, nil},
+		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, 503, nil},
+		{"429", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow", 429) }, 429, nil},
+		{"connection closed", func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, 0, io.EOF},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, robotsSite("/a"))
+			s.setRobots("", tt.h)
+			stats, res, err := crawlSite(t, context.Background(), []string{s.URL, s.URL + "/b"},
+				crawl.WithMaxTries(3), crawl.WithBackoff(time.Millisecond, time.Millisecond))
+			if err != nil {
+				t.Fatalf("Run: got %v, want nil: an unreachable robots.txt ends its host's URLs, not the crawl", err)
+			}
+			if got := s.robotsHits.Load(); got != 3 {
+				t.Errorf("robots.txt requested %d times, want 3 (WithMaxTries(3))", got)
+			}
+			wantDisallowed(t, s, res, "/", "/b")
+			for _, r := range res {
+				if tt.status != 0 && !strings.Contains(r.Err.Error(), fmt.Sprint("status ", tt.status)) {
+					t.Errorf("%s: Err %q does not name the robots.txt status %d", r.URL, r.Err, tt.status)
+				}
+				if tt.cause != nil && !errors.Is(r.Err, tt.cause) {
+					t.Errorf("%s: Err %q does not wrap %v", r.URL, r.Err, tt.cause)
+				}
+			}
+			if stats.Done != 2 || s.Total() != 0 {
+				t.Errorf("Done %d, server saw %d page requests; want 2, 0", stats.Done, s.Total())
+			}
+		})
+	}
+}
+
+func TestRobotsRetriedThenAllowed(t *testing.T) {
+	s := newSite(t, robotsSite("/a"))
+	var n atomic.Int32
+	s.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 2 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "User-agent: *\nDisallow: /a\n")
+	}))
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL},
+		crawl.WithBackoff(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.robotsHits.Load(); got != 3 {
+		t.Errorf("robots.txt requested %d times, want 3", got)
+	}
+	s.wantHits(t, "/", 1)
+	wantDisallowed(t, s, res, "/a")
+}
+
+func TestRobotsRedirect(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0, "/a", "/private"))
+	mux.Handle("/real-robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+	}))
+	mux.Handle("/", anchors(0))
+	s := newSite(t, mux)
+	s.setRobots("", http.RedirectHandler("/real-robots.txt", http.StatusMovedPermanently))
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	s.wantHits(t, "/real-robots.txt", 1)
+	s.wantHits(t, "/a", 1)
+	wantDisallowed(t, s, res, "/private")
+	if _, ok := res[s.URL+"/real-robots.txt"]; ok {
+		t.Errorf("the robots.txt redirect target has a Result, want none")
+	}
+}
+
+func TestRobotsSizeLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /early\n")
+	for b.Len() < 500<<10+10 {
+		b.WriteString("# padding padding padding padding padding padding padding\n")
+	}
+	for b.Len() < 500<<10+1000 {
+		b.WriteString("Disallow: /late\n")
+	}
+	for b.Len() < 600<<10 {
+		b.WriteString("# more padding padding padding padding padding padding\n")
+	}
+	s := newSite(t, robotsSite("/early", "/late"))
+	s.setRobots(b.String(), nil)
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantDisallowed(t, s, res, "/early")
+	// The rules for /late start after the first 500 KiB.
+	s.wantHits(t, "/late", 1)
+}
+
+func TestRobotsCrawlDelay(t *testing.T) {
+	var st startTimes
+	s := newSite(t, st.wrap(flatSite(5, 0)))
+	s.setRobots("User-agent: *\nCrawl-delay: 0.1\n", nil)
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL}, crawl.WithWorkers(8), crawl.WithHostWorkers(8))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res) != 6 {
+		t.Fatalf("got %d Results, want 6", len(res))
+	}
+	times, paths := st.get()
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap < 50*time.Millisecond-2*time.Millisecond {
+			t.Errorf("%s and %s started %v apart, want at least 50ms (Crawl-delay 0.1, drawn from [0.05, 0.15])", paths[i-1], paths[i], gap)
+		}
+	}
+}
+
+// TestRobotsCrawlDelayLong: a Crawl-delay of a day (capped at 30s) keeps
+// the first page waiting after the robots.txt request, past a short
+// WithMaxDuration: robots.txt is a request to the host like any other.
+func TestRobotsCrawlDelayLong(t *testing.T) {
+	s := newSite(t, flatSite(3, 0))
+	s.setRobots("User-agent: *\nCrawl-delay: 86400\n", nil)
+	stats, _, err := crawlSite(t, context.Background(), []string{s.URL}, crawl.WithMaxDuration(300*time.Millisecond))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.Total(); got != 0 || stats.Budget != "max_duration" || stats.Todo != 1 {
+		t.Errorf("server saw %d requests, Budget %q, Todo %d; want 0, max_duration, 1", got, stats.Budget, stats.Todo)
+	}
+}
+
+func TestRobotsOncePerHost(t *testing.T) {
+	a := newSite(t, robotsSite())
+	b := newSite(t, robotsSite())
+	var roots []string
+	for i := range 50 {
+		roots = append(roots, fmt.Sprintf("%s/r%d", a.URL, i), fmt.Sprintf("%s/r%d", b.URL, i))
+	}
+	stats, _, err := crawlSite(t, context.Background(), roots, crawl.WithWorkers(50), crawl.WithHostWorkers(50))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if stats.Done != 100 {
+		t.Errorf("Done: got %d, want 100", stats.Done)
+	}
+	for _, s := range []*site{a, b} {
+		if got := s.robotsHits.Load(); got != 1 {
+			t.Errorf("%s: robots.txt requested %d times, want 1 (50 workers, 50 roots)", s.URL, got)
+		}
+	}
+}
+
+func TestRobotsOff(t *testing.T) {
+	s := newSite(t, robotsSite("/a"))
+	s.setRobots("User-agent: *\nDisallow: /\n", nil)
+	_, _, err := crawlSite(t, context.Background(), []string{s.URL}, crawl.WithRobots(false))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.robotsHits.Load(); got != 0 {
+		t.Errorf("robots.txt requested %d times with WithRobots(false), want 0", got)
+	}
+	if got := s.Requested(); !slices.Equal(got, []string{"/", "/a"}) {
+		t.Errorf("requested %v, want [/ /a]", got)
+	}
+}
+
+// gzipped returns body compressed with gzip.
+func gzipped(t *testing.T, body string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := io.WriteString(zw, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func xmlPage(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, body)
+	}
+}
+
+func TestSitemaps(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/", anchors(0))
+	s := newSite(t, mux)
+	index := `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>` + s.URL + `/maps/pages.xml.gz</loc></sitemap>
+  <sitemap><loc>http://elsewhere.example/maps/theirs.xml</loc></sitemap>
+</sitemapindex>`
+	pages := gzipped(t, `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>`+s.URL+`/from-sitemap/1</loc></url>
+  <url><loc>`+s.URL+`/from-sitemap/2?a=1&amp;b=2</loc></url>
+  <url><loc>http://elsewhere.example/out-of-scope</loc></url>
+</urlset>`)
+	mux.Handle("/sitemap.xml", http.NotFoundHandler())
+	mux.Handle("/maps/index.xml", xmlPage(index))
+	mux.Handle("/maps/pages.xml.gz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(pages)
+	}))
+	s.setRobots("User-agent: *\nSitemap: "+s.URL+"/maps/index.xml\n", nil)
+
+	stats, res, err := crawlSite(t, context.Background(), []string{s.URL},
+		crawl.WithSitemaps(true), crawl.WithHTTPClient(routeAll(t, s.Server)))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"127.0.0.1/", "127.0.0.1/from-sitemap/1", "127.0.0.1/from-sitemap/2",
+		"127.0.0.1/maps/index.xml", "127.0.0.1/maps/pages.xml.gz", "127.0.0.1/sitemap.xml"}
+	for i := range want {
+		want[i] = strings.Replace(want[i], "127.0.0.1", s.Listener.Addr().String(), 1)
+	}
+	if got := s.HostPaths(); !slices.Equal(got, want) {
+		t.Errorf("requested %v, want %v (nothing of elsewhere.example)", got, want)
+	}
+	for _, p := range []string{"/from-sitemap/1", "/from-sitemap/2?a=1&b=2"} {
+		if r := res[s.URL+p]; r.Depth != 1 || r.Status != 200 {
+			t.Errorf("%s: Depth %d, status %d; want 1, 200", p, r.Depth, r.Status)
+		}
+	}
+	if r := res[s.URL+"/maps/pages.xml.gz"]; r.NumURLs != 2 || r.NumNewURLs != 2 || r.Err != nil {
+		t.Errorf("pages.xml.gz: NumURLs %d, NumNewURLs %d, Err %v; want 2, 2, nil", r.NumURLs, r.NumNewURLs, r.Err)
+	}
+	if r := res[s.URL+"/sitemap.xml"]; r.Status != 404 {
+		t.Errorf("/sitemap.xml: status %d, want 404 (a Result like any URL)", r.Status)
+	}
+	if stats.Done != 6 {
+		t.Errorf("Done: got %d, want 6", stats.Done)
+	}
+}
+
+func TestSitemapsOff(t *testing.T) {
+	s := newSite(t, robotsSite())
+	s.setRobots("Sitemap: "+s.URL+"/maps/index.xml\n", nil)
+	if _, _, err := crawlSite(t, context.Background(), []string{s.URL}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.Requested(); !slices.Equal(got, []string{"/"}) {
+		t.Errorf("requested %v, want [/] (sitemaps are off by default)", got)
+	}
+}
+
+func TestSitemapsWithoutRobots(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/page", anchors(0))
+	s := newSite(t, mux)
+	mux.Handle("/sitemap.xml", xmlPage(`<urlset><url><loc>`+s.URL+`/page</loc></url></urlset>`))
+	if _, _, err := crawlSite(t, context.Background(), []string{s.URL}, crawl.WithSitemaps(true), crawl.WithRobots(false)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.Requested(); !slices.Equal(got, []string{"/", "/page", "/sitemap.xml"}) {
+		t.Errorf("requested %v, want [/ /page /sitemap.xml]", got)
+	}
+}
+
+func TestSitemapTooLarge(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/", anchors(0))
+	s := newSite(t, mux)
+	mux.Handle("/sitemap.xml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		for i := range crawl.MaxSitemapURLs + 10 {
+			fmt.Fprintf(w, "%s/p/%d\n", s.URL, i)
+		}
+	}))
+	stats, res, err := crawlSite(t, context.Background(), []string{s.URL},
+		crawl.WithSitemaps(true), crawl.WithMaxPages(5))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	r := res[s.URL+"/sitemap.xml"]
+	if !errors.Is(r.Err, crawl.ErrSitemapTooLarge) || r.NumNewURLs != crawl.MaxSitemapURLs {
+		t.Errorf("/sitemap.xml: Err %v, NumNewURLs %d; want ErrSitemapTooLarge and the first %d URLs queued", r.Err, r.NumNewURLs, crawl.MaxSitemapURLs)
+	}
+	if stats.Budget != "max_pages" || s.Total() != 5 {
+		t.Errorf("Budget %q, server saw %d; want max_pages, 5", stats.Budget, s.Total())
+	}
+}
