@@ -38,12 +38,24 @@
 // retries back off and honour Retry-After; scope uses the public suffix
 // list; and hooks, filters and link extractors let a program take part.
 //
+// # Politeness
+//
+// The chapter's crawler sends max_tasks requests at once to one host. Here
+// the frontier schedules per host: at most WithHostWorkers requests in
+// flight to a host, a randomised WithHostDelay between their starts,
+// robots.txt obeyed (WithRobots, on by default, with its Crawl-delay capped
+// at 30s), and a 429 or 503 with Retry-After pausing the whole host. A URL
+// waiting for its host never holds a worker: the workers take whatever URL
+// of any host may go now, so a slow host does not slow the others. Budgets
+// (WithMaxDepth, WithMaxPages, WithMaxDuration) end a crawl early and
+// exactly.
+//
 // # Guarantees
 //
 // Every URL that enters the queue ends with exactly one Result, delivered to
-// the result hook, unless the Run is cancelled first, in which case the URLs
-// still queued are counted in Stats.Todo. Run always returns, and no
-// goroutine it started outlives it.
+// the result hook, unless the Run is cancelled or a budget ends it first, in
+// which case the URLs still queued are counted in Stats.Todo. Run always
+// returns, and no goroutine it started outlives it.
 package crawl
 
 import (
@@ -53,6 +65,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -120,7 +133,10 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 		}
 		rootURLs = append(rootURLs, u)
 	}
-	client, owned := c.cfg.newClient()
+	client, owned, err := c.cfg.newClient()
+	if err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
 	if owned {
 		defer client.CloseIdleConnections()
 	}
@@ -164,7 +180,13 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 			return nil
 		})
 	}
-	err := r.front.join(rctx)
+	if f := c.cfg.progress; f != nil {
+		g.Go(func() error {
+			r.report(wctx, start, f)
+			return nil
+		})
+	}
+	err = r.front.join(rctx)
 	stopWorkers()
 	g.Wait()
 
@@ -179,6 +201,24 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 		err = nil
 	}
 	return stats, err
+}
+
+// report calls f with a Progress every interval until ctx is done.
+func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
+	t := time.NewTicker(r.cfg.progressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p := Progress{Stats: *r.tally.snapshot(), Queued: r.front.queued(), InFlight: r.front.inFlight()}
+		p.Elapsed = time.Since(start)
+		if err := protect("progress hook", func() error { f(p); return nil }); err != nil {
+			r.cfg.logger.Error("progress hook", "err", err)
+		}
+	}
 }
 
 // worker is the reusable state of one worker goroutine.
@@ -367,7 +407,9 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 	}
 	// A target already seen is not queued again: two URLs redirecting to
 	// one page fetch it once.
-	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind}); err != nil {
+	cross := t.crossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
+		resp.url.Scheme == "https" && next.Scheme == "http"
+	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind, crossHost: cross}); err != nil {
 		res.Err = fmt.Errorf("fetch %s: queue redirect: %w", t.url, err)
 	}
 }
@@ -444,12 +486,19 @@ func (r *run) extract(ctx context.Context, p *Page) (links []*url.URL, err error
 // deliver counts a Result and hands it to the result hook.
 func (r *run) deliver(res *Result) {
 	r.tally.add(res)
-	if res.Err != nil {
+	switch {
+	case res.Err == nil:
+		if r.debug {
+			// Guarded: building the record for every page would cost
+			// even when the logger discards it.
+			r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
+		}
+	case res.Tries == 0 && errors.Is(res.Err, ErrDisallowed):
+		// Obeying robots.txt is no failure; an unreachable robots.txt
+		// was logged at warn once for its host.
+		r.cfg.logger.Info("disallowed", "url", res.URL, "err", res.Err)
+	default:
 		r.cfg.logger.Warn("fetch failed", "url", res.URL, "tries", res.Tries, "err", res.Err)
-	} else if r.debug {
-		// Guarded: building the record for every page would cost even
-		// when the logger discards it.
-		r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
 	}
 	if hook := r.cfg.resultHook; hook != nil {
 		if err := protect("result hook", func() error { hook(*res); return nil }); err != nil {

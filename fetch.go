@@ -1,7 +1,11 @@
 package crawl
 
 import (
+	"bufio"
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -49,8 +53,9 @@ type Page struct {
 	// was decoded from ("utf-8", "windows-1252"); empty for types that are
 	// not text.
 	Encoding string
-	// Body is the response body, decompressed, and for text types decoded
-	// to UTF-8. The crawler reuses its buffer after the call returns: copy
+	// Body is the response body, decompressed (from gzip or deflate; a
+	// body in br or zstd stays as sent, see WithMaxBodySize), and for text
+	// types decoded to UTF-8. The crawler reuses its buffer after the call returns: copy
 	// it to keep it.
 	Body []byte
 	// NoIndex and NoFollow report what the page's <meta name="robots">
@@ -70,32 +75,51 @@ type response struct {
 	body        []byte // valid until the worker's next fetch
 }
 
-// newClient returns the client a Run uses and whether the Run owns it (and
-// so closes its idle connections when it ends). The crawler follows
-// redirects itself, so the client must hand every redirect back.
-func (c *config) newClient() (*http.Client, bool) {
+// newClient returns the client a Run uses and whether the Run owns its
+// transport (and so closes its idle connections when it ends). The crawler
+// follows redirects itself, so the client must hand every redirect back.
+// With WithBlockPrivateNetworks, a caller's transport is cloned to guard its
+// dialers, and the clone is the Run's own.
+func (c *config) newClient() (*http.Client, bool, error) {
 	stop := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if c.client != nil {
 		cl := *c.client
 		cl.CheckRedirect = stop
+		owned := false
+		if c.blockPrivate {
+			t, err := guardTransport(cl.Transport)
+			if err != nil {
+				return nil, false, fmt.Errorf("WithBlockPrivateNetworks: %w", err)
+			}
+			cl.Transport, owned = t, true
+		}
 		cl.Transport = locationGuard{cl.Transport}
-		return &cl, false
+		return &cl, owned, nil
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	dial := dialer.DialContext
+	if c.blockPrivate {
+		dialer.Control = controlAddr
+		dial = guardDial(dial)
 	}
 	// http.DefaultTransport's settings, less its proxy from the environment
 	// (a library reads no environment: pass a client for a proxy), and with
 	// an idle connection kept for every worker, all of them possibly on one
 	// host, instead of 2 per host.
 	t := &http.Transport{
-		DialContext:            (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:            dial,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConnsPerHost:    c.workers,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
+		MaxResponseHeaderBytes: maxHeaderBytes,
 	}
-	return &http.Client{Transport: locationGuard{t}, CheckRedirect: stop}, true
+	return &http.Client{Transport: locationGuard{t}, CheckRedirect: stop}, true, nil
 }
+
+// maxHeaderBytes caps the response headers the default transport reads.
+const maxHeaderBytes = 1 << 20
 
 // badLocationHeader carries a redirect's Location that does not parse.
 const badLocationHeader = "X-Crawl-Bad-Location"
@@ -237,6 +261,13 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 			return nil, fmt.Errorf("fetch %s: request hook: %w", t.url, err)
 		}
 	}
+	if t.crossHost {
+		// The hook set its credentials for the host where the redirect
+		// chain started, which this one is not.
+		req.Header.Del("Authorization")
+		req.Header.Del("Cookie")
+		req.Header.Del("Proxy-Authorization")
+	}
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return nil, r.attemptErr(ctx, t, err)
@@ -254,24 +285,125 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
 			t.url, resp.ContentLength, limit, ErrBodyTooLarge)
 	}
-	w.buf, err = readBody(w.buf[:0], resp.Body, limit)
+	body := io.Reader(resp.Body)
+	if !resp.Uncompressed {
+		// The transport decodes gzip only when it asked for it itself;
+		// a request hook that set Accept-Encoding, or a server that
+		// ignored it, leaves the decoding to us.
+		var decoded bool
+		if body, decoded, err = decodeBody(body, resp.Header.Values("Content-Encoding")); err != nil {
+			return r.bodyErr(ctx, t, out, err)
+		}
+		if decoded {
+			// As the transport does: the header describes the body given.
+			resp.Header.Del("Content-Encoding")
+			resp.Header.Del("Content-Length")
+		}
+	}
+	w.buf, err = readBody(w.buf[:0], body, limit)
 	if errors.Is(err, ErrBodyTooLarge) {
+		out.body = w.buf // Result.Size tells how far the read went
 		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, limit, err)
 	}
 	if err != nil {
-		return nil, r.attemptErr(ctx, t, err)
+		return r.bodyErr(ctx, t, out, err)
 	}
 	out.body = w.buf
 	return out, nil
 }
 
 // attemptErr wraps an error of the transport or the body. It is worth a
-// retry unless the crawl itself was cancelled.
+// retry unless the crawl itself was cancelled, the address is blocked or
+// the body could not be decoded: those would fail again.
 func (r *run) attemptErr(ctx context.Context, t task, err error) error {
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("fetch %s: %w", t.url, ctx.Err())
+	case errors.Is(err, ErrBlockedAddress):
+		return fmt.Errorf("fetch %s: %w", t.url, err)
+	case isDecodeError(err):
+		return fmt.Errorf("fetch %s: decode body: %w", t.url, err)
 	}
 	return &netError{fmt.Errorf("fetch %s: %w", t.url, err)}
+}
+
+// bodyErr wraps an error met reading the body of out. A body that could
+// not be decoded still has its response; a network failure has none.
+func (r *run) bodyErr(ctx context.Context, t task, out *response, err error) (*response, error) {
+	if err = r.attemptErr(ctx, t, err); isDecodeError(err) {
+		return out, err
+	}
+	return nil, err
+}
+
+// maxCodings is the most content codings a body may be wrapped in: each
+// costs a decoder's window.
+const maxCodings = 2
+
+// decodeBody returns body decoded from the content codings listed in
+// Content-Encoding values, and whether it decoded any: gzip (or x-gzip)
+// and deflate (zlib, or raw deflate, which some servers send), undone
+// last first; identity is no coding. The decoders stream, so the caller's
+// size cap counts decoded bytes. A body with a coding the standard library
+// cannot decode (br, zstd, compress) is returned as it is.
+func decodeBody(body io.Reader, values []string) (io.Reader, bool, error) {
+	var codings []string
+	for _, v := range values {
+		for c := range strings.SplitSeq(v, ",") {
+			switch c = strings.ToLower(strings.TrimSpace(c)); c {
+			case "", "identity":
+			case "gzip", "x-gzip", "deflate":
+				codings = append(codings, c)
+			default:
+				return body, false, nil
+			}
+		}
+	}
+	if len(codings) > maxCodings {
+		return nil, false, fmt.Errorf("%w: %d content codings, at most %d are decoded", errDecode, len(codings), maxCodings)
+	}
+	for i := len(codings) - 1; i >= 0; i-- {
+		br := bufio.NewReader(body)
+		if _, err := br.Peek(1); err == io.EOF {
+			// An empty body is empty whatever its coding says.
+			return http.NoBody, true, nil
+		} else if err != nil {
+			return nil, false, err
+		}
+		var err error
+		if codings[i] == "deflate" {
+			body, err = inflater(br)
+		} else {
+			body, err = gzip.NewReader(br)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	return body, len(codings) > 0, nil
+}
+
+// inflater returns a reader of a deflate body: HTTP's deflate is a zlib
+// stream (RFC 1950), but some servers send raw deflate (RFC 1951), told
+// apart by the zlib header's check bits.
+func inflater(br *bufio.Reader) (io.Reader, error) {
+	if h, err := br.Peek(2); err == nil && h[0]&0x0f == 8 && h[0]>>4 <= 7 && (uint16(h[0])<<8|uint16(h[1]))%31 == 0 {
+		return zlib.NewReader(br)
+	}
+	return flate.NewReader(br), nil
+}
+
+// errDecode marks a body that could not be decoded for a reason of our own.
+var errDecode = errors.New("bad content coding")
+
+// isDecodeError reports whether err says a body's compressed data is
+// corrupt, which a retry would not mend; a truncated body
+// (io.ErrUnexpectedEOF) is a network failure.
+func isDecodeError(err error) bool {
+	var corrupt flate.CorruptInputError
+	return errors.Is(err, errDecode) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) ||
+		errors.Is(err, zlib.ErrHeader) || errors.Is(err, zlib.ErrChecksum) || errors.Is(err, zlib.ErrDictionary) ||
+		errors.As(err, &corrupt)
 }
 
 // readBody appends the body to dst, reading at most max+1 bytes: one byte

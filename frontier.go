@@ -29,6 +29,9 @@ type task struct {
 	tries     int       // attempts already made
 	first     time.Time // when the first attempt started
 	at        time.Time // a retry is not started before this
+	// crossHost means a redirect chain led here from another host name,
+	// or from https to http: the request hook's credentials are not sent.
+	crossHost bool
 	// err, set by the frontier, means the URL must not be fetched
 	// (robots.txt); such a task holds no host slot.
 	err error
@@ -77,6 +80,9 @@ type frontier interface {
 	// queued returns the number of tasks pushed and not finished, less
 	// those in flight: what is left when the Run stops early.
 	queued() int
+	// inFlight returns the number of tasks taken by pop and not yet done
+	// nor put back.
+	inFlight() int
 	// spent reports whether the page budget ended the crawl.
 	spent() bool
 }
@@ -371,6 +377,12 @@ func (f *memFrontier) queued() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.pending
+}
+
+func (f *memFrontier) inFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.unfinished - f.pending
 }
 
 func (f *memFrontier) spent() bool {

@@ -80,6 +80,7 @@ type config struct {
 	filters        []Filter
 	extractor      LinkExtractor // nil: ExtractLinks
 	client         *http.Client
+	blockPrivate   bool
 	userAgent      string
 	maxBodySize    int64
 	requestTimeout time.Duration
@@ -97,6 +98,8 @@ type config struct {
 	requestHook    func(*http.Request) error
 	pageHook       func(*Page)
 	resultHook     func(Result)
+	progressEvery  time.Duration
+	progress       func(Progress)
 
 	// Trap limits; 0 disables each.
 	maxURLLength      int
@@ -171,8 +174,16 @@ func (c *config) validate() error {
 	if c.maxSegmentRepeats < 0 {
 		errs = append(errs, fmt.Errorf("WithMaxSegmentRepeats(%d): must not be negative", c.maxSegmentRepeats))
 	}
+	if c.progress != nil && c.progressEvery <= 0 {
+		errs = append(errs, fmt.Errorf("WithProgress(%v, f): the interval must be positive", c.progressEvery))
+	}
 	if c.userAgent == "" {
 		errs = append(errs, errors.New("WithUserAgent: empty user agent"))
+	}
+	if c.blockPrivate && c.client != nil {
+		if _, err := guardTransport(c.client.Transport); err != nil {
+			errs = append(errs, fmt.Errorf("WithBlockPrivateNetworks: %w", err))
+		}
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -261,8 +272,12 @@ func WithLinkExtractor(e LinkExtractor) Option {
 // and TLS settings belong to it. The crawler follows redirects itself, so it
 // uses a shallow copy of c whose CheckRedirect stops at the first response;
 // c itself is not modified. Its connections are the caller's: Run does not
-// close them. The default is a client with a transport tuned for many
-// connections to one host, made anew by each Run and closed when it returns.
+// close them, unless WithBlockPrivateNetworks makes a clone of its
+// transport. Its limits are its own: the default transport's 1 MiB cap on
+// response headers does not apply to it. A Jar of c adds cookies to every
+// request as its own rules say, redirects included. The default is a
+// client with a transport tuned for many connections to one host, made
+// anew by each Run and closed when it returns.
 func WithHTTPClient(c *http.Client) Option {
 	return optionFunc(func(cfg *config) { cfg.client = c })
 }
@@ -275,9 +290,14 @@ func WithUserAgent(ua string) Option {
 
 // WithMaxBodySize caps the bytes read from one response body, after any
 // decompression. A response whose Content-Length is larger is refused before
-// its body is read, and a body that turns out larger stops there; either way
-// the Result's Err wraps ErrBodyTooLarge. The default is 10 MiB; n must be
-// positive.
+// its body is read (the Result's Size is then 0), and a body that turns out
+// larger stops at n+1 bytes (the Result's Size); either way the Result's Err
+// wraps ErrBodyTooLarge. A body in gzip or deflate is decoded as it is read,
+// by the transport or, when a request hook set Accept-Encoding or the server
+// sent a coding unasked, by the crawler, so a decompression bomb stops at
+// the cap too. A body in a coding the standard library cannot decode (br,
+// zstd) is left encoded, Content-Encoding stays in Page.Header, and the cap
+// counts its bytes as sent. The default is 10 MiB; n must be positive.
 func WithMaxBodySize(n int64) Option {
 	return optionFunc(func(c *config) { c.maxBodySize = n })
 }
@@ -300,6 +320,14 @@ func WithLogger(l *slog.Logger) Option {
 // cookies. If it returns an error (or panics), the URL is not fetched and its
 // Result's Err wraps that error. It may be called from several goroutines at
 // once. The default is none.
+//
+// Credentials stay with their host: for a URL reached by a redirect chain
+// that went to another host name (ports aside; a subdomain is another
+// host) or from https to http, the Authorization, Cookie and
+// Proxy-Authorization headers the hook sets are removed before the
+// request is sent, and stay removed if the chain comes back. A request
+// hook that sets Accept-Encoding gets the bodies in that coding; see
+// WithMaxBodySize for which are decoded.
 func WithRequestHook(f func(*http.Request) error) Option {
 	return optionFunc(func(c *config) { c.requestHook = f })
 }
@@ -390,6 +418,57 @@ func WithMaxPages(n int) Option {
 // default is 0, no limit; d must not be negative.
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxDuration = d })
+}
+
+// WithProgress sets a function called every interval while a Run goes on,
+// with a snapshot of its counters and of its frontier, for a progress
+// display. The calls come from one goroutine of the Run, one at a time, and
+// end before Run returns; the last snapshot may be up to one interval old,
+// so use the Stats that Run returns for the final figures. The default is
+// none; with f set, every must be positive.
+func WithProgress(every time.Duration, f func(Progress)) Option {
+	return optionFunc(func(c *config) { c.progressEvery, c.progress = every, f })
+}
+
+// WithBlockPrivateNetworks sets whether the crawler refuses to connect to
+// addresses outside the public internet. Turn it on in a program whose
+// roots come from untrusted input, so that a user cannot point the crawler
+// at the program's own network (server-side request forgery). When on, a
+// connection is refused if its address is loopback, private (RFC 1918),
+// link-local (169.254.0.0/16, where clouds serve instance metadata, and
+// fe80::/10), shared CGNAT space (100.64.0.0/10), unique-local IPv6
+// (fc00::/7), unspecified, multicast, broadcast or reserved, or in another
+// block that the IANA special-purpose registries mark not globally
+// reachable (documentation, benchmarking, 192.0.0.0/24); an IPv4 address
+// inside IPv6 (::ffff:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16) is
+// judged as that IPv4 address. The URL is not fetched and not retried: its
+// Result's Err wraps ErrBlockedAddress and names the address.
+//
+// The check runs when a connection is dialled, on the address the host
+// name resolved to, so it holds for every URL, redirect hop and robots.txt
+// request, for a name that resolves, or rebinds between two requests, to a
+// private address, and for numeric host spellings such as "2130706433",
+// "0x7f.1", "127.1" and "[::ffff:127.0.0.1]"; "localhost" and names under
+// ".localhost" are refused without a lookup.
+//
+// With WithHTTPClient, the client's Transport must be an *http.Transport,
+// or nil for http.DefaultTransport: New fails otherwise, since the guard
+// cannot reach the dialer of another RoundTripper. Each Run then uses a
+// clone of that transport, whose connections it closes when it returns. A
+// transport without a dialer gets one that checks each address before it
+// connects. A transport's own DialContext or DialTLSContext
+// (http.DefaultTransport has one) is kept, and the connection it makes is
+// checked before any byte of a request is sent on it: the TCP handshake,
+// and a DialTLSContext's TLS handshake, have reached the address by then.
+// A connection whose remote address is not an IP address is refused. With
+// a proxy, the transport connects to the proxy, not to the sites: the
+// guard checks the proxy's address only, so a proxy on a private network
+// is refused, and keeping the crawl off private sites is then the proxy's
+// job.
+//
+// The default is off, so that tests can crawl servers on loopback.
+func WithBlockPrivateNetworks(on bool) Option {
+	return optionFunc(func(c *config) { c.blockPrivate = on })
 }
 
 // The trap limits below keep a crawl out of the endless URL spaces of

@@ -166,15 +166,16 @@ func TestHostDelay(t *testing.T) {
 	}
 }
 
-// TestRetryBackoffHoldsNoWorker has one worker and a URL that fails twice
-// with a long backoff: the other URLs are fetched while it waits.
+// TestRetryBackoffHoldsNoWorker has one worker and a URL that fails once
+// with a long backoff (at least half a second): the other URLs are fetched
+// while it waits.
 func TestRetryBackoffHoldsNoWorker(t *testing.T) {
 	var flaky atomic.Int32
 	var st startTimes
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", anchors(0, "/flaky", "/a", "/b", "/c"))
 	mux.Handle("/flaky", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if flaky.Add(1) <= 2 {
+		if flaky.Add(1) == 1 {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
 		}
@@ -183,12 +184,12 @@ func TestRetryBackoffHoldsNoWorker(t *testing.T) {
 	mux.Handle("/{p}", anchors(0))
 	s := newSite(t, st.wrap(mux))
 	_, res, err := crawlSite(t, context.Background(), []string{s.URL},
-		crawl.WithWorkers(1), crawl.WithBackoff(300*time.Millisecond, time.Second))
+		crawl.WithWorkers(1), crawl.WithBackoff(time.Second, time.Second))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if r := res[s.URL+"/flaky"]; r.Status != 200 || r.Tries != 3 || r.Err != nil {
-		t.Errorf("/flaky: got status %d, %d tries, err %v; want 200, 3, nil", r.Status, r.Tries, r.Err)
+	if r := res[s.URL+"/flaky"]; r.Status != 200 || r.Tries != 2 || r.Err != nil {
+		t.Errorf("/flaky: got status %d, %d tries, err %v; want 200, 2, nil", r.Status, r.Tries, r.Err)
 	}
 	_, paths := st.get()
 	first := slices.Index(paths, "/flaky")
@@ -310,6 +311,11 @@ func TestMaxPages(t *testing.T) {
 			// of them fetched.
 			if stats.Todo != 1+10*50-50 {
 				t.Errorf("Todo: got %d, want %d", stats.Todo, 1+10*50-50)
+			}
+			var report strings.Builder
+			stats.WriteReport(&report)
+			if !strings.Contains(report.String(), "\nBudget: max_pages\nTodo: 451\n") {
+				t.Errorf("report does not say which budget ended the Run:\n%s", report.String())
 			}
 		})
 	}
@@ -434,5 +440,54 @@ func TestXRobotsTag(t *testing.T) {
 	}
 	if got, want := s.Requested(), []string{"/", "/mine", "/other", "/y"}; !slices.Equal(got, want) {
 		t.Errorf("requested %v, want %v (X-Robots-Tag for asyncrawl obeyed, for otherbot not)", got, want)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	s := newSite(t, flatSite(10, 30*time.Millisecond))
+	var mu sync.Mutex
+	var snaps []crawl.Progress
+	var returned atomic.Bool
+	stats, _, err := crawlSite(t, context.Background(), []string{s.URL},
+		crawl.WithWorkers(2), crawl.WithProgress(5*time.Millisecond, func(p crawl.Progress) {
+			if returned.Load() {
+				t.Errorf("progress reported after Run returned")
+			}
+			mu.Lock()
+			snaps = append(snaps, p)
+			mu.Unlock()
+		}))
+	returned.Store(true)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(snaps) < 5 {
+		t.Fatalf("%d progress reports in a crawl of about 180ms every 5ms, want at least 5", len(snaps))
+	}
+	busy := false
+	for i, p := range snaps {
+		if p.InFlight > 2 || p.InFlight < 0 || p.Queued < 0 {
+			t.Errorf("report %d: InFlight %d, Queued %d; want 0..2 (2 workers), >= 0", i, p.InFlight, p.Queued)
+		}
+		if n := p.Done + p.Queued + p.InFlight; n > 11 {
+			t.Errorf("report %d: Done %d + Queued %d + InFlight %d = %d, more than the site's 11 URLs", i, p.Done, p.Queued, p.InFlight, n)
+		}
+		if i > 0 && (p.Done < snaps[i-1].Done || p.Elapsed < snaps[i-1].Elapsed) {
+			t.Errorf("report %d went backwards: Done %d after %d", i, p.Done, snaps[i-1].Done)
+		}
+		if p.InFlight == 2 && p.Queued > 0 {
+			busy = true
+		}
+	}
+	if !busy {
+		t.Errorf("no report saw 2 URLs in flight and more queued: %+v", snaps)
+	}
+	if last := snaps[len(snaps)-1]; last.Done > stats.Done {
+		t.Errorf("last report Done %d, more than the final %d", last.Done, stats.Done)
+	}
+	if _, err := crawl.New(crawl.WithProgress(0, func(crawl.Progress) {})); err == nil || !strings.Contains(err.Error(), "WithProgress") {
+		t.Errorf("New(WithProgress(0, f)): got %v, want an error naming WithProgress", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -417,9 +418,14 @@ func (e *robotsStatusError) Error() string {
 // every URL disallowed, wrapping the reason.
 func (r *run) robots(ctx context.Context, w *worker, t task) {
 	rules, err := r.fetchRobots(ctx, w, t.url)
+	if err != nil && ctx.Err() != nil {
+		// The Run is ending: no verdict on the host, and nothing to log.
+		r.front.retry(t)
+		return
+	}
 	if err != nil {
 		t.tries++
-		wait, retry := r.backoff(t.tries), t.tries < r.cfg.maxTries && ctx.Err() == nil
+		wait, retry := r.backoff(t.tries), t.tries < r.cfg.maxTries && !errors.Is(err, ErrBlockedAddress)
 		if se, ok := err.(*robotsStatusError); ok {
 			if d, ok := retryAfter(se.header.Get("Retry-After"), time.Now()); ok {
 				wait = min(d, r.cfg.maxRetryAfter)

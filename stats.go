@@ -57,10 +57,10 @@ func (r *Result) Kind() string {
 
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
-// "too_many_redirects", "no_location", "panic", "dns", "refused",
-// "disallowed", "network" or "other". A URL disallowed because its host's
-// robots.txt could not be fetched gets the kind of that failure when it is
-// one of the network kinds before "disallowed".
+// "too_many_redirects", "no_location", "panic", "blocked", "dns",
+// "refused", "disallowed", "network" or "other". A URL disallowed because
+// its host's robots.txt could not be fetched gets the kind of that failure
+// when it is one of the kinds before "disallowed".
 func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
@@ -76,6 +76,8 @@ func FailKind(err error) string {
 		return "no_location"
 	case errors.Is(err, ErrPanic):
 		return "panic"
+	case errors.Is(err, ErrBlockedAddress):
+		return "blocked"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
@@ -128,6 +130,17 @@ type Stats struct {
 	Budget  string
 	Workers int           // the Run's WithWorkers, max_tasks in the report
 	Elapsed time.Duration // wall time of the Run
+}
+
+// Progress is a snapshot of a Run in progress, as WithProgress reports it:
+// the Stats so far (Elapsed so far, Todo unset) and the frontier's state.
+type Progress struct {
+	Stats
+	// Queued is the number of URLs waiting to be fetched, retries
+	// included.
+	Queued int
+	// InFlight is the number of URLs being fetched by the workers.
+	InFlight int
 }
 
 // add counts r. It is not safe for concurrent use: the Run serialises it.
@@ -185,7 +198,8 @@ func (s *Stats) counters() map[string]int64 {
 }
 
 // WriteReport writes the summary of crawl.py's report: the Finished line,
-// the counters sorted by name, Todo, Done and the date.
+// the counters sorted by name, the budget that ended the Run if one did,
+// Todo, Done and the date.
 func (s *Stats) WriteReport(w io.Writer) error {
 	secs := s.Elapsed.Seconds()
 	speed := 0.0
@@ -202,6 +216,9 @@ func (s *Stats) WriteReport(w io.Writer) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		ew.printf("%10d %s\n", m[k], k)
+	}
+	if s.Budget != "" {
+		ew.printf("Budget: %s\n", s.Budget)
 	}
 	ew.printf("Todo: %d\n", s.Todo)
 	ew.printf("Done: %d\n", s.Done)

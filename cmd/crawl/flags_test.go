@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -83,29 +83,21 @@ func TestSizeFlag(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	start := time.Unix(1000, 0)
-	p := newProgress(1, false)
+	p := newProgress()
 	p.start = start
-	req := func(u string) {
-		r, err := http.NewRequest(http.MethodGet, u, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.request(r)
-	}
-	req("http://a.example/")
+	p.update(crawl.Progress{Queued: 0, InFlight: 1})
 	if got, want := p.line(start), "0 done, 0 queued, 1 in flight, 0 errors, 0 pages/s, 0.0s"; got != want {
 		t.Errorf("at the start: got %q, want %q", got, want)
 	}
 	p.result(&crawl.Result{URL: "http://a.example/", Status: 200, NumNewURLs: 5})
-	req("http://a.example/1")
-	req("http://a.example/1") // a retry
-	req("http://a.example/2")
 	p.result(&crawl.Result{URL: "http://a.example/2", Status: 404})
+	p.update(crawl.Progress{Queued: 3, InFlight: 1})
 	if got, want := p.line(start.Add(2*time.Second)), "2 done, 3 queued, 1 in flight, 1 error, 1 pages/s, 2.0s"; got != want {
 		t.Errorf("after two results: got %q, want %q", got, want)
 	}
-	p.result(&crawl.Result{URL: "http://a.example/1", Status: 301, NextURL: "http://a.example/9"})
-	if got, want := p.line(start.Add(3*time.Second)), "3 done, ≥3 queued, 0 in flight, 1 error, 1 pages/s, 3.0s"; got != want {
-		t.Errorf("after a redirect: got %q, want %q", got, want)
+	p.result(&crawl.Result{URL: "http://a.example/1", Err: errors.New("boom")})
+	p.update(crawl.Progress{Queued: 2, InFlight: 0})
+	if got, want := p.line(start.Add(3*time.Second)), "3 done, 2 queued, 0 in flight, 2 errors, 1 pages/s, 3.0s"; got != want {
+		t.Errorf("after a failure: got %q, want %q", got, want)
 	}
 }

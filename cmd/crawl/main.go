@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			return a
 		},
 	}))
-	prog := newProgress(len(cfg.roots), cfg.sitemaps)
+	prog := newProgress()
 	var text textReport
 	showLine := ttys.stderr && !cfg.quiet
 	var lines *jsonLines
@@ -148,7 +148,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 		lines = newJSONLines(w)
 	}
-	opts := append(cfg.options(), crawl.WithLogger(logger), crawl.WithRequestHook(prog.request))
+	opts := append(cfg.options(), crawl.WithLogger(logger))
+	if showLine {
+		opts = append(opts, crawl.WithProgress(refreshInterval/2, prog.update))
+	}
 	var graph *linkGraph
 	if graphFile != nil {
 		graph = newLinkGraph()

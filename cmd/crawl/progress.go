@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -68,59 +66,38 @@ func (s *statusLine) show(line string) {
 	s.line = line
 }
 
-// progress counts what the live progress line shows, from the crawler's
-// hooks. It is safe for concurrent use.
-//
-// The package has no live view of its queue, so queued is derived: the URLs
-// known to be queued are the roots plus every Result's NumNewURLs; those not
-// yet finished nor in flight are queued. A redirect's target is queued too
-// when it is new, and no Result says whether it was; so are sitemaps found
-// in robots.txt. Once a redirect has been seen, or with sitemaps, the
-// figure is a lower bound and is shown as such.
+// progress counts what the live progress line shows. Done and errors come
+// from the result hook, so they are exact; queued and in flight come from
+// the crawler's own snapshots (crawl.WithProgress), at most one interval
+// old. It is safe for concurrent use.
 type progress struct {
-	start    time.Time
-	sitemaps bool
+	start time.Time
 
-	mu        sync.Mutex
-	known     int // roots plus NumNewURLs
-	done      int
-	errors    int // Results with Err or a status of 400 or more
-	redirects int
-	inFlight  map[string]struct{} // URLs whose request has started
+	mu       sync.Mutex
+	done     int
+	errors   int // Results with Err or a status of 400 or more
+	queued   int
+	inFlight int
 }
 
-func newProgress(roots int, sitemaps bool) *progress {
-	return &progress{start: time.Now(), sitemaps: sitemaps, known: roots, inFlight: map[string]struct{}{}}
+func newProgress() *progress {
+	return &progress{start: time.Now()}
 }
 
-// request is the request hook: the URL is in flight until its Result, also
-// while it waits to be retried. A retry's request is the same URL again.
-// robots.txt requests do not reach the hook.
-func (p *progress) request(req *http.Request) error {
+// update is the crawler's progress hook.
+func (p *progress) update(s crawl.Progress) {
 	p.mu.Lock()
-	p.inFlight[req.URL.String()] = struct{}{}
+	p.queued, p.inFlight = s.Queued, s.InFlight
 	p.mu.Unlock()
-	return nil
 }
 
 // result counts a finished URL.
 func (p *progress) result(r *crawl.Result) {
-	// The request's URL is the Result's URL parsed; its String is the key
-	// request used.
-	key := r.URL
-	if u, err := url.Parse(r.URL); err == nil {
-		key = u.String()
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.inFlight, key)
 	p.done++
-	p.known += r.NumNewURLs
 	if r.Err != nil || r.Status >= 400 {
 		p.errors++
-	}
-	if r.NextURL != "" {
-		p.redirects++
 	}
 }
 
@@ -129,11 +106,6 @@ func (p *progress) line(now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	elapsed := now.Sub(p.start)
-	queued := max(0, p.known-p.done-len(p.inFlight))
-	atLeast := ""
-	if p.redirects > 0 || p.sitemaps {
-		atLeast = "≥"
-	}
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(p.done) / s
@@ -142,8 +114,8 @@ func (p *progress) line(now time.Time) string {
 	if p.errors == 1 {
 		errs = "error"
 	}
-	return fmt.Sprintf("%d done, %s%d queued, %d in flight, %d %s, %.0f pages/s, %.1fs",
-		p.done, atLeast, queued, len(p.inFlight), p.errors, errs, rate, elapsed.Seconds())
+	return fmt.Sprintf("%d done, %d queued, %d in flight, %d %s, %.0f pages/s, %.1fs",
+		p.done, p.queued, p.inFlight, p.errors, errs, rate, elapsed.Seconds())
 }
 
 // refreshInterval is how often the progress line is redrawn.
