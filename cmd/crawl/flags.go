@@ -39,6 +39,12 @@ type config struct {
 	maxBody     int64
 	timeout     time.Duration
 
+	// Traps and guards.
+	maxURLLength      int
+	maxLinks          int
+	maxSegmentRepeats int
+	blockPrivate      bool
+
 	// The command's own.
 	demo        bool
 	demoLatency time.Duration
@@ -92,7 +98,11 @@ func newCLI(cfg *config) *cli {
 		maxBody:     crawl.DefaultMaxBodySize,
 		timeout:     crawl.DefaultRequestTimeout,
 		demoLatency: 20 * time.Millisecond,
-		format:      "text",
+
+		maxURLLength:      crawl.DefaultMaxURLLength,
+		maxLinks:          crawl.DefaultMaxLinksPerPage,
+		maxSegmentRepeats: crawl.DefaultMaxSegmentRepeats,
+		format:            "text",
 	}
 	c := &cli{fs: flag.NewFlagSet("crawl", flag.ContinueOnError)}
 	// Parse errors are printed by run, on one line, and -h by usage.
@@ -128,6 +138,12 @@ func newCLI(cfg *config) *cli {
 	c.add(&sizeFlag{p: &cfg.maxBody}, "SIZE", "read at most SIZE of a body (bytes, or with k, M, G)", "max_body")
 	c.add(&durationFlag{p: &cfg.timeout, positive: true}, "DURATION", "give up an attempt after DURATION", "timeout")
 
+	c.group("Traps and guards")
+	c.add(&intFlag{p: &cfg.maxURLLength, min: 0}, "N", "do not follow links longer than N bytes (0: no limit)", "max_url_length")
+	c.add(&intFlag{p: &cfg.maxLinks, min: 0}, "N", "consider only the first N distinct links of a page (0: no limit)", "max_links")
+	c.add(&intFlag{p: &cfg.maxSegmentRepeats, min: 0}, "N", "do not follow links whose path has one segment more than N times (0: no limit)", "max_segment_repeats")
+	c.add(&boolFlag{p: &cfg.blockPrivate}, "", "refuse to connect to loopback, private and other non-public addresses (for untrusted roots)", "block_private")
+
 	c.group("Output")
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
 	c.add(&stringFlag{p: &cfg.output}, "FILE", "write the report or the JSON lines to FILE instead of stdout", "o")
@@ -157,6 +173,10 @@ func (cfg *config) options() []crawl.Option {
 		crawl.WithMaxDuration(cfg.maxDuration),
 		crawl.WithMaxBodySize(cfg.maxBody),
 		crawl.WithRequestTimeout(cfg.timeout),
+		crawl.WithMaxURLLength(cfg.maxURLLength),
+		crawl.WithMaxLinksPerPage(cfg.maxLinks),
+		crawl.WithMaxSegmentRepeats(cfg.maxSegmentRepeats),
+		crawl.WithBlockPrivateNetworks(cfg.blockPrivate),
 	}
 }
 

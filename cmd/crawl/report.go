@@ -102,6 +102,9 @@ type jsonSummary struct {
 	Fail        int            `json:"fail"`
 	FailKinds   map[string]int `json:"fail_kinds"`
 	Status      map[int]int    `json:"status"` // count by status code
+	// Refused counts the links not followed, by the trap limit that
+	// refused them.
+	Refused map[string]int `json:"refused,omitempty"`
 }
 
 // jsonLines writes a JSON object per Result as it finishes. It is safe for
@@ -156,6 +159,7 @@ func (j *jsonLines) summary(s *crawl.Stats, interrupted bool) error {
 		Fail:        s.Failures,
 		FailKinds:   s.FailKinds,
 		Status:      s.StatusCounts,
+		Refused:     s.Refused,
 	})
 	j.mu.Lock()
 	defer j.mu.Unlock()

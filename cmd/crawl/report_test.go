@@ -396,6 +396,18 @@ func TestFlagsReachTheCrawler(t *testing.T) {
 			}
 			return ""
 		}},
+		{"max_links", []string{"-max_links", "1", "-max_depth", "1"}, []string{"/", "/about"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if _, summary := parseJSONLines(t, r.stdout); summary.Refused["links_per_page"] == 0 {
+				return fmt.Sprintf("summary %+v, want links_per_page refusals", summary)
+			}
+			return ""
+		}},
+		{"block_private", []string{"-block_private"}, []string{"/"}, func(s *site, r ran, results map[string]jsonResult) string {
+			if home := results["/"]; home.FailKind != "blocked" || s.Total() != 0 {
+				return fmt.Sprintf("/: %+v, server saw %d requests; want fail kind blocked and none", home, s.Total())
+			}
+			return ""
+		}},
 		{"max_pages", []string{"-max_pages", "1"}, []string{"/"}, func(s *site, r ran, results map[string]jsonResult) string {
 			_, summary := parseJSONLines(t, r.stdout)
 			if !strings.Contains(r.stderr, "stopped by -max_pages") || summary.Todo != 3 || summary.Budget != "max_pages" {
