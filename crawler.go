@@ -224,7 +224,7 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 // worker is the reusable state of one worker goroutine.
 type worker struct {
 	buf   []byte              // response body
-	links []*url.URL          // a page's links
+	page  pageLinks           // a page's links, as the default extractor found them
 	keys  map[string]struct{} // a page's distinct links
 	batch []task              // a page's new tasks
 }
@@ -232,6 +232,10 @@ type worker struct {
 // maxKeptBuf is the largest body buffer a worker keeps between pages; a
 // larger one, from a rare large page, is left to the garbage collector.
 const maxKeptBuf = 1 << 20
+
+// maxKeptRefs is the most link references a worker keeps room for between
+// pages, for the same reason.
+const maxKeptRefs = 1 << 14
 
 // work is the worker loop: take a task, process it, until wctx is
 // cancelled. Fetches use ctx, the Run's context, so that the workers' own
@@ -250,6 +254,9 @@ func (r *run) work(ctx, wctx context.Context) {
 		}
 		if cap(w.buf) > maxKeptBuf {
 			w.buf = nil
+		}
+		if cap(w.page.refs) > maxKeptRefs {
+			w.page.refs = nil
 		}
 	}
 }
@@ -322,16 +329,16 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
-	var links []*url.URL
+	var n int                   // the page's links
+	var link func(int) *url.URL // link i of n, or nil
 	if ok && t.kind == kindPage && r.cfg.extractor == nil && isHTML(p.ContentType) {
 		// The default extractor reads the robots meta tags in the same
-		// pass, before the page hook, which sees them.
-		var meta robotsMeta
-		clear(w.links)
-		w.links, meta = appendLinks(w.links[:0], p.URL, p.Body, r.cfg.robots)
-		links = w.links
+		// pass, before the page hook, which sees them. It leaves the
+		// links as written, to be resolved as follow takes them.
+		w.page.scan(p.URL, p.Body, r.cfg.robots)
+		n, link = len(w.page.refs), w.page.link
 		if r.cfg.robots {
-			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
 		}
 	} else if r.cfg.robots && isHTML(p.ContentType) {
 		meta := pageMeta(p.Body)
@@ -357,16 +364,18 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 		}
 		return
 	}
-	if links == nil && r.cfg.extractor != nil {
-		if links, err = r.extract(ctx, p); err != nil {
+	if link == nil && r.cfg.extractor != nil {
+		links, err := r.extract(ctx, p)
+		if err != nil {
 			res.Err = fmt.Errorf("%s: extract links: %w", t.url, err)
 			return
 		}
+		n, link = len(links), urlsAt(links)
 	}
-	if p.NoFollow && r.cfg.robots {
+	if p.NoFollow && r.cfg.robots || n == 0 {
 		return
 	}
-	if err := r.follow(ctx, w, t, p.URL, links, kindPage, t.depth+1, &res); err != nil {
+	if err := r.follow(ctx, w, t, p.URL, n, link, kindPage, t.depth+1, &res); err != nil {
 		res.Err = err
 	}
 }
@@ -421,7 +430,7 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 // ones in scope are left unread (a sitemap's are not: it has its own
 // limit), and a link too long or with a segment repeated too often is
 // dropped; the refusals are counted in the tally, once for the page.
-func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, links []*url.URL, kind taskKind, depth int, res *Result) error {
+func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, n int, link func(int) *url.URL, kind taskKind, depth int, res *Result) error {
 	clear(w.keys)
 	w.batch = w.batch[:0]
 	deep := r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth
@@ -430,7 +439,11 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, link
 		maxLinks = 0
 	}
 	var refused [numRefusals]int
-	for i, u := range links {
+	for i := range n {
+		u := link(i)
+		if u == nil {
+			continue
+		}
 		if !u.IsAbs() {
 			u = base.ResolveReference(u)
 		}
@@ -443,7 +456,7 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, link
 			continue
 		}
 		if maxLinks > 0 && len(w.keys) == maxLinks {
-			refused[refuseLinksPerPage] = len(links) - i
+			refused[refuseLinksPerPage] = n - i
 			break
 		}
 		w.keys[key] = struct{}{}
@@ -472,6 +485,11 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, link
 		return fmt.Errorf("%s: queue links: %w", t.url, err)
 	}
 	return nil
+}
+
+// urlsAt returns the function that gives us[i], a link source for follow.
+func urlsAt(us []*url.URL) func(int) *url.URL {
+	return func(i int) *url.URL { return us[i] }
 }
 
 // extract runs a custom link extractor, turning a panic into an error.

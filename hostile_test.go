@@ -271,7 +271,7 @@ func TestHostileManyLinks(t *testing.T) {
 	// The page is 2.6 MB and its links, as URLs, some 20 MB; the 5,000
 	// pages queued and fetched after it hold little. The bound is
 	// generous, to catch a leak or a copy per link, not to measure.
-	const bound = 128 << 20
+	const bound = 64 << 20
 	if grew > bound {
 		t.Errorf("heap in use grew by %d MiB during the crawl, want at most %d MiB", grew>>20, bound>>20)
 	}

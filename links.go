@@ -49,11 +49,37 @@ type robotsMeta struct {
 // marked rel="nofollow" are left out, and all of them if a meta tag says
 // nofollow.
 func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.URL, robotsMeta) {
-	var meta robotsMeta
+	var pl pageLinks
+	pl.scan(page, body, obey)
+	for i := range pl.refs {
+		if u := pl.link(i); u != nil {
+			dst = append(dst, u)
+		}
+	}
+	return dst, pl.meta
+}
+
+// pageLinks is what a scan of an HTML document found: its link references
+// as written, the URL they resolve against, and what its robots meta tags
+// say. The references are resolved one at a time, by link, so that a page
+// of a million links costs a string each, not a URL each, past the links
+// the crawl considers. A worker reuses one.
+type pageLinks struct {
+	refs []string
+	base *url.URL
+	meta robotsMeta
+}
+
+// scan reads the link references of the HTML document body, fetched from
+// page, into pl. With obey, links marked rel="nofollow" are left out, and
+// all of them if a meta tag says nofollow.
+func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
+	clear(pl.refs)
+	pl.refs, pl.meta = pl.refs[:0], robotsMeta{}
+	meta := &pl.meta
 	z := html.NewTokenizer(bytes.NewReader(body))
 	// The first <base href> applies to the whole document, links before it
 	// included, so references are resolved once the scan is over.
-	refs := make([]string, 0, 32) // on the stack for a typical page
 	var baseRef string
 	baseSeen := false
 	for {
@@ -75,7 +101,7 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.
 			continue
 		}
 		if tag == tagMeta {
-			readMeta(z, &meta)
+			readMeta(z, meta)
 			continue
 		}
 		want := "href" // the attribute that holds the link
@@ -107,27 +133,29 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.
 				baseRef = strings.TrimSpace(string(ref))
 			}
 		default:
-			refs = append(refs, strings.TrimSpace(string(ref)))
+			pl.refs = append(pl.refs, strings.TrimSpace(string(ref)))
 		}
 	}
 	if obey && meta.nofollow {
-		return dst, meta
+		pl.refs = pl.refs[:0]
 	}
-	base := page
+	pl.base = page
 	if baseSeen {
 		if b, err := page.Parse(baseRef); err == nil && isHTTP(b) {
-			base = b
+			pl.base = b
 		}
 	}
-	for _, ref := range refs {
-		u, err := base.Parse(ref)
-		if err != nil || !isHTTP(u) {
-			continue
-		}
-		u.Fragment, u.RawFragment = "", ""
-		dst = append(dst, u)
+}
+
+// link returns reference i resolved: an absolute http(s) URL without
+// fragment, or nil when it is not one.
+func (pl *pageLinks) link(i int) *url.URL {
+	u, err := pl.base.Parse(pl.refs[i])
+	if err != nil || !isHTTP(u) {
+		return nil
 	}
-	return dst, meta
+	u.Fragment, u.RawFragment = "", ""
+	return u
 }
 
 // readMeta reads the attributes of a <meta> tag into m if it is a robots

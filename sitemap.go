@@ -421,10 +421,11 @@ func (r *run) sitemap(ctx context.Context, w *worker, t task, p *Page, res *Resu
 		}
 		return us
 	}
-	if err := r.follow(ctx, w, t, p.URL, parse(urls), kindPage, t.depth+1, res); err != nil {
+	pages, indexed := parse(urls), parse(maps)
+	if err := r.follow(ctx, w, t, p.URL, len(pages), urlsAt(pages), kindPage, t.depth+1, res); err != nil {
 		return err
 	}
-	if err := r.follow(ctx, w, t, p.URL, parse(maps), kindSitemap, t.depth, res); err != nil {
+	if err := r.follow(ctx, w, t, p.URL, len(indexed), urlsAt(indexed), kindSitemap, t.depth, res); err != nil {
 		return err
 	}
 	if perr != nil {
