@@ -18,7 +18,10 @@
 //     x/sync/errgroup; there is never one goroutine per URL.
 //   - asyncio.Queue is Queue: Put raises a count of unfinished tasks,
 //     TaskDone lowers it, Join waits for zero. yield from q.get() is
-//     q.Get(ctx), q.join() is q.Join(ctx).
+//     q.Get(ctx), q.join() is q.Join(ctx). The crawl's own queue, the
+//     frontier, keeps exactly this accounting over a queue per host, so
+//     that it can also say whose turn it is (see Politeness); Queue is the
+//     chapter's queue on its own, for programs that want one.
 //   - crawl() waits on join, then cancels the workers: Run waits on the
 //     frontier's Join, then cancels the workers' context and waits for
 //     every goroutine to exit before it returns. Task.cancel is context
