@@ -196,12 +196,17 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 	stats := r.tally.snapshot()
 	stats.Todo = r.front.queued()
 	stats.Elapsed = time.Since(start)
+	// The deadline may also come while the pages in flight finish after
+	// the page budget was spent: the error is nil then too.
+	overTime := err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errDuration)
+	if overTime {
+		err = nil
+	}
 	switch {
 	case r.front.spent():
 		stats.Budget = "max_pages"
-	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errDuration):
+	case overTime:
 		stats.Budget = "max_duration"
-		err = nil
 	}
 	return stats, err
 }

@@ -242,6 +242,11 @@ func (f *memFrontier) pop(ctx context.Context) (task, error) {
 		// The first waiter sleeps until the earliest time in the heap,
 		// when a delayed host becomes ready; the others until served.
 		var fire <-chan time.Time
+		if f.waiters[0] == w {
+			// No timer when the heap is empty: a time recorded from
+			// an earlier round would keep update from waking us.
+			f.armed = time.Time{}
+		}
 		if f.waiters[0] == w && len(f.timers) > 0 {
 			f.armed = f.timers[0].wake
 			d := time.Until(f.armed)

@@ -209,3 +209,52 @@ func TestFrontierBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestFrontierStaleTimer checks that the first waiter sets a timer for a
+// host that enters the heap after the waiter's timer fired on a host that
+// then left the heap: the time it armed must not stay recorded, or a later
+// host is taken as covered by a timer nobody holds.
+func TestFrontierStaleTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := defaultConfig()
+		cfg.robots = false
+		cfg.maxPages = 1
+		cfg.hostWorkers = 1
+		cfg.hostDelay = 0
+		f := newMemFrontier(&cfg)
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		// c is paused, so the first pop moves it to the heap; b's page
+		// spends the budget.
+		f.push(ctx, task{url: "http://c.test/1"})
+		f.pause("http://c.test/1", time.Now().Add(10*time.Millisecond))
+		f.push(ctx, task{url: "http://b.test/1"})
+		b, err := f.pop(ctx)
+		if err != nil || b.url != "http://b.test/1" {
+			t.Fatalf("got %q, %v; want http://b.test/1", b.url, err)
+		}
+		got := make(chan task, 1)
+		go func() {
+			if tk, err := f.pop(ctx); err == nil {
+				got <- tk
+			}
+		}()
+		// The waiter's timer fires for c, which leaves the heap: its
+		// fresh task is past the budget.
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		b.tries = 1
+		b.at = time.Now().Add(10 * time.Millisecond)
+		f.retry(b)
+		time.Sleep(20 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case tk := <-got:
+			if tk.url != b.url {
+				t.Errorf("got %q, want %q", tk.url, b.url)
+			}
+		default:
+			t.Errorf("the retry of %s was due 10ms ago and the waiter was not served", b.url)
+		}
+	})
+}
