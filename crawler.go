@@ -66,8 +66,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,14 +166,14 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 		first = append(first, task{url: u.String(), redirects: c.cfg.maxRedirects})
 		r.rootHosts[hostKey(u.String())] = true
 	}
-	if c.cfg.sitemaps && !c.cfg.robots {
-		// With robots.txt, its Sitemap lines are read first; see robots.
-		for key := range r.rootHosts {
-			first = append(first, task{url: key + "/sitemap.xml", kind: kindSitemap, redirects: c.cfg.maxRedirects})
-		}
-	}
 	if _, err := r.front.push(rctx, first...); err != nil {
 		return nil, fmt.Errorf("crawl: queue roots: %w", err)
+	}
+	if c.cfg.sitemaps && !c.cfg.robots {
+		// With robots.txt, its Sitemap lines are read first; see robots.
+		for _, key := range slices.Sorted(maps.Keys(r.rootHosts)) {
+			r.pushSitemaps(rctx, key, nil)
+		}
 	}
 
 	wctx, stopWorkers := context.WithCancel(rctx)
@@ -256,7 +258,9 @@ func (r *run) work(ctx, wctx context.Context) {
 			return
 		}
 		if t.kind == kindRobots {
-			r.robots(ctx, w, t)
+			// Not a URL of the crawl: when the crawl is over (a budget
+			// spent), a robots.txt still in flight is cut short.
+			r.robots(wctx, w, t)
 		} else {
 			r.process(ctx, w, t)
 		}

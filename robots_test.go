@@ -417,3 +417,21 @@ func TestSitemapTooLarge(t *testing.T) {
 		t.Errorf("Budget %q, server saw %d; want max_pages, 5", stats.Budget, s.Total())
 	}
 }
+
+// TestSitemapsExcluded: exclude patterns and filters apply to sitemaps as
+// to any URL, with robots.txt and without.
+func TestSitemapsExcluded(t *testing.T) {
+	for _, robots := range []bool{true, false} {
+		t.Run(fmt.Sprint("robots=", robots), func(t *testing.T) {
+			s := newSite(t, robotsSite())
+			s.setRobots("Sitemap: "+s.URL+"/maps/index.xml\n", nil)
+			if _, _, err := crawlSite(t, context.Background(), []string{s.URL},
+				crawl.WithSitemaps(true), crawl.WithRobots(robots), crawl.WithExclude(`\.xml$`)); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got := s.Requested(); !slices.Equal(got, []string{"/"}) {
+				t.Errorf("requested %v, want [/] (sitemaps excluded by pattern)", got)
+			}
+		})
+	}
+}

@@ -379,7 +379,8 @@ func (c *capReader) tooLarge() error {
 // Crawling: how a Run finds and reads sitemaps.
 
 // pushSitemaps queues the sitemaps of a root host: those its robots.txt
-// names, if in scope, and its /sitemap.xml.
+// names and its /sitemap.xml, each if in scope and not excluded or
+// filtered out.
 func (r *run) pushSitemaps(ctx context.Context, key string, named []string) {
 	var ts []task
 	add := func(s string) {
@@ -388,7 +389,7 @@ func (r *run) pushSitemaps(ctx context.Context, key string, named []string) {
 			return
 		}
 		normalize(u)
-		if !r.scope.contains(u) {
+		if !r.scope.contains(u) || !r.scope.allows(u.String(), u) {
 			return
 		}
 		for _, t := range ts {
