@@ -435,3 +435,23 @@ func TestSitemapsExcluded(t *testing.T) {
 		})
 	}
 }
+
+// TestRobotsInFlightWhenBudgetSpent: a robots.txt still being fetched when
+// the page budget ends the crawl is cut short; Run does not wait for it.
+func TestRobotsInFlightWhenBudgetSpent(t *testing.T) {
+	a := newSite(t, robotsSite())
+	b := newSite(t, robotsSite())
+	b.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // hangs until the crawler gives up
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stats, _, err := crawlSite(t, ctx, []string{a.URL, b.URL},
+		crawl.WithWorkers(2), crawl.WithMaxPages(1), crawl.WithRequestTimeout(time.Hour))
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("Run: got %v, and the 10s guard %v; want nil, nil: Run waited for the robots.txt of a host the budget left unvisited", err, ctx.Err())
+	}
+	if stats.Budget != "max_pages" || stats.Done != 1 || stats.Todo != 1 {
+		t.Errorf("Budget %q, Done %d, Todo %d; want max_pages, 1, 1", stats.Budget, stats.Done, stats.Todo)
+	}
+}
