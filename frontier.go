@@ -151,11 +151,10 @@ type memFrontier struct {
 	hostDelay   time.Duration
 	robots      bool
 	maxPages    int
-	pages       int // new tasks taken, the budget's count
-	unfinished  int // pushed and not done
-	fresh       int // queued and never taken
-	pending     int // queued: fresh tasks and retries
-	budgetSpent bool
+	pages       int           // new tasks taken, the budget's count
+	unfinished  int           // pushed and not done
+	fresh       int           // queued and never taken
+	pending     int           // queued: fresh tasks and retries
 	idle        chan struct{} // closed while join may return
 	idleClosed  bool
 }
@@ -393,7 +392,12 @@ func (f *memFrontier) inFlight() int {
 func (f *memFrontier) spent() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.budgetSpent
+	return f.spentLocked()
+}
+
+// spentLocked reports whether the page budget is spent. f.mu is held.
+func (f *memFrontier) spentLocked() bool {
+	return f.maxPages > 0 && f.pages >= f.maxPages
 }
 
 // update brings the schedule up to now after a change: it moves hosts whose
@@ -419,7 +423,7 @@ func (f *memFrontier) update(now time.Time) {
 	if served || len(f.timers) > 0 && (f.armed.IsZero() || f.timers[0].wake.Before(f.armed)) {
 		f.rearm()
 	}
-	over := f.unfinished == 0 || f.budgetSpent && f.unfinished == f.fresh
+	over := f.unfinished == 0 || f.spentLocked() && f.unfinished == f.fresh
 	switch {
 	case over && !f.idleClosed:
 		close(f.idle)
@@ -491,7 +495,7 @@ func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
 		return task{}, false
 	}
 	t := h.tasks[h.head]
-	if t.tries == 0 && f.budgetSpent {
+	if t.tries == 0 && f.spentLocked() {
 		return task{}, false
 	}
 	h.tasks[h.head] = task{}
@@ -511,9 +515,6 @@ func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
 	}
 	if t.tries == 0 {
 		f.pages++
-		if f.maxPages > 0 && f.pages >= f.maxPages {
-			f.budgetSpent = true
-		}
 	}
 	f.started(h, now)
 	return t, true
@@ -541,9 +542,9 @@ func (f *memFrontier) wakeTime(h *host) (time.Time, bool) {
 	}
 	queued := h.head < len(h.tasks)
 	if h.gate == gateRobots {
-		return h.next, !f.budgetSpent && (queued || len(h.later) > 0)
+		return h.next, !f.spentLocked() && (queued || len(h.later) > 0)
 	}
-	if queued && (h.tasks[h.head].tries > 0 || !f.budgetSpent) {
+	if queued && (h.tasks[h.head].tries > 0 || !f.spentLocked()) {
 		return h.next, true
 	}
 	if len(h.later) == 0 {

@@ -153,26 +153,23 @@ func (c *config) validate() error {
 	if c.hostWorkers < 1 {
 		errs = append(errs, fmt.Errorf("WithHostWorkers(%d): need at least 1", c.hostWorkers))
 	}
-	if c.hostDelay < 0 {
-		errs = append(errs, fmt.Errorf("WithHostDelay(%v): must not be negative", c.hostDelay))
-	}
-	if c.maxDepth < 0 {
-		errs = append(errs, fmt.Errorf("WithMaxDepth(%d): must not be negative", c.maxDepth))
-	}
-	if c.maxPages < 0 {
-		errs = append(errs, fmt.Errorf("WithMaxPages(%d): must not be negative", c.maxPages))
-	}
-	if c.maxDuration < 0 {
-		errs = append(errs, fmt.Errorf("WithMaxDuration(%v): must not be negative", c.maxDuration))
-	}
-	if c.maxURLLength < 0 {
-		errs = append(errs, fmt.Errorf("WithMaxURLLength(%d): must not be negative", c.maxURLLength))
-	}
-	if c.maxLinksPerPage < 0 {
-		errs = append(errs, fmt.Errorf("WithMaxLinksPerPage(%d): must not be negative", c.maxLinksPerPage))
-	}
-	if c.maxSegmentRepeats < 0 {
-		errs = append(errs, fmt.Errorf("WithMaxSegmentRepeats(%d): must not be negative", c.maxSegmentRepeats))
+	// Limits where 0 means none and a negative value is a mistake.
+	for _, l := range []struct {
+		option string
+		value  any
+		bad    bool
+	}{
+		{"WithHostDelay", c.hostDelay, c.hostDelay < 0},
+		{"WithMaxDepth", c.maxDepth, c.maxDepth < 0},
+		{"WithMaxPages", c.maxPages, c.maxPages < 0},
+		{"WithMaxDuration", c.maxDuration, c.maxDuration < 0},
+		{"WithMaxURLLength", c.maxURLLength, c.maxURLLength < 0},
+		{"WithMaxLinksPerPage", c.maxLinksPerPage, c.maxLinksPerPage < 0},
+		{"WithMaxSegmentRepeats", c.maxSegmentRepeats, c.maxSegmentRepeats < 0},
+	} {
+		if l.bad {
+			errs = append(errs, fmt.Errorf("%s(%v): must not be negative", l.option, l.value))
+		}
 	}
 	if c.progress != nil && c.progressEvery <= 0 {
 		errs = append(errs, fmt.Errorf("WithProgress(%v, f): the interval must be positive", c.progressEvery))
