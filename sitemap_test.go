@@ -1,0 +1,158 @@
+package crawl_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// gzipped returns body compressed with gzip.
+func gzipped(t *testing.T, body string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := io.WriteString(zw, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func xmlPage(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, body)
+	}
+}
+
+func TestSitemaps(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/", anchors(0))
+	s := newSite(t, mux)
+	index := `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>` + s.URL + `/maps/pages.xml.gz</loc></sitemap>
+  <sitemap><loc>http://elsewhere.example/maps/theirs.xml</loc></sitemap>
+</sitemapindex>`
+	pages := gzipped(t, `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>`+s.URL+`/from-sitemap/1</loc></url>
+  <url><loc>`+s.URL+`/from-sitemap/2?a=1&amp;b=2</loc></url>
+  <url><loc>http://elsewhere.example/out-of-scope</loc></url>
+</urlset>`)
+	mux.Handle("/sitemap.xml", http.NotFoundHandler())
+	mux.Handle("/maps/index.xml", xmlPage(index))
+	mux.Handle("/maps/pages.xml.gz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(pages)
+	}))
+	s.setRobots("User-agent: *\nSitemap: "+s.URL+"/maps/index.xml\n", nil)
+
+	stats, res, err := crawlSite(t, context.Background(), []string{s.URL},
+		crawl.WithSitemaps(true), crawl.WithHTTPClient(routeAll(t, s.Server)))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"127.0.0.1/", "127.0.0.1/from-sitemap/1", "127.0.0.1/from-sitemap/2",
+		"127.0.0.1/maps/index.xml", "127.0.0.1/maps/pages.xml.gz", "127.0.0.1/sitemap.xml"}
+	for i := range want {
+		want[i] = strings.Replace(want[i], "127.0.0.1", s.Listener.Addr().String(), 1)
+	}
+	if got := s.HostPaths(); !slices.Equal(got, want) {
+		t.Errorf("requested %v, want %v (nothing of elsewhere.example)", got, want)
+	}
+	for _, p := range []string{"/from-sitemap/1", "/from-sitemap/2?a=1&b=2"} {
+		if r := res[s.URL+p]; r.Depth != 1 || r.Status != 200 {
+			t.Errorf("%s: Depth %d, status %d; want 1, 200", p, r.Depth, r.Status)
+		}
+	}
+	if r := res[s.URL+"/maps/pages.xml.gz"]; r.NumURLs != 2 || r.NumNewURLs != 2 || r.Err != nil {
+		t.Errorf("pages.xml.gz: NumURLs %d, NumNewURLs %d, Err %v; want 2, 2, nil", r.NumURLs, r.NumNewURLs, r.Err)
+	}
+	if r := res[s.URL+"/sitemap.xml"]; r.Status != 404 {
+		t.Errorf("/sitemap.xml: status %d, want 404 (a Result like any URL)", r.Status)
+	}
+	if stats.Done != 6 {
+		t.Errorf("Done: got %d, want 6", stats.Done)
+	}
+}
+
+func TestSitemapsOff(t *testing.T) {
+	s := newSite(t, robotsSite())
+	s.setRobots("Sitemap: "+s.URL+"/maps/index.xml\n", nil)
+	if _, _, err := crawlSite(t, context.Background(), []string{s.URL}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.Requested(); !slices.Equal(got, []string{"/"}) {
+		t.Errorf("requested %v, want [/] (sitemaps are off by default)", got)
+	}
+}
+
+func TestSitemapsWithoutRobots(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/page", anchors(0))
+	s := newSite(t, mux)
+	mux.Handle("/sitemap.xml", xmlPage(`<urlset><url><loc>`+s.URL+`/page</loc></url></urlset>`))
+	if _, _, err := crawlSite(t, context.Background(), []string{s.URL}, crawl.WithSitemaps(true), crawl.WithRobots(false)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.Requested(); !slices.Equal(got, []string{"/", "/page", "/sitemap.xml"}) {
+		t.Errorf("requested %v, want [/ /page /sitemap.xml]", got)
+	}
+}
+
+func TestSitemapTooLarge(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/", anchors(0))
+	s := newSite(t, mux)
+	mux.Handle("/sitemap.xml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		for i := range crawl.MaxSitemapURLs + 10 {
+			fmt.Fprintf(w, "%s/p/%d\n", s.URL, i)
+		}
+	}))
+	stats, res, err := crawlSite(t, context.Background(), []string{s.URL},
+		crawl.WithSitemaps(true), crawl.WithMaxPages(5))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	r := res[s.URL+"/sitemap.xml"]
+	if !errors.Is(r.Err, crawl.ErrSitemapTooLarge) || r.NumNewURLs != crawl.MaxSitemapURLs {
+		t.Errorf("/sitemap.xml: Err %v, NumNewURLs %d; want ErrSitemapTooLarge and the first %d URLs queued", r.Err, r.NumNewURLs, crawl.MaxSitemapURLs)
+	}
+	if stats.Budget != "max_pages" || s.Total() != 5 {
+		t.Errorf("Budget %q, server saw %d; want max_pages, 5", stats.Budget, s.Total())
+	}
+}
+
+// TestSitemapsExcluded: exclude patterns and filters apply to sitemaps as
+// to any URL, with robots.txt and without.
+func TestSitemapsExcluded(t *testing.T) {
+	for _, robots := range []bool{true, false} {
+		t.Run(fmt.Sprint("robots=", robots), func(t *testing.T) {
+			s := newSite(t, robotsSite())
+			s.setRobots("Sitemap: "+s.URL+"/maps/index.xml\n", nil)
+			if _, _, err := crawlSite(t, context.Background(), []string{s.URL},
+				crawl.WithSitemaps(true), crawl.WithRobots(robots), crawl.WithExclude(`\.xml$`)); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got := s.Requested(); !slices.Equal(got, []string{"/"}) {
+				t.Errorf("requested %v, want [/] (sitemaps excluded by pattern)", got)
+			}
+		})
+	}
+}
