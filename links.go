@@ -285,9 +285,17 @@ func asciiIs(b []byte, s string) bool {
 	return true
 }
 
-// isHTTP reports whether u is an absolute http(s) URL with a host.
+// isHTTP reports whether u is an absolute http(s) URL with a host name.
 func isHTTP(u *url.URL) bool {
-	return (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return false
+	}
+	// A host name with a colon left in it ("//::" resolves to host "::",
+	// whose name is ":") is no host: url.Parse accepts it in a reference
+	// but not in the absolute URL it makes. Only an IPv6 literal, in
+	// brackets, has colons.
+	name := u.Hostname()
+	return name != "" && (!strings.Contains(name, ":") || strings.HasPrefix(u.Host, "["))
 }
 
 // resourceRel reports whether a <link rel> value names a resource of the
