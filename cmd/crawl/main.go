@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -95,6 +96,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return fail("no root URL: give one or more, or -demo to crawl the built-in demo site")
 	}
 
+	if cfg.output != "" && cfg.graph != "" && sameFile(cfg.output, cfg.graph) {
+		return fail("-o and -graph name the same file, %s: each would overwrite the other", cfg.graph)
+	}
 	out := stdout
 	var outFile *outputFile
 	if cfg.output != "" {
@@ -270,4 +274,15 @@ func (o *outputFile) Close() error {
 		os.Remove(o.path)
 	}
 	return err
+}
+
+// sameFile reports whether two paths of the command line name one file:
+// the same path, or an existing file under two names.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
