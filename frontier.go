@@ -113,9 +113,9 @@ const (
 // the earliest time the next one may start.
 type host struct {
 	key      string
-	tasks    []task // tasks[head:]: due retries first, then new tasks in order
+	tasks    []task // tasks[head:]: new tasks, in order
 	head     int
-	later    []task // retries not due yet
+	later    retryHeap // tasks put back to be retried, soonest first
 	inflight int
 	next     time.Time     // no request starts before this
 	delay    time.Duration // between request starts
@@ -311,7 +311,7 @@ func (f *memFrontier) retry(t task) {
 			h.next = t.at
 		}
 	} else {
-		h.later = append(h.later, t)
+		heap.Push(&h.later, t)
 		f.pending++
 	}
 	f.settle(h, now)
@@ -476,32 +476,23 @@ func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
 		f.started(h, now)
 		return task{url: h.key + "/robots.txt", kind: kindRobots, tries: h.robotsTries}, true
 	}
-	// Retries whose time has come go first.
-	for i := 0; i < len(h.later); {
-		if h.later[i].at.After(now) {
-			i++
-			continue
+	// A retry whose time has come goes first.
+	var t task
+	switch {
+	case len(h.later) > 0 && !h.later[0].at.After(now):
+		t = heap.Pop(&h.later).(task)
+	case h.head < len(h.tasks) && !f.spentLocked():
+		t = h.tasks[h.head]
+		h.tasks[h.head] = task{}
+		h.head++
+		if h.head == len(h.tasks) {
+			if cap(h.tasks) > maxKeptTasks {
+				h.tasks = nil // a drained large queue gives its memory back
+			}
+			h.tasks, h.head = h.tasks[:0], 0
 		}
-		h.head--
-		if h.head < 0 {
-			h.tasks = append([]task{h.later[i]}, h.tasks...)
-			h.head = 0
-		} else {
-			h.tasks[h.head] = h.later[i]
-		}
-		h.later = append(h.later[:i], h.later[i+1:]...)
-	}
-	if h.head == len(h.tasks) {
+	default:
 		return task{}, false
-	}
-	t := h.tasks[h.head]
-	if t.tries == 0 && f.spentLocked() {
-		return task{}, false
-	}
-	h.tasks[h.head] = task{}
-	h.head++
-	if h.head == len(h.tasks) {
-		h.tasks, h.head = h.tasks[:0], 0
 	}
 	f.pending--
 	if t.tries == 0 {
@@ -544,22 +535,21 @@ func (f *memFrontier) wakeTime(h *host) (time.Time, bool) {
 	if h.gate == gateRobots {
 		return h.next, !f.spentLocked() && (queued || len(h.later) > 0)
 	}
-	if queued && (h.tasks[h.head].tries > 0 || !f.spentLocked()) {
+	if queued && !f.spentLocked() {
 		return h.next, true
 	}
 	if len(h.later) == 0 {
 		return time.Time{}, false
 	}
-	at := h.later[0].at
-	for _, t := range h.later[1:] {
-		if t.at.Before(at) {
-			at = t.at
-		}
+	return maxTime(h.next, h.later[0].at), true
+}
+
+// maxTime returns the later of two times.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	if h.next.After(at) {
-		at = h.next
-	}
-	return at, true
+	return b
 }
 
 // settle puts h where it belongs after a change: in the ring if it may
@@ -610,6 +600,24 @@ func (h *host) add(t task) {
 		h.tasks, h.head = h.tasks[:n], 0
 	}
 	h.tasks = append(h.tasks, t)
+}
+
+// maxKeptTasks is the largest queue a host keeps room for once drained.
+const maxKeptTasks = 1 << 10
+
+// retryHeap orders a host's retries by the time they may start.
+type retryHeap []task
+
+func (rh retryHeap) Len() int           { return len(rh) }
+func (rh retryHeap) Less(i, j int) bool { return rh[i].at.Before(rh[j].at) }
+func (rh retryHeap) Swap(i, j int)      { rh[i], rh[j] = rh[j], rh[i] }
+func (rh *retryHeap) Push(x any)        { *rh = append(*rh, x.(task)) }
+func (rh *retryHeap) Pop() any {
+	old := *rh
+	t := old[len(old)-1]
+	old[len(old)-1] = task{}
+	*rh = old[:len(old)-1]
+	return t
 }
 
 // timerHeap orders hosts by the time they may next start a request.
