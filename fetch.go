@@ -201,10 +201,17 @@ func (r *run) retryable(ctx context.Context, resp *response, err error, try int)
 	default:
 		return 0, false
 	}
-	if d, ok := retryAfter(resp.header.Get("Retry-After"), time.Now()); ok {
-		return min(d, r.cfg.maxRetryAfter), true
+	return r.retryWait(resp.header, try), true
+}
+
+// retryWait returns the pause after failed attempt number try: what the
+// response's Retry-After header asks (seconds or a date), capped, or else
+// the backoff. header may be nil.
+func (r *run) retryWait(header http.Header, try int) time.Duration {
+	if d, ok := retryAfter(header.Get("Retry-After"), time.Now()); ok {
+		return min(d, r.cfg.maxRetryAfter)
 	}
-	return r.backoff(try), true
+	return r.backoff(try)
 }
 
 // backoff returns the pause after failed attempt number try: exponential
@@ -247,7 +254,8 @@ func (e *netError) Error() string { return e.err.Error() }
 func (e *netError) Unwrap() error { return e.err }
 
 // attempt sends one request for t and reads its response, bounded by the
-// per-attempt timeout, its body by limit. The body is read into w.buf.
+// per-attempt timeout, its body by limit (for a robots.txt, read up to the
+// limit and cut there). The body is read into w.buf.
 func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
 	defer cancel()
@@ -256,7 +264,8 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}
 	req.Header.Set("User-Agent", r.cfg.userAgent)
-	if hook := r.cfg.requestHook; hook != nil {
+	// robots.txt is not a URL of the crawl: no request hook for it.
+	if hook := r.cfg.requestHook; hook != nil && t.kind != kindRobots {
 		if err := protect("request hook", func() error { return hook(req) }); err != nil {
 			return nil, fmt.Errorf("fetch %s: request hook: %w", t.url, err)
 		}
@@ -281,7 +290,11 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		return out, nil
 	}
 	out.contentType, out.charset = mediaType(resp.Header.Get("Content-Type"))
-	if resp.ContentLength > limit {
+	truncate := t.kind == kindRobots // RFC 9309: read the first 500 KiB, ignore the rest
+	if truncate && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		return out, nil // only its status counts
+	}
+	if resp.ContentLength > limit && !truncate {
 		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
 			t.url, resp.ContentLength, limit, ErrBodyTooLarge)
 	}
@@ -301,6 +314,10 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		}
 	}
 	w.buf, err = readBody(w.buf[:0], body, limit)
+	if errors.Is(err, ErrBodyTooLarge) && truncate {
+		out.body = w.buf[:limit]
+		return out, nil
+	}
 	if errors.Is(err, ErrBodyTooLarge) {
 		out.body = w.buf // Result.Size tells how far the read went
 		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, limit, err)

@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -425,12 +423,11 @@ func (r *run) robots(ctx context.Context, w *worker, t task) {
 	}
 	if err != nil {
 		t.tries++
-		wait, retry := r.backoff(t.tries), t.tries < r.cfg.maxTries && !errors.Is(err, ErrBlockedAddress)
+		var header http.Header
 		if se, ok := err.(*robotsStatusError); ok {
-			if d, ok := retryAfter(se.header.Get("Retry-After"), time.Now()); ok {
-				wait = min(d, r.cfg.maxRetryAfter)
-			}
+			header = se.header
 		}
+		wait, retry := r.retryWait(header, t.tries), t.tries < r.cfg.maxTries && !errors.Is(err, ErrBlockedAddress)
 		if retry {
 			r.cfg.logger.Info("retry", "url", t.url, "try", t.tries, "wait", wait, "err", err)
 			t.at = time.Now().Add(wait)
@@ -469,56 +466,26 @@ func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (rules *robo
 		}
 	}()
 	for range maxRobotsRedirects + 1 {
-		status, header, err := r.getRobots(ctx, w, u)
+		resp, err := r.attempt(ctx, w, task{url: u, kind: kindRobots}, maxRobotsSize)
 		switch {
 		case err != nil:
 			return nil, err
-		case isRedirect(status):
-			base, err := url.Parse(u)
-			if err != nil {
-				return nil, nil
-			}
-			next, err := (&response{url: base, header: header}).location()
+		case isRedirect(resp.status):
+			next, err := resp.location()
 			if err != nil || !isHTTP(next) {
 				return nil, nil
 			}
 			normalize(next)
 			u = next.String()
-		case status >= 200 && status <= 299:
-			return parseRobots(w.buf, r.cfg.userAgent), nil
-		case status == http.StatusTooManyRequests || status >= 500:
-			return nil, &robotsStatusError{url: u, status: status, header: header}
+		case resp.status >= 200 && resp.status <= 299:
+			return parseRobots(resp.body, r.cfg.userAgent), nil
+		case resp.status == http.StatusTooManyRequests || resp.status >= 500:
+			return nil, &robotsStatusError{url: u, status: resp.status, header: resp.header}
 		default:
 			return nil, nil
 		}
 	}
 	return nil, nil // RFC 9309: too many redirects, unavailable
-}
-
-// getRobots sends one request for a robots.txt and reads at most
-// maxRobotsSize bytes of its body into w.buf. The request hook is not
-// called: robots.txt is not a URL of the crawl.
-func (r *run) getRobots(ctx context.Context, w *worker, u string) (int, http.Header, error) {
-	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, nil, fmt.Errorf("robots.txt %s: %w", u, err)
-	}
-	req.Header.Set("User-Agent", r.cfg.userAgent)
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return 0, nil, fmt.Errorf("robots.txt %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	w.buf = w.buf[:0]
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		w.buf, err = readBody(w.buf, io.LimitReader(resp.Body, maxRobotsSize), maxRobotsSize)
-		if err != nil {
-			return 0, nil, fmt.Errorf("robots.txt %s: %w", u, err)
-		}
-	}
-	return resp.StatusCode, resp.Header, nil
 }
 
 // headerRobots returns what the X-Robots-Tag headers of a response say to
