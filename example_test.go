@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -326,4 +328,22 @@ func ExampleQueue_Join() {
 	// job 4 done
 	// job 5 done
 	// all done, unfinished: 0
+}
+
+// Result.WriteReportLine writes a Result as a line of crawl.py's report;
+// Stats.WriteReport writes the summary after the lines.
+func ExampleResult_WriteReportLine() {
+	for _, r := range []crawl.Result{
+		{URL: "http://example.com/", Status: 200, ContentType: "text/html", Encoding: "utf-8", Size: 1256, NumURLs: 12, NumNewURLs: 9},
+		{URL: "http://example.com/logo.png", Status: 200, ContentType: "image/png", Size: 4096},
+		{URL: "http://example.com/old", Status: 301, NextURL: "http://example.com/new"},
+		{URL: "http://example.com/private/", Err: errors.New("fetch http://example.com/private/: disallowed by robots.txt")},
+	} {
+		r.WriteReportLine(os.Stdout)
+	}
+	// Output:
+	// http://example.com/ 200 text/html utf-8 1256 9/12
+	// http://example.com/logo.png 200 image/png ? 4096 0/0
+	// http://example.com/old 301 redirect http://example.com/new
+	// http://example.com/private/ error fetch http://example.com/private/: disallowed by robots.txt
 }

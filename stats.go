@@ -55,6 +55,31 @@ func (r *Result) Kind() string {
 	}
 }
 
+// WriteReportLine writes r's line of crawl.py's report, as its url_report
+// does: "URL error ERR" for a failure, "URL STATUS redirect NEXT" for a
+// redirect, else "URL STATUS TYPE ENCODING SIZE NEW/TOTAL", with "?" for a
+// missing type or encoding so that every line has its columns.
+func (r *Result) WriteReportLine(w io.Writer) error {
+	var err error
+	switch r.Kind() {
+	case "fail":
+		_, err = fmt.Fprintln(w, r.URL, "error", r.Err)
+	case "redirect":
+		_, err = fmt.Fprintln(w, r.URL, r.Status, "redirect", r.NextURL)
+	default:
+		_, err = fmt.Fprintf(w, "%s %d %s %s %d %d/%d\n", r.URL, r.Status,
+			orUnknown(r.ContentType), orUnknown(r.Encoding), r.Size, r.NumNewURLs, r.NumURLs)
+	}
+	return err
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
 // "too_many_redirects", "no_location", "panic", "blocked", "dns",

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -33,34 +32,12 @@ func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
 	slices.SortFunc(t.results, func(a, b crawl.Result) int { return strings.Compare(a.URL, b.URL) })
 	bw := bufio.NewWriter(w)
 	for i := range t.results {
-		writeResultLine(bw, &t.results[i])
+		t.results[i].WriteReportLine(bw)
 	}
 	if err := stats.WriteReport(bw); err != nil {
 		return err
 	}
 	return bw.Flush()
-}
-
-// writeResultLine writes r's line of the report as crawl.py's url_report
-// does: "URL error ERR", "URL STATUS redirect NEXT" or
-// "URL STATUS TYPE ENCODING SIZE NEW/TOTAL". A missing type or encoding is
-// "?", so that every line has its columns.
-func writeResultLine(w io.Writer, r *crawl.Result) {
-	switch r.Kind() {
-	case "fail":
-		fmt.Fprintln(w, r.URL, "error", r.Err)
-	case "redirect":
-		fmt.Fprintln(w, r.URL, r.Status, "redirect", r.NextURL)
-	default:
-		fmt.Fprintf(w, "%s %d %s %s %d %d/%d\n", r.URL, r.Status, orUnknown(r.ContentType), orUnknown(r.Encoding), r.Size, r.NumNewURLs, r.NumURLs)
-	}
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "?"
-	}
-	return s
 }
 
 // jsonResult is the JSON object of one Result in -format jsonl.

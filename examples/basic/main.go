@@ -57,18 +57,7 @@ func main() {
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].URL < results[j].URL })
 	for _, r := range results {
-		switch r.Kind() {
-		case "fail":
-			fmt.Println(r.URL, "error", r.Err)
-		case "redirect":
-			fmt.Println(r.URL, r.Status, "redirect", r.NextURL)
-		default:
-			enc := r.Encoding
-			if enc == "" {
-				enc = "?" // as crawl.py prints a type with no charset
-			}
-			fmt.Printf("%s %d %s %s %d %d/%d\n", r.URL, r.Status, r.ContentType, enc, r.Size, r.NumNewURLs, r.NumURLs)
-		}
+		r.WriteReportLine(os.Stdout)
 	}
 	stats.WriteReport(os.Stdout)
 }
