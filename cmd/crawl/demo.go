@@ -284,18 +284,6 @@ func (s *demoSite) xmlFiles(base string) (feed, sitemap []byte, err error) {
 	return append([]byte(xml.Header), feed...), append([]byte(xml.Header), sitemap...), nil
 }
 
-// linkedPaths returns the paths a crawl from / reaches, sorted.
-func (s *demoSite) linkedPaths() []string {
-	var out []string
-	for p, r := range s.routes {
-		if r.linked {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // ServeHTTP serves the demo site after its latency.
 func (s *demoSite) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if s.latency > 0 {

@@ -318,3 +318,15 @@ func TestInterruptBeforeStart(t *testing.T) {
 		t.Errorf("the site got %d requests, want 0", n)
 	}
 }
+
+// linkedPaths returns the paths a crawl from / reaches, sorted.
+func (s *demoSite) linkedPaths() []string {
+	var out []string
+	for p, r := range s.routes {
+		if r.linked {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
