@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,9 +91,12 @@ func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
 	var ne *netError
+	var stored *storedError
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &stored) && stored.kind != "":
+		return stored.kind
 	case errors.Is(err, ErrBodyTooLarge):
 		return "body_too_large"
 	case errors.Is(err, ErrTooManyRedirects):
@@ -299,4 +303,86 @@ func (t *tally) snapshot() *Stats {
 	s.StatusCounts = maps.Clone(t.s.StatusCounts)
 	s.Refused = maps.Clone(t.s.Refused)
 	return &s
+}
+
+// resultJSON is the stored form of a Result; see MarshalBinary.
+type resultJSON struct {
+	URL         string `json:"url"`
+	NextURL     string `json:"next_url,omitempty"`
+	Status      int    `json:"status,omitempty"`
+	Err         string `json:"err,omitempty"`
+	FailKind    string `json:"fail_kind,omitempty"`
+	Size        int    `json:"size,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Encoding    string `json:"encoding,omitempty"`
+	NumURLs     int    `json:"num_urls,omitempty"`
+	NumNewURLs  int    `json:"num_new_urls,omitempty"`
+	Depth       int    `json:"depth,omitempty"`
+	Tries       int    `json:"tries,omitempty"`
+	Elapsed     int64  `json:"elapsed_ns,omitempty"`
+}
+
+// MarshalBinary encodes r for a ResultStore to keep. Err is kept as its
+// text and its FailKind: decoded by UnmarshalBinary, it says the same and
+// still matches, with errors.Is, the sentinel error of its kind
+// (ErrBodyTooLarge, ErrDisallowed, context.DeadlineExceeded, ...), so that
+// Stats and reports made from stored Results are those of the Results
+// delivered.
+func (r *Result) MarshalBinary() ([]byte, error) {
+	j := resultJSON{
+		URL: r.URL, NextURL: r.NextURL, Status: r.Status, Size: r.Size,
+		ContentType: r.ContentType, Encoding: r.Encoding, NumURLs: r.NumURLs,
+		NumNewURLs: r.NumNewURLs, Depth: r.Depth, Tries: r.Tries, Elapsed: int64(r.Elapsed),
+	}
+	if r.Err != nil {
+		j.Err, j.FailKind = r.Err.Error(), FailKind(r.Err)
+	}
+	return json.Marshal(&j)
+}
+
+// UnmarshalBinary decodes a Result encoded by MarshalBinary into r.
+func (r *Result) UnmarshalBinary(b []byte) error {
+	var j resultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("decode result: %w", err)
+	}
+	*r = Result{
+		URL: j.URL, NextURL: j.NextURL, Status: j.Status, Size: j.Size,
+		ContentType: j.ContentType, Encoding: j.Encoding, NumURLs: j.NumURLs,
+		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed),
+	}
+	if j.Err != "" || j.FailKind != "" {
+		r.Err = &storedError{msg: j.Err, kind: j.FailKind}
+	}
+	return nil
+}
+
+// storedError is a Result's error as a ResultStore gave it back: its text
+// and its FailKind.
+type storedError struct{ msg, kind string }
+
+func (e *storedError) Error() string { return e.msg }
+
+// Is reports whether the error stood for target, the sentinel error of its
+// kind.
+func (e *storedError) Is(target error) bool {
+	switch e.kind {
+	case "body_too_large":
+		return target == ErrBodyTooLarge
+	case "too_many_redirects":
+		return target == ErrTooManyRedirects
+	case "no_location":
+		return target == ErrNoLocation
+	case "panic":
+		return target == ErrPanic
+	case "blocked":
+		return target == ErrBlockedAddress
+	case "canceled":
+		return target == context.Canceled
+	case "timeout":
+		return target == context.DeadlineExceeded
+	case "disallowed":
+		return target == ErrDisallowed
+	}
+	return false
 }

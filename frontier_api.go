@@ -1,0 +1,269 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Errors a Frontier returns; test for them with errors.Is.
+var (
+	// ErrLeaseLost means a lease is no longer its holder's: it expired
+	// and was taken back (and maybe given to another worker or process),
+	// or it was already acked or put back. The holder must abandon the
+	// URL: its fetch, if any, is somebody else's now.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrFrontierClosed means the Frontier was closed.
+	ErrFrontierClosed = errors.New("frontier closed")
+)
+
+// RequestKind says what a Request's URL is fetched for.
+type RequestKind uint8
+
+const (
+	// PageRequest is a page of the crawl: it gets a Result, and its links
+	// are followed.
+	PageRequest RequestKind = iota
+	// SitemapRequest is a sitemap file: it gets a Result, and the URLs it
+	// lists are queued as pages (or, for a sitemap index, as sitemaps).
+	SitemapRequest
+	// RobotsRequest is a host's /robots.txt, which a Frontier hands out
+	// before any other URL of a new host when Policy.Robots is set. It
+	// gets no Result and is not counted as pending: acking it with
+	// Outcome.Rules opens the host.
+	RobotsRequest
+)
+
+// Request is a URL as a Frontier keeps it, from the moment it is admitted
+// until it is finished: the chapter's (url, max_redirect) queue item, with
+// what the crawl has done to it so far. A durable Frontier keeps every
+// field.
+type Request struct {
+	// URL is the absolute URL, normalised by the crawler; it is also the
+	// key the seen set dedupes on, and HostKey(URL) is its host's key.
+	URL       string
+	Kind      RequestKind
+	Depth     int  // 0 for roots, one more per link followed
+	Redirects int  // redirects still allowed from here
+	CrossHost bool // a redirect chain from another host led here
+	Tries     int  // attempts already made
+	// First is when the first attempt started; zero before it.
+	First time.Time
+	// Referrer is the URL of the page (or sitemap, or redirect) where the
+	// crawl found this URL; empty for roots and added URLs.
+	Referrer string
+}
+
+// Lease is a Request taken from a Frontier by Take. It is its holder's
+// until it is ended by Ack or Retry, or until the Frontier takes it back
+// after Policy.LeaseTerm without an Extend.
+type Lease struct {
+	Request
+	// ID is the Frontier's handle of the lease, unique among the leases
+	// it has given out.
+	ID string
+	// Rules is what the robots.txt of the URL's host said, as it was
+	// acked with Outcome.Rules; nil when robots.txt is not obeyed. The
+	// crawler checks the URL against it before it fetches anything.
+	Rules *HostRules
+}
+
+// HostRules is what a host's robots.txt said, as the crawler found it
+// when it fetched it: what a Frontier keeps for the host and hands back
+// with each Lease of the host.
+type HostRules struct {
+	// Robots is the body of the robots.txt (at most 500 KiB); nil when
+	// the host has none, which allows every URL.
+	Robots []byte
+	// Denied, when not empty, says why the robots.txt could not be
+	// fetched (a 5xx after every try): every URL of the host is
+	// disallowed, with this reason.
+	Denied string
+	// Delay is the host's Crawl-delay, capped at MaxCrawlDelay: the
+	// Frontier spaces the starts of the host's requests by the larger of
+	// Delay and Policy.HostDelay.
+	Delay time.Duration
+}
+
+// Outcome is how a leased Request ended, as Ack records it.
+type Outcome struct {
+	// Result is the URL's Result; nil for a RobotsRequest. A Frontier
+	// that keeps Results (see ResultStore) stores it in the same step as
+	// the ack.
+	Result *Result
+	// Links are the new Requests the URL led to: the links of a page,
+	// the URLs of a sitemap, a redirect's target, a host's sitemaps.
+	// They are admitted as Push admits them, before or atomically with
+	// the ack, so that Join never sees the crawl idle while a page's
+	// children are on their way.
+	Links []Request
+	// Rules, for a RobotsRequest, opens its host: the host's URLs are
+	// handed out from now on, each Lease with these rules.
+	Rules *HostRules
+	// Unsent means that no request was sent for the lease (robots.txt
+	// disallowed the URL): the host's delay is not charged for it, and
+	// it does not count towards Policy.MaxPages.
+	Unsent bool
+}
+
+// Policy is what a Run asks of its Frontier: the per-host politeness the
+// Frontier enforces (across processes, for a shared one), the page budget,
+// and what identifies the crawl.
+type Policy struct {
+	// HostWorkers is the most leases of one host out at once, robots.txt
+	// included; at least 1.
+	HostWorkers int
+	// HostDelay is the least time between the starts of two requests to
+	// one host (each pause drawn from [d/2, 3d/2]); 0 for none.
+	HostDelay time.Duration
+	// Robots means that a RobotsRequest is handed out first for each new
+	// host, and no other URL of the host until it is acked.
+	Robots bool
+	// MaxPages is the page budget: once MaxPages page and sitemap
+	// requests have been taken for their first attempt, no new one is
+	// handed out (retries are); 0 for no budget.
+	MaxPages int
+	// LeaseTerm is how long a lease lasts without an Extend before the
+	// Frontier takes it back and hands its Request out again; 0 means
+	// leases never expire. The crawler extends the leases it holds every
+	// LeaseTerm/3.
+	LeaseTerm time.Duration
+	// Roots are the Run's roots, normalised, and Scope the options that
+	// decide which URLs the crawl admits. A durable Frontier refuses to
+	// resume a crawl started with other Roots or Scope.
+	Roots []string
+	Scope string
+}
+
+// Counts is a snapshot of a Frontier.
+type Counts struct {
+	// Queued is the number of Requests admitted and not taken, those
+	// waiting to be retried included.
+	Queued int
+	// Leased is the number of leases out.
+	Leased int
+	// Done is the number of Requests acked, over the whole crawl for a
+	// durable Frontier (earlier Runs on its state included).
+	Done int
+	// Pages is the number of page and sitemap requests taken for their
+	// first attempt and not Unsent: what Policy.MaxPages counts.
+	Pages int
+}
+
+// Frontier is where a crawl's URLs wait: the seen set, the queue and the
+// per-host schedule together, so that "is it new?" and "queue it" are one
+// step, and "whose turn is it?" is decided where every worker (of every
+// process, for a shared Frontier) asks it. The in-memory Frontier that Run
+// uses by default is one; WithFrontier installs another, such as a
+// persistent one whose crawl survives a crash, and the package frontiertest
+// checks that a Frontier keeps this contract.
+//
+// The accounting is the chapter's joinable queue's: pending is the number
+// of Requests admitted and not acked, whether queued, leased or waiting to
+// be retried (robots.txt requests aside), and Join waits for it to be 0.
+// Push and Ack's Links raise it by the Requests that are new; Ack lowers it
+// by one; Retry and the take-back of an expired lease leave it as it is.
+//
+// What a Frontier decides and what the crawler does: the Frontier dedupes,
+// queues, leases, and enforces Policy (host workers, host delay, pauses,
+// robots.txt first, the page budget) at Take, so that a shared Frontier
+// holds them across processes; it keeps the robots.txt rules of each host
+// and hands them out with the leases. The crawler normalises URLs, decides
+// scope, fetches, checks each URL against its lease's Rules, decides
+// retries and their times, and extends the leases it holds.
+//
+// Every method is safe for concurrent use, from many goroutines and, for a
+// shared Frontier, many processes. Every method that takes a ctx returns
+// promptly with ctx.Err() when ctx is done; a durable Frontier's state is
+// then as if the call had not been made or had completed, never between.
+// After Close, every method returns ErrFrontierClosed.
+//
+// A durable Frontier keeps, across Close and a crash of its process: the
+// seen set, the queue, the Requests leased (queued again when the Frontier
+// is opened anew), the retries with their times and tries, the rules of
+// each host, and, if it is a ResultStore, every Result acked.
+type Frontier interface {
+	// Start readies the Frontier for a Run under p, before any other
+	// call of the Run. A durable Frontier whose state was made under
+	// other Roots or Scope returns an error that says so, and is left as
+	// it was.
+	Start(ctx context.Context, p Policy) error
+
+	// Push admits each Request whose URL was never admitted before (nor
+	// earlier in the same call) and returns how many were new. Admitted
+	// Requests are pending at once. Pushing a URL seen before is not an
+	// error, and does nothing.
+	Push(ctx context.Context, reqs ...Request) (admitted int, err error)
+
+	// Take leases a Request that may be fetched now, blocking until
+	// there is one or ctx is done: one whose host has fewer than
+	// Policy.HostWorkers leases out and whose delay or pause has passed,
+	// and, for a new host under Policy.Robots, its RobotsRequest first.
+	// A Request waiting to be retried is not handed out before its time.
+	// Hosts take turns. While the page budget is spent, only retries and
+	// robots.txt requests are handed out.
+	Take(ctx context.Context) (*Lease, error)
+
+	// Ack ends a lease with o: the Request is finished (unless it is a
+	// RobotsRequest, which was never pending), o.Links are admitted and
+	// o.Result stored, in one step. It returns how many of o.Links were
+	// new, and sets o.Result.NumNewURLs to that number before the Result
+	// is stored. A lease that is no longer its holder's returns
+	// ErrLeaseLost; its o.Links are admitted all the same, and nothing
+	// else changes.
+	Ack(ctx context.Context, l *Lease, o Outcome) (admitted int, err error)
+
+	// Retry ends a lease by putting its Request back, as l.Request is now
+	// (the caller has counted its tries), to be taken again no earlier
+	// than at. A zero at puts it back to be taken at once: so a Run that
+	// is cancelled gives back the leases it holds, unfinished. It returns
+	// ErrLeaseLost as Ack does.
+	Retry(ctx context.Context, l *Lease, at time.Time) error
+
+	// Extend renews a lease for another Policy.LeaseTerm. It returns
+	// ErrLeaseLost when the lease was taken back: its holder must then
+	// abandon the URL.
+	Extend(ctx context.Context, l *Lease) error
+
+	// Pause holds back every request to the host whose HostKey is host
+	// until the given time (a 429 or 503 with Retry-After).
+	Pause(ctx context.Context, host string, until time.Time) error
+
+	// Join blocks until nothing is pending, or until the page budget is
+	// spent and no lease is out and no Request waits to be retried; or
+	// until ctx is done.
+	Join(ctx context.Context) error
+
+	// Counts returns a snapshot of the Frontier's counters.
+	Counts(ctx context.Context) (Counts, error)
+
+	// Close releases the Frontier's resources; a durable Frontier
+	// commits what it holds first. Leases still out stay leased: they
+	// are handed out again when the Frontier is opened anew.
+	Close() error
+}
+
+// ResultStore is a Frontier that keeps the Result of every Request it
+// acked, so that a crawl resumed from its state reports on the whole
+// crawl, earlier Runs included.
+type ResultStore interface {
+	Frontier
+	// Results calls yield for each stored Result, in no particular
+	// order, until yield returns false or ctx is done.
+	Results(ctx context.Context, yield func(Result) bool) error
+}
+
+// HostKey returns the key of the host of an absolute normalised URL, which
+// per-host politeness applies to: its scheme, host and port
+// ("https://example.com:8443").
+func HostKey(url string) string {
+	i := strings.Index(url, "://")
+	if i < 0 {
+		return url
+	}
+	if j := strings.IndexAny(url[i+3:], "/?#"); j >= 0 {
+		return url[:i+3+j]
+	}
+	return url
+}
