@@ -57,8 +57,20 @@
 //
 // Every URL that enters the queue ends with exactly one Result, delivered to
 // the result hook, unless the Run is cancelled or a budget ends it first, in
-// which case the URLs still queued are counted in Stats.Todo. Run always
-// returns, and no goroutine it started outlives it.
+// which case the URLs still queued, those waiting to be retried and those
+// whose fetch the cancellation cut short are counted in Stats.Todo, without
+// a Result: they did not fail, and a later Run on the same frontier fetches
+// them. Run always returns, and no goroutine it started outlives it.
+//
+// # The frontier
+//
+// Where the URLs wait is a Frontier: the seen set, the queue and the
+// per-host schedule behind one interface, in memory by default
+// (MemoryFrontier), or given with WithFrontier. A worker leases a URL,
+// fetches it, and acks the lease together with the links it found, so the
+// joinable queue's count stays exact even when the frontier is shared by
+// many processes; the package frontiertest checks that a Frontier keeps
+// its contract.
 package crawl
 
 import (
@@ -71,6 +83,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -78,7 +91,8 @@ import (
 
 // Crawler holds the configuration of a crawl. It is immutable once New
 // returns it and holds no crawl state, so Run may be called many times,
-// also concurrently, each Run with its own queue and seen set.
+// also concurrently, each Run with its own queue and seen set (unless
+// WithFrontier gives them one Frontier to share).
 type Crawler struct {
 	cfg config
 }
@@ -98,20 +112,38 @@ func New(opts ...Option) (*Crawler, error) {
 	return &Crawler{cfg: cfg}, nil
 }
 
+// task is what one attempt needs to know of its URL.
+type task struct {
+	url       string
+	kind      RequestKind
+	crossHost bool
+}
+
+const (
+	kindPage    = PageRequest
+	kindSitemap = SitemapRequest
+	kindRobots  = RobotsRequest
+)
+
 // run is the state of one Run.
 type run struct {
 	cfg       *config
 	scope     *scope
-	front     frontier
+	front     Frontier
 	client    *http.Client
 	tally     *tally
+	rules     robotsCache
 	debug     bool            // the logger wants debug records
 	token     string          // the product token of the User-Agent, for robots.txt
-	rootHosts map[string]bool // by hostKey: whose sitemaps are read
+	rootHosts map[string]bool // by HostKey: whose sitemaps are read
 }
 
 // errDuration is the cause of a Run's context ending at WithMaxDuration.
 var errDuration = errors.New("crawl: max duration reached")
+
+// ErrCrawlClosed is returned by Crawl.Add after Close, or once the crawl
+// has ended.
+var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 
 // Run crawls from roots until no URL is left to fetch, or until ctx is done.
 // A root is an absolute http or https URL; a bare host ("example.com") gets
@@ -122,10 +154,42 @@ var errDuration = errors.New("crawl: max duration reached")
 // its end, whatever the pages returned, or when a budget (WithMaxPages,
 // WithMaxDuration) ended it, as Stats.Budget says; it reports a bad root
 // (before anything is fetched), or ctx.Err() when ctx was done first, in
-// which case Run returns promptly with the Stats so far. Run returns only
-// after every goroutine it started has exited and every hook call has
-// returned.
+// which case Run returns promptly with the Stats so far. A fetch cut short
+// by the end of ctx (or by WithMaxDuration) is no failure: its URL goes
+// back to the frontier unfinished, without a Result, and is counted in
+// Stats.Todo. Run returns only after every goroutine it started has exited
+// and every hook call has returned.
+//
+// Run is Start, then Close, then Wait.
 func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
+	cr, err := c.Start(ctx, roots...)
+	if err != nil {
+		return nil, err
+	}
+	cr.Close()
+	return cr.Wait()
+}
+
+// Crawl is a crawl in progress, started by Start. Its methods are safe for
+// concurrent use.
+type Crawl struct {
+	r        *run
+	ctx      context.Context // the Run's context: Add uses it for the frontier
+	closing  chan struct{}   // closed by Close
+	close    sync.Once
+	finished chan struct{} // closed when the crawl has ended
+	stats    *Stats
+	err      error
+}
+
+// Start starts a crawl from roots, as Run does, and returns at once; the
+// crawl goes on in goroutines of its own. A program may add URLs to it
+// with Add while it runs. It does not end when its queue runs dry: it ends
+// once Close was called and nothing is left to fetch, or when ctx is done,
+// or when a budget ends it. Wait waits for that end and returns what Run
+// would. Start returns an error, and starts nothing, for a bad root or a
+// frontier that refuses the crawl.
+func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	start := time.Now()
 	if len(roots) == 0 {
 		return nil, errors.New("crawl: no root URL")
@@ -142,42 +206,71 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
-	if owned {
-		defer client.CloseIdleConnections()
-	}
-	rctx := ctx
+	rctx, cancelRun := context.WithCancel(ctx)
 	if d := c.cfg.maxDuration; d > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(ctx, d, errDuration)
-		defer cancel()
+		rctx, cancelRun = context.WithTimeoutCause(ctx, d, errDuration)
+	}
+	front := c.cfg.frontier
+	if front == nil {
+		front = NewMemoryFrontier()
 	}
 	r := &run{
 		cfg:       &c.cfg,
 		scope:     newScope(rootURLs, &c.cfg),
-		front:     newMemFrontier(&c.cfg),
+		front:     front,
 		client:    client,
 		tally:     newTally(c.cfg.workers),
 		debug:     c.cfg.logger.Enabled(ctx, slog.LevelDebug),
 		token:     productToken(c.cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
-	var first []task
-	for _, u := range rootURLs {
-		first = append(first, task{url: u.String(), redirects: c.cfg.maxRedirects})
-		r.rootHosts[hostKey(u.String())] = true
+	fail := func(err error) (*Crawl, error) {
+		cancelRun()
+		if owned {
+			client.CloseIdleConnections()
+		}
+		return nil, err
 	}
-	if _, err := r.front.push(rctx, first...); err != nil {
-		return nil, fmt.Errorf("crawl: queue roots: %w", err)
+	policy := Policy{
+		HostWorkers: c.cfg.hostWorkers,
+		HostDelay:   c.cfg.hostDelay,
+		Robots:      c.cfg.robots,
+		MaxPages:    c.cfg.maxPages,
+		Scope:       c.cfg.scopeID(),
+	}
+	var first []Request
+	for _, u := range rootURLs {
+		policy.Roots = append(policy.Roots, u.String())
+		first = append(first, Request{URL: u.String(), Redirects: c.cfg.maxRedirects})
+		r.rootHosts[HostKey(u.String())] = true
+	}
+	if err := front.Start(rctx, policy); err != nil {
+		return fail(fmt.Errorf("crawl: frontier: %w", err))
+	}
+	if rs, ok := front.(ResultStore); ok {
+		// A resumed crawl reports on the whole crawl.
+		err := rs.Results(rctx, func(res Result) bool {
+			r.tally.add(&res)
+			return true
+		})
+		if err != nil {
+			return fail(fmt.Errorf("crawl: frontier results: %w", err))
+		}
+	}
+	if _, err := front.Push(rctx, first...); err != nil {
+		return fail(fmt.Errorf("crawl: queue roots: %w", err))
 	}
 	if c.cfg.sitemaps && !c.cfg.robots {
 		// With robots.txt, its Sitemap lines are read first; see robots.
 		for _, key := range slices.Sorted(maps.Keys(r.rootHosts)) {
-			r.pushSitemaps(rctx, key, nil)
+			if _, err := front.Push(rctx, r.sitemaps(key, nil)...); err != nil {
+				return fail(fmt.Errorf("crawl: queue sitemaps: %w", err))
+			}
 		}
 	}
 
+	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), finished: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
-	defer stopWorkers()
 	var g errgroup.Group
 	for range c.cfg.workers {
 		g.Go(func() error {
@@ -191,26 +284,101 @@ func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 			return nil
 		})
 	}
-	err = r.front.join(rctx)
-	stopWorkers()
-	g.Wait()
+	go func() {
+		defer close(cr.finished)
+		defer cancelRun()
+		var err error
+		select {
+		case <-cr.closing:
+			err = front.Join(rctx)
+		case <-rctx.Done():
+			err = rctx.Err()
+		}
+		stopWorkers()
+		g.Wait()
+		if owned {
+			client.CloseIdleConnections()
+		}
+		stats := r.tally.snapshot()
+		counts, cerr := front.Counts(context.WithoutCancel(ctx))
+		if cerr == nil {
+			stats.Todo = counts.Queued
+		}
+		stats.Elapsed = time.Since(start)
+		// The deadline may also come while the pages in flight finish
+		// after the page budget was spent: the error is nil then too.
+		overTime := err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errDuration)
+		if overTime {
+			err = nil
+		}
+		switch {
+		case c.cfg.maxPages > 0 && counts.Pages >= c.cfg.maxPages && stats.Todo > 0:
+			// A crawl that simply had that many pages was not cut.
+			stats.Budget = "max_pages"
+		case overTime:
+			stats.Budget = "max_duration"
+		}
+		cr.stats, cr.err = stats, err
+	}()
+	return cr, nil
+}
 
-	stats := r.tally.snapshot()
-	stats.Todo = r.front.queued()
-	stats.Elapsed = time.Since(start)
-	// The deadline may also come while the pages in flight finish after
-	// the page budget was spent: the error is nil then too.
-	overTime := err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errDuration)
-	if overTime {
-		err = nil
+// Add queues URLs found elsewhere into the running crawl, as if a root
+// page linked to them: each is parsed as a root is, then normalised,
+// checked against the scope, the exclude patterns and the filters, and
+// deduplicated; it is fetched at depth 0. It returns how many were new.
+// A URL that does not parse gives an error wrapping ErrBadRoot, and none
+// of the URLs is added. After Close, or once the crawl has ended, Add
+// returns ErrCrawlClosed.
+func (cr *Crawl) Add(urls ...string) (int, error) {
+	select {
+	case <-cr.closing:
+		return 0, ErrCrawlClosed
+	case <-cr.finished:
+		return 0, ErrCrawlClosed
+	default:
 	}
-	switch {
-	case r.front.spent():
-		stats.Budget = "max_pages"
-	case overTime:
-		stats.Budget = "max_duration"
+	r := cr.r
+	var reqs []Request
+	for _, s := range urls {
+		u, err := parseRoot(s)
+		if err != nil {
+			return 0, err
+		}
+		key := u.String()
+		if !r.scope.contains(u) {
+			continue
+		}
+		ok, err := r.allows(key, u)
+		if err != nil {
+			return 0, fmt.Errorf("crawl: add %s: %w", key, err)
+		}
+		if ok {
+			reqs = append(reqs, Request{URL: key, Redirects: r.cfg.maxRedirects})
+		}
 	}
-	return stats, err
+	n, err := r.front.Push(cr.ctx, reqs...)
+	if err != nil {
+		return n, fmt.Errorf("crawl: add: %w", err)
+	}
+	return n, nil
+}
+
+// Close tells the crawl that no URL will be added: it ends once nothing
+// is left to fetch. Close may be called many times.
+func (cr *Crawl) Close() {
+	cr.close.Do(func() { close(cr.closing) })
+}
+
+// Wait waits for the crawl to end and returns its Stats and error, as Run
+// does. It may be called many times, from many goroutines.
+func (cr *Crawl) Wait() (*Stats, error) {
+	<-cr.finished
+	s := *cr.stats
+	s.FailKinds = maps.Clone(s.FailKinds)
+	s.StatusCounts = maps.Clone(s.StatusCounts)
+	s.Refused = maps.Clone(s.Refused)
+	return &s, cr.err
 }
 
 // report calls f with a Progress every interval until ctx is done.
@@ -223,7 +391,10 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 			return
 		case <-t.C:
 		}
-		p := Progress{Stats: *r.tally.snapshot(), Queued: r.front.queued(), InFlight: r.front.inFlight()}
+		p := Progress{Stats: *r.tally.snapshot()}
+		if c, err := r.front.Counts(ctx); err == nil {
+			p.Queued, p.InFlight = c.Queued, c.Leased
+		}
 		p.Elapsed = time.Since(start)
 		if err := protect("progress hook", func() error { f(p); return nil }); err != nil {
 			r.cfg.logger.Error("progress hook", "err", err)
@@ -231,88 +402,143 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 	}
 }
 
-// worker is the reusable state of one worker goroutine.
+// worker is the reusable state of one worker goroutine. Each of its
+// buffers is kept between pages only up to a size, so that one large page
+// or sitemap does not pin its memory for the rest of the Run.
 type worker struct {
 	buf   []byte              // response body
 	page  pageLinks           // a page's links, as the default extractor found them
 	keys  map[string]struct{} // a page's distinct links
-	batch []task              // a page's new tasks
+	batch []Request           // a page's new requests
 }
 
 // maxKeptBuf is the largest body buffer a worker keeps between pages; a
 // larger one, from a rare large page, is left to the garbage collector.
 const maxKeptBuf = 1 << 20
 
-// maxKeptRefs is the most link references a worker keeps room for between
-// pages, for the same reason.
-const maxKeptRefs = 1 << 14
+// maxKeptRefs is the most link references, distinct links and new
+// requests a worker keeps room for between pages, for the same reason.
+const maxKeptRefs = 1 << 12
 
-// work is the worker loop: take a task, process it, until wctx is
+// trim lets go of the buffers grown past the kept sizes, and of the
+// strings the kept ones hold.
+func (w *worker) trim() {
+	if cap(w.buf) > maxKeptBuf {
+		w.buf = nil
+	}
+	if cap(w.page.refs) > maxKeptRefs {
+		w.page.refs = nil
+	} else {
+		clear(w.page.refs[:cap(w.page.refs)])
+	}
+	if cap(w.batch) > maxKeptRefs {
+		w.batch = nil
+	} else {
+		clear(w.batch[:cap(w.batch)])
+		w.batch = w.batch[:0]
+	}
+	if len(w.keys) > maxKeptRefs {
+		w.keys = make(map[string]struct{}) // a map never shrinks
+	} else {
+		clear(w.keys)
+	}
+}
+
+// work is the worker loop: take a lease, process it, until wctx is
 // cancelled. Fetches use ctx, the Run's context, so that the workers' own
 // cancellation (the crawl is over) never cuts a fetch short.
 func (r *run) work(ctx, wctx context.Context) {
 	w := &worker{keys: make(map[string]struct{})}
 	for {
-		t, err := r.front.pop(wctx)
+		l, err := r.front.Take(wctx)
 		if err != nil {
+			if wctx.Err() == nil {
+				r.cfg.logger.Error("frontier", "err", err)
+			}
 			return
 		}
-		if t.kind == kindRobots {
+		if l.Kind == RobotsRequest {
 			// Not a URL of the crawl: when the crawl is over (a budget
 			// spent), a robots.txt still in flight is cut short.
-			r.robots(wctx, w, t)
+			r.robots(wctx, w, l)
 		} else {
-			r.process(ctx, w, t)
+			r.process(ctx, w, l)
 		}
-		if cap(w.buf) > maxKeptBuf {
-			w.buf = nil
-		}
-		if cap(w.page.refs) > maxKeptRefs {
-			w.page.refs = nil
-		}
+		w.trim()
 	}
 }
 
-// process makes one attempt at a task. It puts the task back to be retried
-// later, or follows what it found, delivers its Result and marks it done.
-func (r *run) process(ctx context.Context, w *worker, t task) {
-	if t.first.IsZero() {
-		t.first = time.Now()
+// verdict is how an attempt at a leased URL ends.
+type verdict uint8
+
+const (
+	finished   verdict = iota // ack, with the Result and the new links
+	unsent                    // ack without a request sent (disallowed)
+	retryLater                // put back to be tried again at a time
+	giveBack                  // put back unfinished: the Run was cancelled
+)
+
+// process makes one attempt at a leased URL. It puts the lease back to be
+// retried later, or acks it with what it found, and delivers its Result.
+func (r *run) process(ctx context.Context, w *worker, l *Lease) {
+	if l.First.IsZero() {
+		l.First = time.Now()
 	}
-	res := Result{URL: t.url, Depth: t.depth, Tries: t.tries}
-	retried := false
-	defer func() {
-		if v := recover(); v != nil {
-			res.Err = fmt.Errorf("%s: %w: %v", t.url, ErrPanic, v)
-		} else if retried {
-			return
+	res := Result{URL: l.URL, Depth: l.Depth, Tries: l.Tries}
+	v, at := r.try(ctx, w, l, &res)
+	// The frontier is told even when the Run's ctx is done: the lease
+	// must end, so that a durable frontier keeps the outcome.
+	fctx := context.WithoutCancel(ctx)
+	var err error
+	switch v {
+	case retryLater:
+		l.Tries = res.Tries
+		err = r.front.Retry(fctx, l, at)
+	case giveBack:
+		err = r.front.Retry(fctx, l, time.Time{})
+	default:
+		res.Elapsed = time.Since(l.First)
+		_, err = r.front.Ack(fctx, l, Outcome{Result: &res, Links: w.batch, Unsent: v == unsent})
+		if err == nil {
+			r.deliver(&res)
 		}
-		res.Elapsed = time.Since(t.first)
-		r.deliver(&res)
-		if err := r.front.done(t); err != nil {
-			// Only a bug in the frontier's accounting gets here.
-			r.cfg.logger.Error("frontier", "err", err)
+	}
+	if err != nil {
+		// A lease lost is some other worker's now, with its Result.
+		r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+	}
+}
+
+// try makes the attempt; a panic in it (a bug, since user code is
+// called through protect) becomes the Result's error.
+func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verdict, at time.Time) {
+	defer func() {
+		if p := recover(); p != nil {
+			res.Err = fmt.Errorf("%s: %w: %v", l.URL, ErrPanic, p)
+			w.batch = w.batch[:0]
+			v = finished
 		}
 	}()
-	if t.err != nil {
-		res.Err = fmt.Errorf("fetch %s: %w", t.url, t.err)
-		return
+	w.batch = w.batch[:0]
+	if err := r.rules.check(r, l); err != nil {
+		res.Err = fmt.Errorf("fetch %s: %w", l.URL, err)
+		return unsent, time.Time{}
 	}
-
 	limit := r.cfg.maxBodySize
-	if t.kind == kindSitemap {
+	if l.Kind == SitemapRequest {
 		limit = max(limit, MaxSitemapBytes)
 	}
 	res.Tries++
-	resp, err := r.attempt(ctx, w, t, limit)
-	r.overload(t, resp)
-	if wait, ok := r.retryable(ctx, resp, err, res.Tries); ok {
-		r.cfg.logger.Info("retry", "url", t.url, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
-		t.tries = res.Tries
-		t.at = time.Now().Add(wait)
-		r.front.retry(t)
-		retried = true
-		return
+	resp, err := r.attempt(ctx, w, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
+	r.overload(ctx, l, resp)
+	if wait, ok := r.retryable(resp, err, res.Tries); ok {
+		r.cfg.logger.Info("retry", "url", l.URL, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
+		return retryLater, time.Now().Add(wait)
+	}
+	if err != nil && ctx.Err() != nil {
+		// Cut short by the end of the Run: no failure of the site's.
+		res.Tries--
+		return giveBack, time.Time{}
 	}
 	if resp != nil {
 		res.Status = resp.status
@@ -321,33 +547,44 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 	}
 	if err != nil {
 		res.Err = err
-		return
+		return finished, time.Time{}
 	}
 	if isRedirect(resp.status) {
-		r.redirect(ctx, t, resp, &res)
-		return
+		r.redirect(l, resp, res, w)
+		return finished, time.Time{}
 	}
+	r.read(ctx, w, l, resp, res)
+	return finished, time.Time{}
+}
 
+// read makes the Page of a response that is not a redirect, shows it to
+// the page hook and follows its links.
+func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res *Result) {
+	// The page hook and a link extractor get their own copy of the URL:
+	// what they do to it does not change what links resolve against.
+	base := resp.url
+	pageURL := *base
 	p := &Page{
-		URL:         resp.url,
-		Depth:       t.depth,
+		URL:         &pageURL,
+		Depth:       l.Depth,
 		Status:      resp.status,
 		Header:      resp.header,
 		ContentType: resp.contentType,
 		Body:        resp.body,
+		obeyRobots:  r.cfg.robots,
 	}
-	if isText(resp.contentType) && t.kind == kindPage {
+	if isText(resp.contentType) && l.Kind == PageRequest {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
 	var n int                   // the page's links
 	var link func(int) *url.URL // link i of n, or nil
-	if ok && t.kind == kindPage && r.cfg.extractor == nil && isHTML(p.ContentType) {
+	if ok && l.Kind == PageRequest && r.cfg.extractor == nil && isHTML(p.ContentType) {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them. It leaves the
 		// links as written, to be resolved as follow takes them.
-		w.page.scan(p.URL, p.Body, r.cfg.robots)
+		w.page.scan(base, p.Body, r.cfg.robots)
 		n, link = len(w.page.refs), w.page.link
 		if r.cfg.robots {
 			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
@@ -363,15 +600,15 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 	}
 	if hook := r.cfg.pageHook; hook != nil {
 		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
-			res.Err = fmt.Errorf("%s: %w", t.url, err)
+			res.Err = fmt.Errorf("%s: %w", l.URL, err)
 			return
 		}
 	}
 	if !ok {
 		return
 	}
-	if t.kind == kindSitemap {
-		if err := r.sitemap(ctx, w, t, p, &res); err != nil {
+	if l.Kind == SitemapRequest {
+		if err := r.sitemap(w, l, base, p.Body, res); err != nil {
 			res.Err = err
 		}
 		return
@@ -379,7 +616,7 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 	if link == nil && r.cfg.extractor != nil {
 		links, err := r.extract(ctx, p)
 		if err != nil {
-			res.Err = fmt.Errorf("%s: extract links: %w", t.url, err)
+			res.Err = fmt.Errorf("%s: extract links: %w", l.URL, err)
 			return
 		}
 		n, link = len(links), urlsAt(links)
@@ -387,37 +624,46 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 	if p.NoFollow && r.cfg.robots || n == 0 {
 		return
 	}
-	if err := r.follow(ctx, w, t, p.URL, n, link, kindPage, t.depth+1, &res); err != nil {
+	if err := r.follow(w, l, base, n, link, PageRequest, l.Depth+1, res); err != nil {
 		res.Err = err
 	}
 }
 
-// overload pauses the whole host of t when a 429 or 503 response says,
+// overload pauses the whole host of l when a 429 or 503 response says,
 // with Retry-After, when to come back.
-func (r *run) overload(t task, resp *response) {
+func (r *run) overload(ctx context.Context, l *Lease, resp *response) {
 	if resp == nil || resp.status != http.StatusTooManyRequests && resp.status != http.StatusServiceUnavailable {
 		return
 	}
 	now := time.Now()
 	if d, ok := retryAfter(resp.header.Get("Retry-After"), now); ok && d > 0 {
-		r.front.pause(t.url, now.Add(min(d, r.cfg.maxRetryAfter)))
+		if err := r.front.Pause(context.WithoutCancel(ctx), HostKey(l.URL), now.Add(min(d, r.cfg.maxRetryAfter))); err != nil {
+			r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+		}
 	}
 }
 
-// redirect records a redirect response in res and queues its target.
-func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result) {
+// redirect records a redirect response in res and adds its target to the
+// worker's batch of new requests.
+func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	next, err := resp.location()
 	if err != nil {
-		res.Err = fmt.Errorf("fetch %s: status %d: %w", t.url, resp.status, err)
+		res.Err = fmt.Errorf("fetch %s: status %d: %w", l.URL, resp.status, err)
 		return
 	}
 	normalize(next)
 	res.NextURL = next.String()
-	if t.redirects <= 0 {
-		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", t.url, res.NextURL, ErrTooManyRedirects)
+	if l.Redirects <= 0 {
+		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, ErrTooManyRedirects)
 		return
 	}
-	if !r.scope.contains(next) || !r.scope.allows(res.NextURL, next) {
+	if !r.scope.contains(next) {
+		return
+	}
+	if ok, err := r.allows(res.NextURL, next); err != nil || !ok {
+		if err != nil {
+			res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, err)
+		}
 		return
 	}
 	if why := r.scope.trap(res.NextURL, next); why != refuseNone {
@@ -428,26 +674,44 @@ func (r *run) redirect(ctx context.Context, t task, resp *response, res *Result)
 	}
 	// A target already seen is not queued again: two URLs redirecting to
 	// one page fetch it once.
-	cross := t.crossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
+	cross := l.CrossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
 		resp.url.Scheme == "https" && next.Scheme == "http"
-	if _, err := r.front.push(ctx, task{url: res.NextURL, depth: t.depth, redirects: t.redirects - 1, kind: t.kind, crossHost: cross}); err != nil {
-		res.Err = fmt.Errorf("fetch %s: queue redirect: %w", t.url, err)
-	}
+	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
+		Kind: l.Kind, CrossHost: cross, Referrer: l.URL})
 }
 
-// follow queues the new links in scope of the page base, which t fetched,
-// as tasks of kind at depth, and counts them in res. Past WithMaxDepth,
-// links are counted but not queued. The trap limits apply to the links
-// queued: the links of a page past its first WithMaxLinksPerPage distinct
-// ones in scope are left unread (a sitemap's are not: it has its own
-// limit), and a link too long or with a segment repeated too often is
-// dropped; the refusals are counted in the tally, once for the page.
-func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, n int, link func(int) *url.URL, kind taskKind, depth int, res *Result) error {
+// allows applies the exclude patterns and the filters to a link or
+// redirect target in scope. A filter that panics gives an error wrapping
+// ErrPanic.
+func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
+	if len(r.cfg.filters) == 0 {
+		return r.scope.allows(key, u), nil
+	}
+	err = protect("filter", func() error {
+		ok = r.scope.allows(key, u)
+		return nil
+	})
+	return ok, err
+}
+
+// follow adds the new links in scope of the page base, which l fetched,
+// to the worker's batch as requests of kind at depth, and counts them in
+// res. Past WithMaxDepth, links are counted but not queued. The trap
+// limits apply to the links queued: the links of a page past its first
+// WithMaxLinksPerPage distinct ones in scope are left unread (a sitemap's
+// are not: it has its own limit), and a link too long or with a segment
+// repeated too often is dropped; the refusals are counted in the tally,
+// once for the page.
+//
+// A link the extractor returned is resolved and normalised in place: the
+// crawler owns it, and a program that kept it sees the URL that was
+// queued.
+func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *url.URL, kind RequestKind, depth int, res *Result) error {
 	clear(w.keys)
-	w.batch = w.batch[:0]
+	start := len(w.batch)
 	deep := r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth
 	maxLinks := r.cfg.maxLinksPerPage
-	if t.kind != kindPage {
+	if l.Kind != PageRequest {
 		maxLinks = 0
 	}
 	var refused [numRefusals]int
@@ -457,7 +721,7 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, n in
 			continue
 		}
 		if !u.IsAbs() {
-			u = base.ResolveReference(u)
+			*u = *base.ResolveReference(u)
 		}
 		normalize(u)
 		if !r.scope.contains(u) {
@@ -472,7 +736,12 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, n in
 			break
 		}
 		w.keys[key] = struct{}{}
-		if !r.scope.allows(key, u) {
+		ok, err := r.allows(key, u)
+		if err != nil {
+			w.batch = w.batch[:start]
+			return fmt.Errorf("%s: %w", l.URL, err)
+		}
+		if !ok {
 			continue
 		}
 		if !deep {
@@ -481,20 +750,16 @@ func (r *run) follow(ctx context.Context, w *worker, t task, base *url.URL, n in
 				continue
 			}
 		}
-		w.batch = append(w.batch, task{url: key, depth: depth, redirects: r.cfg.maxRedirects, kind: kind})
+		w.batch = append(w.batch, Request{URL: key, Depth: depth, Redirects: r.cfg.maxRedirects, Kind: kind, Referrer: l.URL})
 	}
-	res.NumURLs += len(w.batch)
+	res.NumURLs += len(w.batch) - start
 	if deep {
 		// Nothing is queued, so no limit bit.
+		w.batch = w.batch[:start]
 		return nil
 	}
 	if refused != ([numRefusals]int{}) {
 		r.tally.refuse(&refused)
-	}
-	n, err := r.front.push(ctx, w.batch...)
-	res.NumNewURLs += n
-	if err != nil {
-		return fmt.Errorf("%s: queue links: %w", t.url, err)
 	}
 	return nil
 }
@@ -537,7 +802,10 @@ func (r *run) deliver(res *Result) {
 	}
 }
 
-// protect calls f, turning a panic into an error that wraps ErrPanic.
+// protect is the one place where the crawler calls the program's code
+// (filters, link extractors, hooks, and through the logger wrapper, its
+// log handler): it calls f, turning a panic into an error that wraps
+// ErrPanic.
 func protect(what string, f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {

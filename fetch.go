@@ -53,6 +53,9 @@ type Page struct {
 	// was decoded from ("utf-8", "windows-1252"); empty for types that are
 	// not text.
 	Encoding string
+	// obeyRobots is set when the crawler obeys robots.txt, so that
+	// ExtractLinks leaves out what the default extractor does.
+	obeyRobots bool
 	// Body is the response body, decompressed (from gzip or deflate; a
 	// body in br or zstd stays as sent, see WithMaxBodySize), and for text
 	// types decoded to UTF-8. The crawler reuses its buffer after the call returns: copy
@@ -184,8 +187,8 @@ func statusOf(resp *response) int {
 
 // retryable decides whether the outcome of attempt number try is worth
 // another, and how long to wait before it.
-func (r *run) retryable(ctx context.Context, resp *response, err error, try int) (time.Duration, bool) {
-	if try >= r.cfg.maxTries || ctx.Err() != nil {
+func (r *run) retryable(resp *response, err error, try int) (time.Duration, bool) {
+	if try >= r.cfg.maxTries {
 		return 0, false
 	}
 	if err != nil {

@@ -3,101 +3,71 @@ package crawl
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"math/rand/v2"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 )
 
-// taskKind says what a task's URL is fetched for.
-type taskKind uint8
-
-const (
-	kindPage    taskKind = iota // a page of the crawl
-	kindSitemap                 // a sitemap file: its URLs are queued, not its links
-	kindRobots                  // a host's robots.txt: no Result, not counted
-)
-
-// task is one unit of work: a URL to fetch, as in the chapter's queue of
-// (url, max_redirect) pairs, with its depth and what its fetching has done
-// so far.
-type task struct {
-	url       string // normalised; also the key the seen set dedupes on
-	depth     int
-	redirects int // redirects still allowed from here
-	kind      taskKind
-	tries     int       // attempts already made
-	first     time.Time // when the first attempt started
-	at        time.Time // a retry is not started before this
-	// crossHost means a redirect chain led here from another host name,
-	// or from https to http: the request hook's credentials are not sent.
-	crossHost bool
-	// err, set by the frontier, means the URL must not be fetched
-	// (robots.txt); such a task holds no host slot.
-	err error
-}
-
-// gate is what a host's robots.txt decided: which URLs may be fetched and
-// the least delay between two request starts.
-type gate struct {
-	allow func(pathQuery string) error // nil allows everything
-	delay time.Duration
-}
-
-// frontier is the seam between the crawl and where its URLs wait: the seen
-// set, the queues and the per-host schedule together, so that "is it new?",
-// "queue it" and "whose turn is it?" are one step. A Run owns one frontier.
-// The in-memory one is below; a persistent or distributed (Redis) one
-// implements the same methods.
+// MemoryFrontier is the Frontier that Run uses unless WithFrontier gives
+// another: everything in memory, for one process. Hosts that may be sent a
+// request now wait in a ring, served in turn; hosts waiting for a delay, a
+// pause or a retry's time wait in a heap ordered by that time; hosts at
+// their limit of leases out wait in neither until one ends. So a worker
+// never waits for a busy host while another host has work, and a URL
+// waiting for its time never holds a worker. Taking the next URL costs
+// the same with ten hosts as with ten thousand.
 //
-// The accounting is the joinable queue's: push raises the count of
-// unfinished tasks by the number of new tasks, done lowers it by one, and
-// join returns when it is zero, or when the page budget is spent and no
-// task taken is still unfinished. A worker pushes a page's links before it
-// calls done for the page, so join cannot return while work is in flight.
-// A task put back by retry stays unfinished. Robots tasks are outside the
-// count: they are the frontier's own.
-type frontier interface {
-	// push queues each task whose URL has not been pushed before and
-	// returns how many were new. The tasks must have distinct URLs.
-	push(ctx context.Context, ts ...task) (int, error)
-	// pop takes the next task whose host may be sent a request now,
-	// blocking until there is one or ctx is done. A robots task comes
-	// first for a host whose robots.txt is not known yet.
-	pop(ctx context.Context) (task, error)
-	// retry puts back a page task taken by pop, to be taken again at or
-	// after t.at, or a robots task, to be fetched again then.
-	retry(t task)
-	// done marks a page task taken by pop as finished.
-	done(t task) error
-	// open ends a robots task taken by pop: the host's URLs are then
-	// dispatched under g.
-	open(t task, g gate)
-	// pause holds back every request to the host of url until the time.
-	pause(url string, until time.Time)
-	// join blocks until every task pushed is done, or ctx is done.
-	join(ctx context.Context) error
-	// queued returns the number of tasks pushed and not finished, less
-	// those in flight: what is left when the Run stops early.
-	queued() int
-	// inFlight returns the number of tasks taken by pop and not yet done
-	// nor put back.
-	inFlight() int
-	// spent reports whether the page budget ended the crawl.
-	spent() bool
+// Workers blocked in Take are served in FIFO order by direct hand-off, as
+// Queue does; the first of them also keeps the earliest time in the heap
+// (and the earliest lease expiry), so that no goroutine but the callers'
+// is needed.
+//
+// A MemoryFrontier keeps its state across Runs: a Run that was cancelled
+// leaves its unfinished URLs queued, and a later Run given the same
+// MemoryFrontier with WithFrontier goes on with them. It is safe for
+// concurrent use.
+type MemoryFrontier struct {
+	mu         sync.Mutex
+	policy     Policy
+	closed     bool
+	closedCh   chan struct{}
+	seen       map[string]struct{}
+	hosts      map[string]*host
+	ready      []*host // ready[readyHead:] may be sent a request now
+	readyHead  int
+	timers     timerHeap
+	waiters    []*popper
+	armed      time.Time // when the first waiter's timer fires; zero if none
+	leases     map[string]*leaseRec
+	expiries   expiryHeap // leases with a term, soonest expiry first
+	seq        uint64     // the last lease ID
+	pages      int        // page requests taken for a first attempt
+	done       int        // page requests acked
+	unfinished int        // admitted and not acked
+	fresh      int        // queued and never taken
+	pending    int        // queued: fresh requests and retries
+	idle       chan struct{}
+	idleClosed bool
 }
 
-// hostKey returns the part of a normalised URL that a host's politeness
-// applies to: scheme, host and port ("https://example.com:8443").
-func hostKey(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return u
-	}
-	if j := strings.IndexAny(u[i+3:], "/?"); j >= 0 {
-		return u[:i+3+j]
-	}
-	return u
+// entry is a Request in a host's queue.
+type entry struct {
+	Request
+	at    time.Time // not taken before this
+	taken bool      // taken before: not fresh, and counted in pages if it was
+}
+
+// leaseRec is a lease out.
+type leaseRec struct {
+	lease    *Lease
+	h        *host
+	taken    bool      // the entry was taken before this lease
+	expires  time.Time // zero: no term
+	idx      int       // in expiries, -1 when not there
+	next     time.Time // the host's next start this lease set
+	prevNext time.Time // and the one before it
 }
 
 // gateState is how far a host's robots.txt has got.
@@ -109,18 +79,18 @@ const (
 	gateFetching                  // robots.txt being fetched: nothing else goes
 )
 
-// host is the schedule of one host: its queue, its requests in flight and
-// the earliest time the next one may start.
+// host is the schedule of one host: its queue, its leases out and the
+// earliest time the next one may start.
 type host struct {
 	key      string
-	tasks    []task // tasks[head:]: new tasks, in order
+	tasks    []entry // tasks[head:]: new requests, in order
 	head     int
-	later    retryHeap // tasks put back to be retried, soonest first
+	later    retryHeap // requests put back, soonest first
 	inflight int
 	next     time.Time     // no request starts before this
 	delay    time.Duration // between request starts
 	gate     gateState
-	allow    func(string) error
+	rules    *HostRules
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
 	inReady     bool
@@ -128,89 +98,95 @@ type host struct {
 	wake        time.Time // key in timers
 }
 
-// memFrontier keeps the frontier in memory. Hosts that may be sent a
-// request now wait in a ring, served in turn; hosts waiting for a delay, a
-// pause or a retry's time wait in a heap ordered by that time; hosts at
-// their limit of requests in flight wait in neither until one finishes. So
-// a worker never waits for a busy host while another host has work, and a
-// URL waiting for its time never holds a worker.
-//
-// Workers blocked in pop are served in FIFO order by direct hand-off, as
-// Queue does; the first of them also keeps the heap's earliest time, so
-// that no goroutine but the workers is needed.
-type memFrontier struct {
-	mu          sync.Mutex
-	seen        map[string]struct{}
-	hosts       map[string]*host
-	ready       []*host // ready[readyHead:] may be sent a request now
-	readyHead   int
-	timers      timerHeap
-	waiters     []*popper
-	armed       time.Time // when the first waiter's timer fires; zero if none
-	hostWorkers int
-	hostDelay   time.Duration
-	robots      bool
-	maxPages    int
-	pages       int           // new tasks taken, the budget's count
-	unfinished  int           // pushed and not done
-	fresh       int           // queued and never taken
-	pending     int           // queued: fresh tasks and retries
-	idle        chan struct{} // closed while join may return
-	idleClosed  bool
-}
-
-// popper is a worker blocked in pop.
+// popper is a worker blocked in Take.
 type popper struct {
-	ch   chan task     // receives the task it is served
+	ch   chan *Lease   // receives the lease it is served
 	wake chan struct{} // the first waiter's timer must be set anew
 }
 
-func newMemFrontier(cfg *config) *memFrontier {
-	f := &memFrontier{
-		seen:        make(map[string]struct{}),
-		hosts:       make(map[string]*host),
-		hostWorkers: cfg.hostWorkers,
-		hostDelay:   cfg.hostDelay,
-		robots:      cfg.robots,
-		maxPages:    cfg.maxPages,
-		idle:        make(chan struct{}),
+// NewMemoryFrontier returns an empty MemoryFrontier.
+func NewMemoryFrontier() *MemoryFrontier {
+	f := &MemoryFrontier{
+		closedCh: make(chan struct{}),
+		seen:     make(map[string]struct{}),
+		hosts:    make(map[string]*host),
+		leases:   make(map[string]*leaseRec),
+		idle:     make(chan struct{}),
+		policy:   Policy{HostWorkers: DefaultHostWorkers},
 	}
 	close(f.idle)
 	f.idleClosed = true
 	return f
 }
 
-func (f *memFrontier) push(ctx context.Context, ts ...task) (int, error) {
-	added := 0
+// Start sets the policy of the Run about to begin. Hosts already known
+// keep their robots.txt rules and their place in the schedule.
+func (f *MemoryFrontier) Start(ctx context.Context, p Policy) error {
+	if p.HostWorkers < 1 {
+		return errors.New("crawl: frontier policy: HostWorkers must be at least 1")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFrontierClosed
+	}
+	f.policy = p
+	now := time.Now()
+	for _, h := range f.hosts {
+		h.delay = p.HostDelay
+		if h.rules != nil {
+			h.delay = max(h.delay, h.rules.Delay)
+		}
+		if p.Robots && h.gate == gateOpen && h.rules == nil {
+			h.gate = gateRobots
+		}
+		f.settle(h, now)
+	}
+	f.update(now)
+	return nil
+}
+
+func (f *MemoryFrontier) Push(ctx context.Context, reqs ...Request) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return 0, ErrFrontierClosed
+	}
 	now := time.Now() // after the lock: a delay counts from the real dispatch
+	n := f.admit(now, reqs)
+	f.update(now)
+	return n, nil
+}
+
+// admit queues the requests not seen before and returns how many there
+// were. f.mu is held.
+func (f *MemoryFrontier) admit(now time.Time, reqs []Request) int {
+	added := 0
 	var h *host
-	for _, t := range ts {
-		if _, ok := f.seen[t.url]; ok {
+	for _, r := range reqs {
+		if _, ok := f.seen[r.URL]; ok {
 			continue
 		}
-		f.seen[t.url] = struct{}{}
-		if key := hostKey(t.url); h == nil || h.key != key {
+		f.seen[r.URL] = struct{}{}
+		if key := HostKey(r.URL); h == nil || h.key != key {
 			h = f.host(key)
 		}
-		h.add(t)
+		h.add(entry{Request: r})
 		f.pending++
 		f.fresh++
 		f.unfinished++
 		added++
 		f.settle(h, now)
 	}
-	f.update(now)
-	return added, nil
+	return added
 }
 
 // host returns the schedule of the host key, making it on first use.
-func (f *memFrontier) host(key string) *host {
+func (f *MemoryFrontier) host(key string) *host {
 	h := f.hosts[key]
 	if h == nil {
-		h = &host{key: key, delay: f.hostDelay, heapIdx: -1}
-		if f.robots {
+		h = &host{key: key, delay: f.policy.HostDelay, heapIdx: -1}
+		if f.policy.Robots {
 			h.gate = gateRobots
 		}
 		f.hosts[key] = h
@@ -218,18 +194,24 @@ func (f *memFrontier) host(key string) *host {
 	return h
 }
 
-func (f *memFrontier) pop(ctx context.Context) (task, error) {
+func (f *MemoryFrontier) Take(ctx context.Context) (*Lease, error) {
 	if err := ctx.Err(); err != nil {
-		return task{}, err
+		return nil, err
 	}
 	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, ErrFrontierClosed
+	}
 	if len(f.waiters) == 0 {
-		if t, ok := f.take(time.Now()); ok {
+		now := time.Now()
+		f.expire(now)
+		if l, ok := f.take(now); ok {
 			f.mu.Unlock()
-			return t, nil
+			return l, nil
 		}
 	}
-	w := &popper{ch: make(chan task, 1), wake: make(chan struct{}, 1)}
+	w := &popper{ch: make(chan *Lease, 1), wake: make(chan struct{}, 1)}
 	f.waiters = append(f.waiters, w)
 	var tm *time.Timer
 	defer func() {
@@ -238,192 +220,303 @@ func (f *memFrontier) pop(ctx context.Context) (task, error) {
 		}
 	}()
 	for {
-		// The first waiter sleeps until the earliest time in the heap,
-		// when a delayed host becomes ready; the others until served.
+		// The first waiter sleeps until the earliest time in the heap
+		// (a delayed host becomes ready, a lease expires); the others
+		// until served.
 		var fire <-chan time.Time
 		if f.waiters[0] == w {
-			// No timer when the heap is empty: a time recorded from
-			// an earlier round would keep update from waking us.
+			// No timer when nothing is timed: a time recorded from an
+			// earlier round would keep update from waking us.
 			f.armed = time.Time{}
-		}
-		if f.waiters[0] == w && len(f.timers) > 0 {
-			f.armed = f.timers[0].wake
-			d := time.Until(f.armed)
-			if tm == nil {
-				tm = time.NewTimer(d)
-			} else {
-				tm.Reset(d)
+			if at, ok := f.nextWake(); ok {
+				f.armed = at
+				d := time.Until(at)
+				if tm == nil {
+					tm = time.NewTimer(d)
+				} else {
+					tm.Reset(d)
+				}
+				fire = tm.C
 			}
-			fire = tm.C
 		}
 		f.mu.Unlock()
 		select {
-		case t := <-w.ch:
-			return t, nil
+		case l := <-w.ch:
+			return l, nil
 		case <-w.wake:
 		case <-fire:
+		case <-f.closedCh:
 		case <-ctx.Done():
-			f.mu.Lock()
-			if f.removeWaiter(w) {
-				f.mu.Unlock()
-				return task{}, ctx.Err()
-			}
-			f.mu.Unlock()
-			// Served as ctx ended: the task is ours, as in Queue.Get.
-			return <-w.ch, nil
 		}
 		f.mu.Lock()
+		select {
+		case l := <-w.ch:
+			f.mu.Unlock()
+			return l, nil
+		default:
+		}
+		if f.closed || ctx.Err() != nil {
+			f.removeWaiter(w)
+			f.mu.Unlock()
+			if f.closedErr() {
+				return nil, ErrFrontierClosed
+			}
+			return nil, ctx.Err()
+		}
 		f.update(time.Now())
 		select {
-		case t := <-w.ch:
+		case l := <-w.ch:
 			f.mu.Unlock()
-			return t, nil
+			return l, nil
 		default:
 		}
 	}
 }
 
-// removeWaiter removes w from the waiters, reporting whether it was still
-// there (not served).
-func (f *memFrontier) removeWaiter(w *popper) bool {
+// closedErr reports whether the frontier is closed.
+func (f *MemoryFrontier) closedErr() bool {
+	select {
+	case <-f.closedCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// nextWake returns the earliest time something timed happens: a host in
+// the heap may start, or a lease expires. f.mu is held.
+func (f *MemoryFrontier) nextWake() (time.Time, bool) {
+	var at time.Time
+	ok := false
+	if len(f.timers) > 0 {
+		at, ok = f.timers[0].wake, true
+	}
+	if len(f.expiries) > 0 && (!ok || f.expiries[0].expires.Before(at)) {
+		at, ok = f.expiries[0].expires, true
+	}
+	return at, ok
+}
+
+// removeWaiter removes w from the waiters if it is still there.
+func (f *MemoryFrontier) removeWaiter(w *popper) {
 	for i, x := range f.waiters {
 		if x == w {
 			f.waiters = append(f.waiters[:i], f.waiters[i+1:]...)
 			if i == 0 {
 				f.rearm()
 			}
-			return true
+			return
 		}
 	}
-	return false
 }
 
-func (f *memFrontier) retry(t task) {
+// end removes the lease l from the leases out, returning its record, or
+// nil if it is not out. f.mu is held.
+func (f *MemoryFrontier) end(l *Lease) *leaseRec {
+	if l == nil {
+		return nil
+	}
+	rec := f.leases[l.ID]
+	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+		return nil
+	}
+	delete(f.leases, l.ID)
+	if rec.idx >= 0 {
+		heap.Remove(&f.expiries, rec.idx)
+	}
+	rec.h.inflight--
+	return rec
+}
+
+func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return 0, ErrFrontierClosed
+	}
 	now := time.Now()
-	h := f.host(hostKey(t.url))
-	h.inflight--
-	if t.kind == kindRobots {
-		h.gate = gateRobots
-		h.robotsTries = t.tries
-		if t.at.After(h.next) {
-			h.next = t.at
+	rec := f.end(l)
+	admitted := f.admit(now, o.Links)
+	if o.Result != nil {
+		o.Result.NumNewURLs = admitted
+	}
+	if rec == nil {
+		f.update(now)
+		return admitted, ErrLeaseLost
+	}
+	h := rec.h
+	if l.Kind == RobotsRequest {
+		h.gate = gateOpen
+		h.rules = o.Rules
+		if o.Rules != nil && o.Rules.Delay > h.delay {
+			h.delay = o.Rules.Delay
+			if n := now.Add(jitter(h.delay)); n.After(h.next) {
+				h.next = n
+			}
 		}
 	} else {
-		heap.Push(&h.later, t)
-		f.pending++
+		f.unfinished--
+		f.done++
+		if o.Unsent {
+			if !rec.taken {
+				f.pages--
+			}
+			if h.next.Equal(rec.next) {
+				h.next = rec.prevNext
+			}
+		}
 	}
 	f.settle(h, now)
 	f.update(now)
+	return admitted, nil
 }
 
-func (f *memFrontier) done(t task) error {
+func (f *MemoryFrontier) Retry(ctx context.Context, l *Lease, at time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := time.Now()
-	if f.unfinished <= 0 {
-		return ErrTaskDone
+	if f.closed {
+		return ErrFrontierClosed
 	}
-	f.unfinished--
-	h := f.host(hostKey(t.url))
-	if t.err == nil {
-		h.inflight--
+	now := time.Now()
+	rec := f.end(l)
+	if rec == nil {
+		return ErrLeaseLost
+	}
+	f.putBack(rec, l.Request, at, now)
+	f.update(now)
+	return nil
+}
+
+// putBack queues a leased request again, to be taken at or after at.
+// f.mu is held and the lease has ended.
+func (f *MemoryFrontier) putBack(rec *leaseRec, r Request, at, now time.Time) {
+	h := rec.h
+	if r.Kind == RobotsRequest {
+		h.gate = gateRobots
+		h.robotsTries = r.Tries
+		if at.After(h.next) {
+			h.next = at
+		}
+	} else {
+		heap.Push(&h.later, entry{Request: r, at: at, taken: true})
+		f.pending++
+	}
+	f.settle(h, now)
+}
+
+func (f *MemoryFrontier) Extend(ctx context.Context, l *Lease) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFrontierClosed
+	}
+	rec := f.leases[l.ID]
+	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+		return ErrLeaseLost
+	}
+	if rec.idx >= 0 {
+		rec.expires = time.Now().Add(f.policy.LeaseTerm)
+		heap.Fix(&f.expiries, rec.idx)
+	}
+	return nil
+}
+
+// expire takes back the leases whose term is over. f.mu is held.
+func (f *MemoryFrontier) expire(now time.Time) {
+	for len(f.expiries) > 0 && !f.expiries[0].expires.After(now) {
+		rec := heap.Pop(&f.expiries).(*leaseRec)
+		delete(f.leases, rec.lease.ID)
+		rec.h.inflight--
+		f.putBack(rec, rec.lease.Request, time.Time{}, now)
+	}
+}
+
+func (f *MemoryFrontier) Pause(ctx context.Context, hostKey string, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrFrontierClosed
+	}
+	now := time.Now()
+	h := f.host(hostKey)
+	if until.After(h.next) {
+		h.next = until
 	}
 	f.settle(h, now)
 	f.update(now)
 	return nil
 }
 
-func (f *memFrontier) open(t task, g gate) {
+func (f *MemoryFrontier) Join(ctx context.Context) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := time.Now()
-	h := f.host(hostKey(t.url))
-	h.inflight--
-	h.gate = gateOpen
-	h.allow = g.allow
-	if g.delay > h.delay {
-		h.delay = g.delay
-		if n := now.Add(jitter(h.delay)); n.After(h.next) {
-			h.next = n
-		}
-	}
-	f.settle(h, now)
-	f.update(now)
-}
-
-func (f *memFrontier) pause(url string, until time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := time.Now()
-	h := f.host(hostKey(url))
-	if until.After(h.next) {
-		h.next = until
-	}
-	f.settle(h, now)
-	f.update(now)
-}
-
-func (f *memFrontier) join(ctx context.Context) error {
-	f.mu.Lock()
-	idle := f.idle
+	idle, closed := f.idle, f.closed
 	f.mu.Unlock()
+	if closed {
+		return ErrFrontierClosed
+	}
 	select {
 	case <-idle:
 		return nil
+	case <-f.closedCh:
+		return ErrFrontierClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (f *memFrontier) queued() int {
+func (f *MemoryFrontier) Counts(ctx context.Context) (Counts, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.pending
+	if f.closed {
+		return Counts{}, ErrFrontierClosed
+	}
+	return Counts{Queued: f.pending, Leased: len(f.leases), Done: f.done, Pages: f.pages}, nil
 }
 
-func (f *memFrontier) inFlight() int {
+// Close ends the frontier: blocked Takes return ErrFrontierClosed, and so
+// does every later call.
+func (f *MemoryFrontier) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.unfinished - f.pending
+	if f.closed {
+		return ErrFrontierClosed
+	}
+	f.closed = true
+	close(f.closedCh)
+	return nil
 }
 
-func (f *memFrontier) spent() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.spentLocked()
+// spent reports whether the page budget is spent. f.mu is held.
+func (f *MemoryFrontier) spent() bool {
+	return f.policy.MaxPages > 0 && f.pages >= f.policy.MaxPages
 }
 
-// spentLocked reports whether the page budget is spent. f.mu is held.
-func (f *memFrontier) spentLocked() bool {
-	return f.maxPages > 0 && f.pages >= f.maxPages
-}
-
-// update brings the schedule up to now after a change: it moves hosts whose
-// time has come to the ring, serves the waiters what it can, wakes the
-// first waiter if its timer is wrong, and opens join when the crawl is over.
-func (f *memFrontier) update(now time.Time) {
+// update brings the schedule up to now after a change: it takes back the
+// leases whose term is over, moves hosts whose time has come to the ring,
+// serves the waiters what it can, wakes the first waiter if its timer is
+// wrong, and opens Join when the crawl is over. f.mu is held.
+func (f *MemoryFrontier) update(now time.Time) {
+	f.expire(now)
 	for len(f.timers) > 0 && !f.timers[0].wake.After(now) {
 		h := heap.Pop(&f.timers).(*host)
 		f.setReady(h)
 	}
 	served := false
 	for len(f.waiters) > 0 {
-		t, ok := f.take(now)
+		l, ok := f.take(now)
 		if !ok {
 			break
 		}
 		w := f.waiters[0]
 		f.waiters[0] = nil
 		f.waiters = f.waiters[1:]
-		w.ch <- t
+		w.ch <- l
 		served = true
 	}
-	if served || len(f.timers) > 0 && (f.armed.IsZero() || f.timers[0].wake.Before(f.armed)) {
+	if at, ok := f.nextWake(); served || ok && (f.armed.IsZero() || at.Before(f.armed)) {
 		f.rearm()
 	}
-	over := f.unfinished == 0 || f.spentLocked() && f.unfinished == f.fresh
+	over := f.unfinished == 0 || f.spent() && f.unfinished == f.fresh
 	switch {
 	case over && !f.idleClosed:
 		close(f.idle)
@@ -435,7 +528,7 @@ func (f *memFrontier) update(now time.Time) {
 }
 
 // rearm tells the first waiter, if any, to set its timer anew.
-func (f *memFrontier) rearm() {
+func (f *MemoryFrontier) rearm() {
 	f.armed = time.Time{}
 	if len(f.waiters) > 0 {
 		select {
@@ -445,45 +538,48 @@ func (f *memFrontier) rearm() {
 	}
 }
 
-// take returns a task that may be started now, if any host has one.
-func (f *memFrontier) take(now time.Time) (task, bool) {
+// take leases a request that may be started now, if any host has one.
+func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 	for f.readyHead < len(f.ready) {
 		h := f.ready[f.readyHead]
 		f.ready[f.readyHead] = nil
 		f.readyHead++
 		h.inReady = false
-		t, ok := f.takeFrom(h, now)
+		l, ok := f.takeFrom(h, now)
 		// Back at the end of the ring, or to the heap, or to neither:
 		// hosts take turns.
 		f.settle(h, now)
 		if ok {
-			return t, true
+			return l, true
 		}
 	}
 	f.ready = f.ready[:0]
 	f.readyHead = 0
-	return task{}, false
+	return nil, false
 }
 
-// takeFrom takes the task h would start now, if any.
-func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
+// takeFrom leases the request h would start now, if any.
+func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 	wake, ok := f.wakeTime(h)
 	if !ok || wake.After(now) {
-		return task{}, false
+		return nil, false
 	}
 	if h.gate == gateRobots {
 		h.gate = gateFetching
-		f.started(h, now)
-		return task{url: h.key + "/robots.txt", kind: kindRobots, tries: h.robotsTries}, true
+		l := &Lease{Request: Request{URL: h.key + "/robots.txt", Kind: RobotsRequest, Tries: h.robotsTries}}
+		return f.lease(h, l, true, now), true
 	}
 	// A retry whose time has come goes first.
-	var t task
+	var e entry
 	switch {
 	case len(h.later) > 0 && !h.later[0].at.After(now):
-		t = heap.Pop(&h.later).(task)
-	case h.head < len(h.tasks) && !f.spentLocked():
-		t = h.tasks[h.head]
-		h.tasks[h.head] = task{}
+		e = heap.Pop(&h.later).(entry)
+		if len(h.later) == 0 && cap(h.later) > maxKeptTasks {
+			h.later = nil
+		}
+	case h.head < len(h.tasks) && !f.spent():
+		e = h.tasks[h.head]
+		h.tasks[h.head] = entry{}
 		h.head++
 		if h.head == len(h.tasks) {
 			if cap(h.tasks) > maxKeptTasks {
@@ -492,31 +588,33 @@ func (f *memFrontier) takeFrom(h *host, now time.Time) (task, bool) {
 			h.tasks, h.head = h.tasks[:0], 0
 		}
 	default:
-		return task{}, false
+		return nil, false
 	}
 	f.pending--
-	if t.tries == 0 {
+	if !e.taken {
 		f.fresh--
-	}
-	if h.allow != nil {
-		if err := h.allow(t.url[len(h.key):]); err != nil {
-			t.err = err
-			return t, true
-		}
-	}
-	if t.tries == 0 {
 		f.pages++
 	}
-	f.started(h, now)
-	return t, true
+	l := &Lease{Request: e.Request, Rules: h.rules}
+	return f.lease(h, l, e.taken, now), true
 }
 
-// started counts a request to h starting now.
-func (f *memFrontier) started(h *host, now time.Time) {
+// lease records l as out, starting a request to h now.
+func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Lease {
+	f.seq++
+	l.ID = strconv.FormatUint(f.seq, 10)
+	rec := &leaseRec{lease: l, h: h, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
 		h.next = now.Add(jitter(h.delay))
 	}
+	rec.next = h.next
+	if f.policy.LeaseTerm > 0 {
+		rec.expires = now.Add(f.policy.LeaseTerm)
+		heap.Push(&f.expiries, rec)
+	}
+	f.leases[l.ID] = rec
+	return l
 }
 
 // jitter returns a pause drawn uniformly from [d/2, 3d/2].
@@ -527,15 +625,15 @@ func jitter(d time.Duration) time.Duration {
 // wakeTime returns when h may start its next request, and false when it
 // has nothing it may start (no work, all its slots in use, or its
 // robots.txt in flight) whatever the time.
-func (f *memFrontier) wakeTime(h *host) (time.Time, bool) {
-	if h.gate == gateFetching || h.inflight >= f.hostWorkers {
+func (f *MemoryFrontier) wakeTime(h *host) (time.Time, bool) {
+	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
 		return time.Time{}, false
 	}
 	queued := h.head < len(h.tasks)
 	if h.gate == gateRobots {
-		return h.next, !f.spentLocked() && (queued || len(h.later) > 0)
+		return h.next, !f.spent() && (queued || len(h.later) > 0)
 	}
-	if queued && !f.spentLocked() {
+	if queued && !f.spent() {
 		return h.next, true
 	}
 	if len(h.later) == 0 {
@@ -554,7 +652,7 @@ func maxTime(a, b time.Time) time.Time {
 
 // settle puts h where it belongs after a change: in the ring if it may
 // start a request now, in the heap if later, else nowhere.
-func (f *memFrontier) settle(h *host, now time.Time) {
+func (f *MemoryFrontier) settle(h *host, now time.Time) {
 	if h.inReady {
 		return // take checks it again when its turn comes
 	}
@@ -578,7 +676,7 @@ func (f *memFrontier) settle(h *host, now time.Time) {
 	}
 }
 
-func (f *memFrontier) setReady(h *host) {
+func (f *MemoryFrontier) setReady(h *host) {
 	h.inReady = true
 	if f.readyHead >= 64 && f.readyHead*2 >= len(f.ready) {
 		// Taken hosts are forgotten, so that a ring that is never empty
@@ -590,34 +688,34 @@ func (f *memFrontier) setReady(h *host) {
 	f.ready = append(f.ready, h)
 }
 
-// add queues t after the host's other tasks.
-func (h *host) add(t task) {
+// add queues e after the host's other requests.
+func (h *host) add(e entry) {
 	if h.head >= 64 && h.head*2 >= len(h.tasks) {
 		// As for the ring: a queue that is never empty must not grow
-		// with every task taken.
+		// with every request taken.
 		n := copy(h.tasks, h.tasks[h.head:])
 		clear(h.tasks[n:])
 		h.tasks, h.head = h.tasks[:n], 0
 	}
-	h.tasks = append(h.tasks, t)
+	h.tasks = append(h.tasks, e)
 }
 
 // maxKeptTasks is the largest queue a host keeps room for once drained.
-const maxKeptTasks = 1 << 10
+const maxKeptTasks = 64
 
 // retryHeap orders a host's retries by the time they may start.
-type retryHeap []task
+type retryHeap []entry
 
 func (rh retryHeap) Len() int           { return len(rh) }
 func (rh retryHeap) Less(i, j int) bool { return rh[i].at.Before(rh[j].at) }
 func (rh retryHeap) Swap(i, j int)      { rh[i], rh[j] = rh[j], rh[i] }
-func (rh *retryHeap) Push(x any)        { *rh = append(*rh, x.(task)) }
+func (rh *retryHeap) Push(x any)        { *rh = append(*rh, x.(entry)) }
 func (rh *retryHeap) Pop() any {
 	old := *rh
-	t := old[len(old)-1]
-	old[len(old)-1] = task{}
+	e := old[len(old)-1]
+	old[len(old)-1] = entry{}
 	*rh = old[:len(old)-1]
-	return t
+	return e
 }
 
 // timerHeap orders hosts by the time they may next start a request.
@@ -642,4 +740,28 @@ func (th *timerHeap) Pop() any {
 	h.heapIdx = -1
 	*th = old[:len(old)-1]
 	return h
+}
+
+// expiryHeap orders leases by the time their term ends.
+type expiryHeap []*leaseRec
+
+func (eh expiryHeap) Len() int           { return len(eh) }
+func (eh expiryHeap) Less(i, j int) bool { return eh[i].expires.Before(eh[j].expires) }
+func (eh expiryHeap) Swap(i, j int) {
+	eh[i], eh[j] = eh[j], eh[i]
+	eh[i].idx = i
+	eh[j].idx = j
+}
+func (eh *expiryHeap) Push(x any) {
+	r := x.(*leaseRec)
+	r.idx = len(*eh)
+	*eh = append(*eh, r)
+}
+func (eh *expiryHeap) Pop() any {
+	old := *eh
+	r := old[len(old)-1]
+	old[len(old)-1] = nil
+	r.idx = -1
+	*eh = old[:len(old)-1]
+	return r
 }

@@ -38,7 +38,11 @@ func frontierRun(t *testing.T, seed uint64) {
 	cfg.robots = rng.IntN(2) == 0
 	workers := 1 + rng.IntN(8)
 	hosts := 1 + rng.IntN(4)
-	f := newMemFrontier(&cfg)
+	f := NewMemoryFrontier()
+	if err := f.Start(context.Background(), Policy{HostWorkers: cfg.hostWorkers, HostDelay: cfg.hostDelay, Robots: cfg.robots}); err != nil {
+		t.Fatal(err)
+	}
+	retryAt := map[string]time.Time{}
 
 	var mu sync.Mutex
 	inflight := map[string]int{}
@@ -55,20 +59,20 @@ func frontierRun(t *testing.T, seed uint64) {
 		t.Errorf("seed %d (hostWorkers %d, delay %v, robots %v, %d workers, %d hosts): "+format,
 			append([]any{seed, cfg.hostWorkers, cfg.hostDelay, cfg.robots, workers, hosts}, args...)...)
 	}
-	newTasks := func(n int) []task {
+	newTasks := func(n int) []Request {
 		mu.Lock()
 		defer mu.Unlock()
-		var ts []task
+		var ts []Request
 		for range n {
 			if pushed >= maxTasks {
 				break
 			}
-			ts = append(ts, task{url: fmt.Sprintf("http://h%d.test/p%d", rng.IntN(hosts), pushed)})
+			ts = append(ts, Request{URL: fmt.Sprintf("http://h%d.test/p%d", rng.IntN(hosts), pushed)})
 			pushed++
 		}
 		return ts
 	}
-	if _, err := f.push(context.Background(), newTasks(3)...); err != nil {
+	if _, err := f.Push(context.Background(), newTasks(3)...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -78,11 +82,11 @@ func frontierRun(t *testing.T, seed uint64) {
 		wrng := rand.New(rand.NewPCG(seed, uint64(w)+2))
 		wg.Go(func() {
 			for {
-				tk, err := f.pop(ctx)
+				tk, err := f.Take(ctx)
 				if err != nil {
 					return
 				}
-				h := hostKey(tk.url)
+				h := HostKey(tk.URL)
 				now := time.Now()
 				mu.Lock()
 				inflight[h]++
@@ -90,13 +94,13 @@ func frontierRun(t *testing.T, seed uint64) {
 					fail("%d tasks of %s in flight, limit %d", inflight[h], h, cfg.hostWorkers)
 				}
 				if last, ok := lastStart[h]; ok && now.Sub(last) < cfg.hostDelay/2 {
-					fail("%s started %v after the previous start, delay %v", tk.url, now.Sub(last), cfg.hostDelay)
+					fail("%s started %v after the previous start, delay %v", tk.URL, now.Sub(last), cfg.hostDelay)
 				}
 				if p := pauses[h]; now.After(p[0]) && now.Before(p[1]) {
-					fail("%s started during its host's pause", tk.url)
+					fail("%s started during its host's pause", tk.URL)
 				}
-				if now.Before(tk.at) {
-					fail("retry of %s started %v early", tk.url, tk.at.Sub(now))
+				if at := retryAt[tk.URL]; now.Before(at) {
+					fail("retry of %s started %v early", tk.URL, at.Sub(now))
 				}
 				lastStart[h] = now
 				mu.Unlock()
@@ -107,34 +111,37 @@ func frontierRun(t *testing.T, seed uint64) {
 				inflight[h]--
 				mu.Unlock()
 				switch r := wrng.IntN(10); {
-				case tk.kind == kindRobots && r < 3:
-					tk.tries++
-					tk.at = time.Now().Add(time.Duration(wrng.IntN(30)) * time.Millisecond)
-					f.retry(tk)
-				case tk.kind == kindRobots:
-					f.open(tk, gate{})
-				case r == 0 && tk.tries < 3:
-					tk.tries++
-					tk.at = time.Now().Add(time.Duration(wrng.IntN(50)) * time.Millisecond)
-					f.retry(tk)
-				case r == 1 && tk.tries < 3:
+				case tk.Kind == RobotsRequest && r < 3:
+					tk.Tries++
+					at := time.Now().Add(time.Duration(wrng.IntN(30)) * time.Millisecond)
+					mu.Lock()
+					retryAt[tk.URL] = at
+					mu.Unlock()
+					f.Retry(ctx, tk, at)
+				case tk.Kind == RobotsRequest:
+					f.Ack(ctx, tk, Outcome{Rules: &HostRules{}})
+				case r == 0 && tk.Tries < 3:
+					tk.Tries++
+					at := time.Now().Add(time.Duration(wrng.IntN(50)) * time.Millisecond)
+					mu.Lock()
+					retryAt[tk.URL] = at
+					mu.Unlock()
+					f.Retry(ctx, tk, at)
+				case r == 1 && tk.Tries < 3:
 					until := time.Now().Add(40 * time.Millisecond)
 					mu.Lock()
 					pauses[h] = [2]time.Time{time.Now(), until}
+					retryAt[tk.URL] = until
 					mu.Unlock()
-					f.pause(tk.url, until)
-					tk.tries++
-					tk.at = until
-					f.retry(tk)
+					f.Pause(ctx, h, until)
+					tk.Tries++
+					f.Retry(ctx, tk, until)
 				default:
-					if _, err := f.push(ctx, newTasks(wrng.IntN(4))...); err != nil {
-						fail("push: %v", err)
-					}
 					mu.Lock()
-					done[tk.url]++
+					done[tk.URL]++
 					mu.Unlock()
-					if err := f.done(tk); err != nil {
-						fail("done %s: %v", tk.url, err)
+					if _, err := f.Ack(ctx, tk, Outcome{Links: newTasks(wrng.IntN(4))}); err != nil {
+						fail("ack %s: %v", tk.URL, err)
 					}
 				}
 			}
@@ -142,7 +149,7 @@ func frontierRun(t *testing.T, seed uint64) {
 	}
 	jctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	if err := f.join(jctx); err != nil {
+	if err := f.Join(jctx); err != nil {
 		fail("join: %v (the crawl never ended: a task was lost or nobody was woken)", err)
 	}
 	stop()
@@ -158,11 +165,11 @@ func frontierRun(t *testing.T, seed uint64) {
 			fail("%s done %d times", u, n)
 		}
 	}
-	if q := f.queued(); q != 0 {
-		fail("queued() = %d after join, want 0", q)
+	if c, _ := f.Counts(context.Background()); c.Queued != 0 || c.Leased != 0 || c.Done != pushed {
+		fail("Counts after join = %+v, want 0 queued, 0 leased, %d done", c, pushed)
 	}
-	if err := f.done(task{url: "http://h0.test/x"}); !errors.Is(err, ErrTaskDone) {
-		fail("done after the last task: got %v, want ErrTaskDone", err)
+	if _, err := f.Ack(context.Background(), &Lease{ID: "1", Request: Request{URL: "http://h0.test/x"}}, Outcome{}); !errors.Is(err, ErrLeaseLost) {
+		fail("ack of a lease not out: got %v, want ErrLeaseLost", err)
 	}
 }
 
@@ -170,16 +177,13 @@ func frontierRun(t *testing.T, seed uint64) {
 // workers and that join returns once the tasks taken are done.
 func TestFrontierBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := defaultConfig()
-		cfg.robots = false
-		cfg.maxPages = 7
-		cfg.hostWorkers = 100
-		f := newMemFrontier(&cfg)
-		var ts []task
+		f := NewMemoryFrontier()
+		f.Start(context.Background(), Policy{HostWorkers: 100, MaxPages: 7})
+		var ts []Request
 		for i := range 50 {
-			ts = append(ts, task{url: fmt.Sprintf("http://h%d.test/p%d", i%3, i)})
+			ts = append(ts, Request{URL: fmt.Sprintf("http://h%d.test/p%d", i%3, i)})
 		}
-		f.push(context.Background(), ts...)
+		f.Push(context.Background(), ts...)
 		ctx, stop := context.WithCancel(context.Background())
 		var mu sync.Mutex
 		taken := 0
@@ -187,7 +191,7 @@ func TestFrontierBudget(t *testing.T) {
 		for range 20 {
 			wg.Go(func() {
 				for {
-					tk, err := f.pop(ctx)
+					tk, err := f.Take(ctx)
 					if err != nil {
 						return
 					}
@@ -195,17 +199,18 @@ func TestFrontierBudget(t *testing.T) {
 					taken++
 					mu.Unlock()
 					time.Sleep(time.Millisecond)
-					f.done(tk)
+					f.Ack(ctx, tk, Outcome{})
 				}
 			})
 		}
-		if err := f.join(context.Background()); err != nil {
+		if err := f.Join(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		stop()
 		wg.Wait()
-		if taken != 7 || !f.spent() || f.queued() != 43 {
-			t.Errorf("taken %d, spent %v, queued %d; want 7, true, 43", taken, f.spent(), f.queued())
+		c, _ := f.Counts(context.Background())
+		if taken != 7 || c.Pages != 7 || c.Queued != 43 {
+			t.Errorf("taken %d, counts %+v; want 7 taken, 7 pages, 43 queued", taken, c)
 		}
 	})
 }
@@ -216,26 +221,22 @@ func TestFrontierBudget(t *testing.T) {
 // host is taken as covered by a timer nobody holds.
 func TestFrontierStaleTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := defaultConfig()
-		cfg.robots = false
-		cfg.maxPages = 1
-		cfg.hostWorkers = 1
-		cfg.hostDelay = 0
-		f := newMemFrontier(&cfg)
+		f := NewMemoryFrontier()
+		f.Start(context.Background(), Policy{HostWorkers: 1, MaxPages: 1})
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		// c is paused, so the first pop moves it to the heap; b's page
 		// spends the budget.
-		f.push(ctx, task{url: "http://c.test/1"})
-		f.pause("http://c.test/1", time.Now().Add(10*time.Millisecond))
-		f.push(ctx, task{url: "http://b.test/1"})
-		b, err := f.pop(ctx)
-		if err != nil || b.url != "http://b.test/1" {
-			t.Fatalf("got %q, %v; want http://b.test/1", b.url, err)
+		f.Push(ctx, Request{URL: "http://c.test/1"})
+		f.Pause(ctx, "http://c.test", time.Now().Add(10*time.Millisecond))
+		f.Push(ctx, Request{URL: "http://b.test/1"})
+		b, err := f.Take(ctx)
+		if err != nil || b.URL != "http://b.test/1" {
+			t.Fatalf("got %v, %v; want http://b.test/1", b, err)
 		}
-		got := make(chan task, 1)
+		got := make(chan *Lease, 1)
 		go func() {
-			if tk, err := f.pop(ctx); err == nil {
+			if tk, err := f.Take(ctx); err == nil {
 				got <- tk
 			}
 		}()
@@ -243,18 +244,17 @@ func TestFrontierStaleTimer(t *testing.T) {
 		// fresh task is past the budget.
 		time.Sleep(10 * time.Millisecond)
 		synctest.Wait()
-		b.tries = 1
-		b.at = time.Now().Add(10 * time.Millisecond)
-		f.retry(b)
+		b.Tries = 1
+		f.Retry(ctx, b, time.Now().Add(10*time.Millisecond))
 		time.Sleep(20 * time.Millisecond)
 		synctest.Wait()
 		select {
 		case tk := <-got:
-			if tk.url != b.url {
-				t.Errorf("got %q, want %q", tk.url, b.url)
+			if tk.URL != b.URL {
+				t.Errorf("got %q, want %q", tk.URL, b.URL)
 			}
 		default:
-			t.Errorf("the retry of %s was due 10ms ago and the waiter was not served", b.url)
+			t.Errorf("the retry of %s was due 10ms ago and the waiter was not served", b.URL)
 		}
 	})
 }

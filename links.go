@@ -22,14 +22,17 @@ import (
 // resource of the page rather than a document: stylesheet, icon,
 // apple-touch-icon, mask-icon, manifest, preload, modulepreload, prefetch,
 // dns-prefetch, preconnect or pingback. The first <base href> sets the URL
-// that relative links resolve against. Links marked rel="nofollow" are left
-// out, and every link of a page whose <meta name="robots"> says "nofollow"
-// or "none". It never returns an error, and it is safe for concurrent use.
+// that relative links resolve against. When the crawler obeys robots.txt
+// (WithRobots, on by default), links marked rel="nofollow" are left out,
+// and every link of a page whose <meta name="robots"> says "nofollow" or
+// "none", as the default extractor does; so WithLinkExtractor(ExtractLinks)
+// crawls what the default does. On a Page the program made itself, it
+// keeps them. It never returns an error, and it is safe for concurrent use.
 func ExtractLinks(ctx context.Context, p *Page) ([]*url.URL, error) {
 	if !isHTML(p.ContentType) {
 		return nil, nil
 	}
-	links, _ := appendLinks(nil, p.URL, p.Body, true)
+	links, _ := appendLinks(nil, p.URL, p.Body, p.obeyRobots)
 	return links, nil
 }
 

@@ -50,12 +50,15 @@ const (
 type Filter func(u *url.URL) bool
 
 // LinkExtractor returns the links of a fetched page. It is called for every
-// 2xx response that is not a redirect, whatever its content type, and may be
-// called from several goroutines at once. Relative URLs it returns are
-// resolved against p.URL; every URL is then normalised in place (the
-// crawler owns the returned URLs) and checked against the scope, exclude
-// patterns and filters before it is queued. p.Body is valid only during the
-// call. The default is ExtractLinks.
+// 2xx response to a page's URL that is not a redirect, whatever its content
+// type (not for sitemaps and robots.txt, whose URLs the crawler reads
+// itself), and may be called from several goroutines at once. Relative URLs
+// it returns are resolved against the URL requested, and every URL is then
+// normalised in place, relative ones included (the crawler owns the
+// returned URLs: one kept by the program reads as the URL queued), and
+// checked against the scope, exclude patterns and filters before it is
+// queued. p.Body is valid only during the call. The default is
+// ExtractLinks.
 type LinkExtractor func(ctx context.Context, p *Page) ([]*url.URL, error)
 
 // An Option configures a Crawler. Options are applied in order by New, which
@@ -100,6 +103,7 @@ type config struct {
 	resultHook     func(Result)
 	progressEvery  time.Duration
 	progress       func(Progress)
+	frontier       Frontier // nil: a MemoryFrontier per Run
 
 	// Trap limits; 0 disables each.
 	maxURLLength      int
@@ -184,6 +188,8 @@ func (c *config) validate() error {
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
+	} else if _, ok := c.logger.Handler().(safeHandler); !ok {
+		c.logger = slog.New(safeHandler{c.logger.Handler()})
 	}
 	for _, f := range c.filters {
 		if f == nil {
@@ -381,9 +387,12 @@ func WithRobots(on bool) Option {
 }
 
 // WithSitemaps sets whether sitemaps are read. When on, each root host's
-// /sitemap.xml and the Sitemap lines of its robots.txt are fetched (each is
-// a Result), sitemap index files are followed, gzip sitemaps are
-// decompressed, and the in-scope URLs found are queued at depth 1. A
+// /sitemap.xml and the Sitemap lines of its robots.txt are fetched at
+// depth 0 (each is a Result), gzip sitemaps are decompressed, and the
+// in-scope URLs a sitemap lists are queued at one more than its depth.
+// The sitemaps a sitemap index lists are read too, at one more than the
+// index's depth, so WithMaxDepth bounds them; an index listed by an index
+// (which sitemaps.org does not allow) has its entries left unread. A
 // sitemap file is read up to 50,000 URLs and 50 MB, the limits of
 // sitemaps.org; a larger one is stopped there with an error in its Result.
 // The default is off.
@@ -409,10 +418,11 @@ func WithMaxPages(n int) Option {
 }
 
 // WithMaxDuration limits the wall time of a Run. At the deadline the
-// requests in flight are cancelled (their Results' Err wraps
-// context.DeadlineExceeded), Run returns a nil error, Stats.Budget says
-// "max_duration" and the URLs still queued are counted in Stats.Todo. The
-// default is 0, no limit; d must not be negative.
+// requests in flight are cancelled and their URLs go back to the frontier
+// unfinished, without Results, as do URLs waiting to be retried; Run
+// returns a nil error, Stats.Budget says "max_duration" and the URLs left
+// are counted in Stats.Todo. The default is 0, no limit; d must not be
+// negative.
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxDuration = d })
 }
@@ -509,4 +519,49 @@ func WithMaxLinksPerPage(n int) Option {
 // count as "segment_repeats".
 func WithMaxSegmentRepeats(n int) Option {
 	return optionFunc(func(c *config) { c.maxSegmentRepeats = n })
+}
+
+// WithFrontier sets the Frontier that holds the crawl's URLs: the seen set,
+// the queue and the per-host schedule. Every Run of the Crawler uses f, so
+// that a Run may go on with what an earlier one left (a MemoryFrontier
+// after a cancelled Run; a persistent frontier after a crash), and Run
+// does not close it: f is the caller's. The default (and nil) is a new
+// MemoryFrontier for each Run.
+func WithFrontier(f Frontier) Option {
+	return optionFunc(func(c *config) { c.frontier = f })
+}
+
+// scopeID names the options that decide which URLs a crawl admits, for a
+// durable Frontier to refuse a crawl resumed under others. Filters are
+// code and cannot be named: they are the caller's to keep.
+func (c *config) scopeID() string {
+	return fmt.Sprintf("lenient=%t exclude=%q max_depth=%d sitemaps=%t robots=%t", c.lenient, c.excludeSrc, c.maxDepth, c.sitemaps, c.robots)
+}
+
+// safeHandler passes records to the program's log handler, turning a
+// panic in it into a record dropped: a logger is user code
+// too, and a panic in it must not end the crawl.
+type safeHandler struct{ h slog.Handler }
+
+func (s safeHandler) Enabled(ctx context.Context, l slog.Level) (on bool) {
+	if err := protect("log handler", func() error { on = s.h.Enabled(ctx, l); return nil }); err != nil {
+		return false
+	}
+	return on
+}
+
+func (s safeHandler) Handle(ctx context.Context, r slog.Record) error {
+	return protect("log handler", func() error { return s.h.Handle(ctx, r) })
+}
+
+func (s safeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	h := s.h
+	protect("log handler", func() error { h = s.h.WithAttrs(as); return nil })
+	return safeHandler{h}
+}
+
+func (s safeHandler) WithGroup(name string) slog.Handler {
+	h := s.h
+	protect("log handler", func() error { h = s.h.WithGroup(name); return nil })
+	return safeHandler{h}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -410,59 +411,113 @@ func (e *robotsStatusError) Error() string {
 	return fmt.Sprintf("%s: status %d", e.url, e.status)
 }
 
-// robots fetches the robots.txt of task t's host and opens the host with
-// what it says, or puts t back to be fetched again after a pause. After
-// the last try, a host whose robots.txt is unreachable is opened with
-// every URL disallowed, wrapping the reason.
-func (r *run) robots(ctx context.Context, w *worker, t task) {
-	rules, err := r.fetchRobots(ctx, w, t.url)
+// robots fetches the robots.txt of the leased host and acks the lease
+// with what it says, which opens the host, or puts the lease back to be
+// fetched again after a pause. After the last try, a host whose
+// robots.txt is unreachable is opened with every URL disallowed, wrapping
+// the reason. The sitemaps it names are queued with it, for a root host.
+func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
+	fctx := context.WithoutCancel(ctx)
+	body, err := r.fetchRobots(ctx, w, l.URL)
 	if err != nil && ctx.Err() != nil {
 		// The Run is ending: no verdict on the host, and nothing to log.
-		r.front.retry(t)
+		if err := r.front.Retry(fctx, l, time.Time{}); err != nil {
+			r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+		}
 		return
 	}
+	key := HostKey(l.URL)
+	var o Outcome
 	if err != nil {
-		t.tries++
+		l.Tries++
 		var header http.Header
 		if se, ok := err.(*robotsStatusError); ok {
 			header = se.header
 		}
-		wait, retry := r.retryWait(header, t.tries), t.tries < r.cfg.maxTries && !errors.Is(err, ErrBlockedAddress)
+		wait, retry := r.retryWait(header, l.Tries), l.Tries < r.cfg.maxTries && !errors.Is(err, ErrBlockedAddress)
 		if retry {
-			r.cfg.logger.Info("retry", "url", t.url, "try", t.tries, "wait", wait, "err", err)
-			t.at = time.Now().Add(wait)
-			r.front.retry(t)
+			r.cfg.logger.Info("retry", "url", l.URL, "try", l.Tries, "wait", wait, "err", err)
+			if err := r.front.Retry(fctx, l, time.Now().Add(wait)); err != nil {
+				r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+			}
 			return
 		}
-		r.cfg.logger.Warn("robots.txt unreachable, host disallowed", "url", t.url, "tries", t.tries, "err", err)
+		r.cfg.logger.Warn("robots.txt unreachable, host disallowed", "url", l.URL, "tries", l.Tries, "err", err)
 		deny := fmt.Errorf("%w: robots.txt unreachable: %w", ErrDisallowed, err)
-		r.front.open(t, gate{allow: func(string) error { return deny }})
-		return
-	}
-	var g gate
-	if rules != nil {
-		g.allow = func(pathQuery string) error {
-			if rules.allowed(pathQuery) {
-				return nil
-			}
-			return ErrDisallowed
+		r.rules.put(key, &hostRobots{deny: deny})
+		o.Rules = &HostRules{Denied: err.Error()}
+	} else {
+		var rules *robots
+		if body != nil {
+			rules = parseRobots(body, r.cfg.userAgent)
 		}
-		g.delay = rules.crawlDelay()
+		r.rules.put(key, &hostRobots{rules: rules})
+		o.Rules = &HostRules{Robots: body, Delay: rules.crawlDelay()}
+		if r.cfg.sitemaps && r.rootHosts[key] {
+			o.Links = r.sitemaps(key, rules.sitemaps())
+		}
 	}
-	if key := hostKey(t.url); r.cfg.sitemaps && r.rootHosts[key] {
-		r.pushSitemaps(ctx, key, rules.sitemaps())
+	if _, err := r.front.Ack(fctx, l, o); err != nil {
+		r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
 	}
-	r.front.open(t, g)
+}
+
+// robotsCache holds the robots.txt rules of the hosts of a Run, parsed
+// once per host from what the frontier's leases carry, so that every URL
+// is checked by the worker that took it, outside any lock. It is safe for
+// concurrent use.
+type robotsCache struct {
+	m sync.Map // HostKey -> *hostRobots
+}
+
+// hostRobots is what a host's robots.txt says: its rules, or the reason
+// it could not be fetched, which disallows every URL.
+type hostRobots struct {
+	rules *robots
+	deny  error
+}
+
+func (c *robotsCache) put(key string, h *hostRobots) { c.m.Store(key, h) }
+
+// check returns an error wrapping ErrDisallowed when the robots.txt rules
+// of l's host do not allow l's URL to be fetched.
+func (c *robotsCache) check(r *run, l *Lease) error {
+	if !r.cfg.robots || l.Rules == nil {
+		return nil
+	}
+	key := HostKey(l.URL)
+	var h *hostRobots
+	if v, ok := c.m.Load(key); ok {
+		h = v.(*hostRobots)
+	} else {
+		// Opened by an earlier Run or another process: parsed here
+		// once (or, by a race, a few times: the result is the same).
+		h = &hostRobots{}
+		switch {
+		case l.Rules.Denied != "":
+			h.deny = fmt.Errorf("%w: robots.txt unreachable: %s", ErrDisallowed, l.Rules.Denied)
+		case l.Rules.Robots != nil:
+			h.rules = parseRobots(l.Rules.Robots, r.cfg.userAgent)
+		}
+		c.m.Store(key, h)
+	}
+	if h.deny != nil {
+		return h.deny
+	}
+	if !h.rules.allowed(l.URL[len(key):]) {
+		return ErrDisallowed
+	}
+	return nil
 }
 
 // fetchRobots gets the robots.txt at u, following up to five redirects,
-// and parses at most its first 500 KiB. It returns nil rules (everything
+// and returns at most its first 500 KiB. It returns a nil body (everything
 // allowed) for a 4xx other than 429, or when the redirects lead nowhere,
 // and an error when the host is unreachable.
-func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (rules *robots, err error) {
+func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (body []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			rules, err = nil, fmt.Errorf("%s: %w: %v", u, ErrPanic, v)
+			body, err = nil, fmt.Errorf("%s: %w: %v", u, ErrPanic, v)
 		}
 	}()
 	for range maxRobotsRedirects + 1 {
@@ -478,7 +533,7 @@ func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (rules *robo
 			normalize(next)
 			u = next.String()
 		case resp.status >= 200 && resp.status <= 299:
-			return parseRobots(resp.body, r.cfg.userAgent), nil
+			return bytes.Clone(resp.body), nil
 		case resp.status == http.StatusTooManyRequests || resp.status >= 500:
 			return nil, &robotsStatusError{url: u, status: resp.status, header: resp.header}
 		default:

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -378,59 +377,80 @@ func (c *capReader) tooLarge() error {
 
 // Crawling: how a Run finds and reads sitemaps.
 
-// pushSitemaps queues the sitemaps of a root host: those its robots.txt
-// names and its /sitemap.xml, each if in scope and not excluded or
-// filtered out.
-func (r *run) pushSitemaps(ctx context.Context, key string, named []string) {
-	var ts []task
+// maxSitemapNesting is how deep sitemap files are read below the sitemaps
+// of a root host (its /sitemap.xml and those its robots.txt names, at
+// depth 0): the sitemaps that an index lists are read, but an index that
+// an index lists has its own entries left unread. sitemaps.org does not
+// allow an index to list another, and a chain or a fan-out of indexes is
+// a trap.
+const maxSitemapNesting = 1
+
+// sitemaps returns the sitemap requests of a root host: those its
+// robots.txt names and its /sitemap.xml, each if in scope and not excluded
+// or filtered out. A filter that panics is logged, and its sitemap left
+// out.
+func (r *run) sitemaps(key string, named []string) []Request {
+	var reqs []Request
 	add := func(s string) {
 		u, err := url.Parse(s)
 		if err != nil || !isHTTP(u) {
 			return
 		}
 		normalize(u)
-		if !r.scope.contains(u) || !r.scope.allows(u.String(), u) {
+		if !r.scope.contains(u) {
 			return
 		}
-		for _, t := range ts {
-			if t.url == u.String() {
+		ok, err := r.allows(u.String(), u)
+		if err != nil {
+			r.cfg.logger.Error("sitemap", "url", u.String(), "err", err)
+		}
+		if !ok || err != nil {
+			return
+		}
+		for _, q := range reqs {
+			if q.URL == u.String() {
 				return
 			}
 		}
-		ts = append(ts, task{url: u.String(), kind: kindSitemap, redirects: r.cfg.maxRedirects})
+		reqs = append(reqs, Request{URL: u.String(), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
 	}
 	for _, s := range named {
 		add(s)
 	}
 	add(key + "/sitemap.xml")
-	if _, err := r.front.push(ctx, ts...); err != nil {
-		r.cfg.logger.Error("queue sitemaps", "host", key, "err", err)
-	}
+	return reqs
 }
 
-// sitemap queues the URLs of a sitemap page at depth one more than the
-// sitemap's, and the sitemaps of a sitemap index at the same depth. A file
+// sitemap adds the URLs of a sitemap file, fetched from base by l, to the
+// worker's batch: the pages it lists at depth one more than the
+// sitemap's, and the sitemaps a sitemap index lists at depth one more
+// too, so that WithMaxDepth bounds them, up to maxSitemapNesting. A file
 // over the limits of sitemaps.org is read up to them.
-func (r *run) sitemap(ctx context.Context, w *worker, t task, p *Page, res *Result) error {
-	urls, maps, perr := parseSitemap(p.Body, MaxSitemapURLs, MaxSitemapBytes)
+func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
+	urls, maps, perr := parseSitemap(body, MaxSitemapURLs, MaxSitemapBytes)
 	parse := func(ss []string) []*url.URL {
 		us := make([]*url.URL, 0, len(ss))
 		for _, s := range ss {
-			if u, err := p.URL.Parse(s); err == nil && isHTTP(u) {
+			if u, err := base.Parse(s); err == nil && isHTTP(u) {
 				us = append(us, u)
 			}
 		}
 		return us
 	}
-	pages, indexed := parse(urls), parse(maps)
-	if err := r.follow(ctx, w, t, p.URL, len(pages), urlsAt(pages), kindPage, t.depth+1, res); err != nil {
+	pages := parse(urls)
+	if err := r.follow(w, l, base, len(pages), urlsAt(pages), PageRequest, l.Depth+1, res); err != nil {
 		return err
 	}
-	if err := r.follow(ctx, w, t, p.URL, len(indexed), urlsAt(indexed), kindSitemap, t.depth, res); err != nil {
+	if len(maps) > 0 && l.Depth >= maxSitemapNesting {
+		r.cfg.logger.Info("sitemap index nested too deep, entries left unread", "url", l.URL, "entries", len(maps), "depth", l.Depth)
+		maps = nil
+	}
+	indexed := parse(maps)
+	if err := r.follow(w, l, base, len(indexed), urlsAt(indexed), SitemapRequest, l.Depth+1, res); err != nil {
 		return err
 	}
 	if perr != nil {
-		return fmt.Errorf("sitemap %s: %w", t.url, perr)
+		return fmt.Errorf("sitemap %s: %w", l.URL, perr)
 	}
 	return nil
 }

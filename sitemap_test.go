@@ -73,9 +73,11 @@ func TestSitemaps(t *testing.T) {
 	if got := s.HostPaths(); !slices.Equal(got, want) {
 		t.Errorf("requested %v, want %v (nothing of elsewhere.example)", got, want)
 	}
+	// The index robots.txt names is at depth 0, the sitemap it lists at
+	// depth 1, and that sitemap's pages at depth 2.
 	for _, p := range []string{"/from-sitemap/1", "/from-sitemap/2?a=1&b=2"} {
-		if r := res[s.URL+p]; r.Depth != 1 || r.Status != 200 {
-			t.Errorf("%s: Depth %d, status %d; want 1, 200", p, r.Depth, r.Status)
+		if r := res[s.URL+p]; r.Depth != 2 || r.Status != 200 {
+			t.Errorf("%s: Depth %d, status %d; want 2, 200", p, r.Depth, r.Status)
 		}
 	}
 	if r := res[s.URL+"/maps/pages.xml.gz"]; r.NumURLs != 2 || r.NumNewURLs != 2 || r.Err != nil {
