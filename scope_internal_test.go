@@ -165,7 +165,8 @@ func TestNormalizeMalformedHost(t *testing.T) {
 	}
 }
 
-// FuzzNormalize checks that normalize is idempotent: normalising a
+// FuzzNormalize checks that normalize drops the userinfo, leaves each host
+// canonical or refused by canonicalHostPort, and is idempotent: normalising a
 // normalised URL again, in place or through a round trip (printed, parsed
 // and normalised again), prints the same. That is what the seen set relies
 // on: a URL queued under its normalised key and found again, as a link or
@@ -199,6 +200,14 @@ func FuzzNormalize(f *testing.F) {
 		}
 		normalize(u)
 		once := u.String()
+		if u.User != nil {
+			t.Errorf("normalize(%q) = %q, which keeps the userinfo", s, once)
+		}
+		// A host normalize made canonical is its own canonical form;
+		// one it could not stays refused.
+		if h, err := canonicalHostPort(u.Host, u.Scheme); err == nil && h != u.Host {
+			t.Errorf("normalize(%q) = %q: canonicalHostPort(%q) = %q, want it unchanged", s, once, u.Host, h)
+		}
 		// Normalising the same URL value again changes nothing.
 		w := *u
 		normalize(&w)
