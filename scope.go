@@ -56,18 +56,19 @@ func parseRoot(s string) (*url.URL, error) {
 }
 
 // normalize rewrites u in place into the form the crawl dedupes on, and
-// that the host key, the scope and the robots.txt cache take the host from:
-// the scheme lower-cased; the userinfo dropped, so that "http://u@h/p" and
-// "http://h/p" are one URL on one host (a crawl's credentials belong in
-// WithRequestHook or WithHTTPClient, not in the URLs it finds); the host
-// made canonical by canonicalHostPort (IDNA to ASCII, lower case, one
-// trailing dot removed, the scheme's default port dropped), so that
-// "HTTP://Example.COM.:80" is "http://example.com/" and "http://bücher.example"
-// is "http://xn--bcher-kva.example/"; the fragment
-// dropped and an empty path made "/"; in the path and query,
-// percent-encoded unreserved characters decoded and the hex digits of the
-// rest upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is
-// "/~user"; and dot segments removed ("/a/./b/../c" is "/a/c").
+// from which the host key, the scope and the robots.txt cache take the
+// host. The scheme is lower-cased. The userinfo is dropped, so that
+// "http://u@h/p" and "http://h/p" are one URL on one host: a crawl's
+// credentials belong in WithRequestHook or WithHTTPClient, not in the
+// URLs it finds. The host is made canonical by canonicalHostPort (IDNA to
+// ASCII, lower case, one trailing dot removed, the port without leading
+// zeros, the scheme's default port dropped), so that
+// "HTTP://Example.COM.:80" is "http://example.com/" and
+// "http://Bücher.example" is "http://xn--bcher-kva.example/". The fragment
+// is dropped and an empty path made "/". In the path and query,
+// percent-encoded unreserved characters are decoded and the hex digits of
+// the rest upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is
+// "/~user"; and dot segments are removed ("/a/./b/../c" is "/a/c").
 //
 // A host that cannot be made canonical (an empty label, a name that fails
 // IDNA, a malformed port) is only ASCII-lower-cased, port and all, and
