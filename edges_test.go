@@ -315,7 +315,10 @@ func TestEdgePageHookMutatesURL(t *testing.T) {
 func TestEdgeRequestHookMutatesURL(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/mirror/a/{$}", htmlPage(`<a href="b">b</a>`))
-	mux.Handle("/mirror/a/b", http.RedirectHandler("c", http.StatusFound))
+	mux.HandleFunc("/mirror/a/b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "c") // relative, as sent
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.Handle("/mirror/a/c", htmlPage("c"))
 	s := newSite(t, mux)
 	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/a/"}, crawl.WithRequestHook(func(r *http.Request) error {

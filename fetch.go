@@ -266,6 +266,9 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}
+	// The URL the response is of, for links and redirects to resolve
+	// against: the crawler's own, whatever a request hook does to req.URL.
+	target := *req.URL
 	req.Header.Set("User-Agent", r.cfg.userAgent)
 	// robots.txt is not a URL of the crawl: no request hook for it.
 	if hook := r.cfg.requestHook; hook != nil && t.kind != kindRobots {
@@ -285,7 +288,7 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		return nil, r.attemptErr(ctx, t, err)
 	}
 	defer resp.Body.Close()
-	out := &response{url: req.URL, status: resp.StatusCode, header: resp.Header}
+	out := &response{url: &target, status: resp.StatusCode, header: resp.Header}
 	if isRedirect(resp.StatusCode) {
 		// The body of a redirect is of no use, but reading a little of it
 		// lets the connection be reused.
