@@ -301,7 +301,7 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 
 	limit := r.cfg.maxBodySize
 	if t.kind == kindSitemap {
-		limit = max(limit, MaxSitemapBytes)
+		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
 	res.Tries++
 	resp, err := r.attempt(ctx, w, t, limit)
@@ -336,14 +336,14 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 		ContentType: resp.contentType,
 		Body:        resp.body,
 	}
-	if isText(resp.contentType) && t.kind == kindPage {
+	if isText(resp.contentType) && t.kind == kindPage && !resp.encoded {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
 	var n int                   // the page's links
 	var link func(int) *url.URL // link i of n, or nil
-	if ok && t.kind == kindPage && r.cfg.extractor == nil && isHTML(p.ContentType) {
+	if ok && t.kind == kindPage && r.cfg.extractor == nil && isHTML(p.ContentType) && !resp.encoded {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them. It leaves the
 		// links as written, to be resolved as follow takes them.
@@ -352,7 +352,7 @@ func (r *run) process(ctx context.Context, w *worker, t task) {
 		if r.cfg.robots {
 			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
 		}
-	} else if r.cfg.robots && isHTML(p.ContentType) {
+	} else if r.cfg.robots && isHTML(p.ContentType) && !resp.encoded {
 		meta := pageMeta(p.Body)
 		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 	}
