@@ -202,7 +202,7 @@ func (r *run) retryable(ctx context.Context, resp *response, err error, try int)
 	}
 	if err != nil {
 		var ne *netError
-		if !errors.As(err, &ne) {
+		if !errors.As(err, &ne) || ne.permanent {
 			return 0, false
 		}
 		return r.backoff(try), true
@@ -259,8 +259,11 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // netError marks an error of the network or the server's connection, the
-// kind of failure worth retrying.
-type netError struct{ err error }
+// kind of failure worth retrying unless it is permanent.
+type netError struct {
+	err       error
+	permanent bool // a retry would fail the same way; see isPermanent
+}
 
 func (e *netError) Error() string { return e.err.Error() }
 func (e *netError) Unwrap() error { return e.err }
@@ -363,12 +366,12 @@ func (r *run) attemptErr(ctx context.Context, t task, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("fetch %s: %w", t.url, ctx.Err())
-	case errors.Is(err, ErrBlockedAddress) || isPermanent(err):
+	case errors.Is(err, ErrBlockedAddress):
 		return fmt.Errorf("fetch %s: %w", t.url, err)
 	case isDecodeError(err):
 		return fmt.Errorf("fetch %s: decode body: %w", t.url, err)
 	}
-	return &netError{fmt.Errorf("fetch %s: %w", t.url, err)}
+	return &netError{err: fmt.Errorf("fetch %s: %w", t.url, err), permanent: isPermanent(err)}
 }
 
 // isPermanent reports whether err is a network failure that a retry would

@@ -261,6 +261,9 @@ func TestFetchCertificateErrorNotRetried(t *testing.T) {
 	if r.Tries != 1 || conns.Load() != 1 {
 		t.Errorf("Result.Tries, connections: got %d, %d, want 1, 1 (not retried)", r.Tries, conns.Load())
 	}
+	if k := crawl.FailKind(r.Err); k != "network" {
+		t.Errorf("FailKind: got %q, want network", k)
+	}
 }
 
 // TestFetchNoSuchHostNotRetried: a host name that does not exist is tried
