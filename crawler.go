@@ -530,7 +530,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	}
 	limit := r.cfg.maxBodySize
 	if l.Kind == SitemapRequest {
-		limit = max(limit, MaxSitemapBytes)
+		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
 	res.Tries++
 	resp, err := r.attempt(ctx, w, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
@@ -577,14 +577,14 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		Body:        resp.body,
 		obeyRobots:  r.cfg.robots,
 	}
-	if isText(resp.contentType) && l.Kind == PageRequest {
+	if isText(resp.contentType) && l.Kind == PageRequest && !resp.encoded {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
 	var n int                   // the page's links
 	var link func(int) *url.URL // link i of n, or nil
-	if ok && l.Kind == PageRequest && r.cfg.extractor == nil && isHTML(p.ContentType) {
+	if ok && l.Kind == PageRequest && r.cfg.extractor == nil && isHTML(p.ContentType) && !resp.encoded {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them. It leaves the
 		// links as written, to be resolved as follow takes them.
@@ -593,7 +593,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		if r.cfg.robots {
 			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
 		}
-	} else if r.cfg.robots && isHTML(p.ContentType) {
+	} else if r.cfg.robots && isHTML(p.ContentType) && !resp.encoded {
 		meta := pageMeta(p.Body)
 		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 	}
