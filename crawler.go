@@ -612,6 +612,10 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		return
 	}
 	if l.Kind == SitemapRequest {
+		if resp.encoded {
+			res.Err = fmt.Errorf("sitemap %s: in a content coding the crawler cannot decode (%s)", l.URL, resp.header.Get("Content-Encoding"))
+			return
+		}
 		if err := r.sitemap(w, l, base, p.Body, res); err != nil {
 			res.Err = err
 		}
