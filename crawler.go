@@ -131,6 +131,7 @@ type run struct {
 	scope     *scope
 	front     Frontier
 	client    *http.Client
+	fetch     *fetcher
 	tally     *tally
 	rules     robotsCache
 	debug     bool            // the logger wants debug records
@@ -223,6 +224,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		scope:     newScope(rootURLs, &c.cfg),
 		front:     front,
 		client:    client,
+		fetch:     newFetcher(&c.cfg, client),
 		tally:     newTally(c.cfg.workers),
 		debug:     c.cfg.logger.Enabled(ctx, slog.LevelDebug),
 		token:     productToken(c.cfg.userAgent),
@@ -533,9 +535,9 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
 	res.Tries++
-	resp, err := r.attempt(ctx, w, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
+	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
 	r.overload(ctx, l, resp)
-	if wait, ok := r.retryable(resp, err, res.Tries); ok {
+	if wait, ok := r.fetch.retryable(resp, err, res.Tries); ok {
 		r.cfg.logger.Info("retry", "url", l.URL, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
 		return retryLater, time.Now().Add(wait)
 	}

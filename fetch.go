@@ -197,10 +197,38 @@ func statusOf(resp *response) int {
 	return resp.status
 }
 
+// fetcher makes the attempts at a Run's URLs: it sends one request, reads
+// its response within the body limits, and decides whether an outcome is
+// worth another try, and when. It is built from the few options it needs,
+// and is safe for concurrent use.
+type fetcher struct {
+	client        *http.Client
+	userAgent     string
+	requestHook   func(*http.Request) error
+	timeout       time.Duration // per attempt
+	maxTries      int
+	backoffBase   time.Duration
+	maxBackoff    time.Duration
+	maxRetryAfter time.Duration
+}
+
+func newFetcher(cfg *config, client *http.Client) *fetcher {
+	return &fetcher{
+		client:        client,
+		userAgent:     cfg.userAgent,
+		requestHook:   cfg.requestHook,
+		timeout:       cfg.requestTimeout,
+		maxTries:      cfg.maxTries,
+		backoffBase:   cfg.backoff,
+		maxBackoff:    cfg.maxBackoff,
+		maxRetryAfter: cfg.maxRetryAfter,
+	}
+}
+
 // retryable decides whether the outcome of attempt number try is worth
 // another, and how long to wait before it.
-func (r *run) retryable(resp *response, err error, try int) (time.Duration, bool) {
-	if try >= r.cfg.maxTries {
+func (f *fetcher) retryable(resp *response, err error, try int) (time.Duration, bool) {
+	if try >= f.maxTries {
 		return 0, false
 	}
 	if err != nil {
@@ -208,7 +236,7 @@ func (r *run) retryable(resp *response, err error, try int) (time.Duration, bool
 		if !errors.As(err, &ne) || ne.permanent {
 			return 0, false
 		}
-		return r.backoff(try), true
+		return f.backoff(try), true
 	}
 	switch resp.status {
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
@@ -216,27 +244,27 @@ func (r *run) retryable(resp *response, err error, try int) (time.Duration, bool
 	default:
 		return 0, false
 	}
-	return r.retryWait(resp.header, try), true
+	return f.retryWait(resp.header, try), true
 }
 
 // retryWait returns the pause after failed attempt number try: what the
 // response's Retry-After header asks (seconds or a date), capped, or else
 // the backoff. header may be nil.
-func (r *run) retryWait(header http.Header, try int) time.Duration {
+func (f *fetcher) retryWait(header http.Header, try int) time.Duration {
 	if d, ok := retryAfter(header.Get("Retry-After"), time.Now()); ok {
-		return min(d, r.cfg.maxRetryAfter)
+		return min(d, f.maxRetryAfter)
 	}
-	return r.backoff(try)
+	return f.backoff(try)
 }
 
 // backoff returns the pause after failed attempt number try: exponential
 // from the base, capped, with equal jitter.
-func (r *run) backoff(try int) time.Duration {
-	d := r.cfg.backoff
-	for i := 1; i < try && d < r.cfg.maxBackoff; i++ {
+func (f *fetcher) backoff(try int) time.Duration {
+	d := f.backoffBase
+	for i := 1; i < try && d < f.maxBackoff; i++ {
 		d *= 2
 	}
-	d = min(d, r.cfg.maxBackoff)
+	d = min(d, f.maxBackoff)
 	if d <= 0 {
 		return 0
 	}
@@ -275,9 +303,9 @@ func (e *netError) Unwrap() error { return e.err }
 // per-attempt timeout, its body by limit. The body of a robots.txt is read
 // up to the limit and cut there; that of a sitemap too, but with one byte
 // more, which tells the sitemap parser that the file was larger. The body
-// is read into w.buf.
-func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*response, error) {
-	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+// is read into *buf.
+func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64) (*response, error) {
+	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
 	if err != nil {
@@ -286,9 +314,9 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 	// The URL the response is of, for links and redirects to resolve
 	// against: the crawler's own, whatever a request hook does to req.URL.
 	target := *req.URL
-	req.Header.Set("User-Agent", r.cfg.userAgent)
+	req.Header.Set("User-Agent", f.userAgent)
 	// robots.txt is not a URL of the crawl: no request hook for it.
-	if hook := r.cfg.requestHook; hook != nil && t.kind != kindRobots {
+	if hook := f.requestHook; hook != nil && t.kind != kindRobots {
 		if err := protect("request hook", func() error { return hook(req) }); err != nil {
 			return nil, fmt.Errorf("fetch %s: request hook: %w", t.url, err)
 		}
@@ -300,9 +328,9 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		req.Header.Del("Cookie")
 		req.Header.Del("Proxy-Authorization")
 	}
-	resp, err := r.client.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, r.attemptErr(ctx, t, err)
+		return nil, f.attemptErr(ctx, t, err)
 	}
 	defer resp.Body.Close()
 	out := &response{url: &target, status: resp.StatusCode, header: resp.Header}
@@ -334,7 +362,7 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		// ignored it, leaves the decoding to us.
 		var decoded bool
 		if body, decoded, out.encoded, err = decodeBody(body, resp.Header.Values("Content-Encoding")); err != nil {
-			return r.bodyErr(ctx, t, out, err)
+			return f.bodyErr(ctx, t, out, err)
 		}
 		if decoded {
 			// As the transport does: the header describes the body given.
@@ -342,25 +370,25 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 			resp.Header.Del("Content-Length")
 		}
 	}
-	w.buf, err = readBody(w.buf[:0], body, limit)
+	*buf, err = readBody((*buf)[:0], body, limit)
 	if errors.Is(err, ErrBodyTooLarge) && cut {
-		out.body = w.buf[:limit]
+		out.body = (*buf)[:limit]
 		if t.kind == kindSitemap {
 			// The byte past the limit stays: by it parseSitemap knows
 			// that the file went on, and says so with
 			// ErrSitemapTooLarge after what it read up to the limit.
-			out.body = w.buf
+			out.body = *buf
 		}
 		return out, nil
 	}
 	if errors.Is(err, ErrBodyTooLarge) {
-		out.body = w.buf // Result.Size tells how far the read went
+		out.body = *buf // Result.Size tells how far the read went
 		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, limit, err)
 	}
 	if err != nil {
-		return r.bodyErr(ctx, t, out, err)
+		return f.bodyErr(ctx, t, out, err)
 	}
-	out.body = w.buf
+	out.body = *buf
 	return out, nil
 }
 
@@ -368,7 +396,7 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 // retry unless the crawl itself was cancelled, the address is blocked, the
 // host name does not exist, the server's certificate does not verify or
 // the body could not be decoded: those would fail again.
-func (r *run) attemptErr(ctx context.Context, t task, err error) error {
+func (f *fetcher) attemptErr(ctx context.Context, t task, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("fetch %s: %w", t.url, ctx.Err())
@@ -399,8 +427,8 @@ func isPermanent(err error) bool {
 
 // bodyErr wraps an error met reading the body of out. A body that could
 // not be decoded still has its response; a network failure has none.
-func (r *run) bodyErr(ctx context.Context, t task, out *response, err error) (*response, error) {
-	if err = r.attemptErr(ctx, t, err); isDecodeError(err) {
+func (f *fetcher) bodyErr(ctx context.Context, t task, out *response, err error) (*response, error) {
+	if err = f.attemptErr(ctx, t, err); isDecodeError(err) {
 		return out, err
 	}
 	return nil, err

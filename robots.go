@@ -437,7 +437,7 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 		var ne *netError
 		_, status := err.(*robotsStatusError)
 		transient := status || errors.As(err, &ne) && !ne.permanent
-		wait, retry := r.retryWait(header, l.Tries), l.Tries < r.cfg.maxTries && transient
+		wait, retry := r.fetch.retryWait(header, l.Tries), l.Tries < r.cfg.maxTries && transient
 		if retry {
 			r.cfg.logger.Info("retry", "url", l.URL, "try", l.Tries, "wait", wait, "err", err)
 			if err := r.front.Retry(fctx, l, time.Now().Add(wait)); err != nil {
@@ -524,7 +524,7 @@ func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (body []byte
 		}
 	}()
 	for range maxRobotsRedirects + 1 {
-		resp, err := r.attempt(ctx, w, task{url: u, kind: kindRobots}, maxRobotsSize)
+		resp, err := r.fetch.attempt(ctx, &w.buf, task{url: u, kind: kindRobots}, maxRobotsSize)
 		switch {
 		case err != nil:
 			return nil, err
