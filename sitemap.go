@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 )
@@ -439,13 +440,23 @@ func (r *run) sitemaps(key string, named []string) []Request {
 	return reqs
 }
 
-// sitemap adds the URLs of a sitemap file, fetched from base by l, to the
-// worker's batch: the pages it lists at depth one more than the
-// sitemap's, and the sitemaps a sitemap index lists at depth one more
-// too, so that WithMaxDepth bounds them, up to maxSitemapNesting. A file
-// over the limits of sitemaps.org is read up to them.
-func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
-	urls, maps, perr := parseSitemap(body, MaxSitemapURLs, MaxSitemapBytes)
+// sitemapReader reads the sitemap files a Run fetched: what a file lists,
+// resolved, with the entries of an index nested too deep left out. It
+// holds no state and is safe for concurrent use.
+type sitemapReader struct {
+	logger *slog.Logger
+}
+
+// read returns the pages and the sitemaps listed by a sitemap file fetched
+// from base at depth, as absolute http(s) URLs, and the error of a file
+// over the limits of sitemaps.org (read up to them) or malformed (read up
+// to the fault).
+func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps []*url.URL, err error) {
+	urls, indexed, err := parseSitemap(body, MaxSitemapURLs, MaxSitemapBytes)
+	if len(indexed) > 0 && depth >= maxSitemapNesting {
+		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", base.String(), "entries", len(indexed), "depth", depth)
+		indexed = nil
+	}
 	parse := func(ss []string) []*url.URL {
 		us := make([]*url.URL, 0, len(ss))
 		for _, s := range ss {
@@ -455,16 +466,19 @@ func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Resu
 		}
 		return us
 	}
-	pages := parse(urls)
+	return parse(urls), parse(indexed), err
+}
+
+// sitemap adds the URLs of a sitemap file, fetched from base by l, to the
+// worker's batch: the pages it lists at depth one more than the
+// sitemap's, and the sitemaps a sitemap index lists at depth one more
+// too, so that WithMaxDepth bounds them, up to maxSitemapNesting.
+func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
+	pages, maps, perr := sitemapReader{r.cfg.logger}.read(base, l.Depth, body)
 	if err := r.follow(w, l, base, len(pages), urlsAt(pages), PageRequest, l.Depth+1, res); err != nil {
 		return err
 	}
-	if len(maps) > 0 && l.Depth >= maxSitemapNesting {
-		r.cfg.logger.Info("sitemap index nested too deep, entries left unread", "url", l.URL, "entries", len(maps), "depth", l.Depth)
-		maps = nil
-	}
-	indexed := parse(maps)
-	if err := r.follow(w, l, base, len(indexed), urlsAt(indexed), SitemapRequest, l.Depth+1, res); err != nil {
+	if err := r.follow(w, l, base, len(maps), urlsAt(maps), SitemapRequest, l.Depth+1, res); err != nil {
 		return err
 	}
 	if perr != nil {
