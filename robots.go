@@ -397,8 +397,10 @@ type robotsWild struct {
 	// longer than robotsLongPart, in order, the anchored last part apart.
 	fails [][]int32
 	need  octetSet // the octets of rest but "*"
-	min   int      // len(rest) less its "*": the shortest rest of path
-	pri   int      // len of the whole pattern
+	min   int32    // len(rest) less its "*": the shortest rest of path
+	pri   int32    // len of the whole pattern
+	node  int32    // the trie node of the literal prefix
+	key   int16    // the octet of the rule's bucket, or -1
 	allow bool
 	// anchored is set when the pattern ends in "$": the last part of
 	// rest must end the path.
@@ -426,7 +428,7 @@ func newRobotsMatcher(rules []robotsRule) *robotsMatcher {
 	m := &robotsMatcher{nodes: make([]robotsNode, 1, 2*len(rules)+1)}
 	sorted := slices.Clone(rules)
 	slices.SortFunc(sorted, func(a, b robotsRule) int { return strings.Compare(a.pattern, b.pattern) })
-	wild := map[int32][]robotsWild{}
+	var wild []robotsWild
 	for i := 0; i < len(sorted); {
 		p, v := sorted[i].pattern, verdictDisallow
 		for ; i < len(sorted) && sorted[i].pattern == p; i++ {
@@ -443,12 +445,21 @@ func newRobotsMatcher(rules []robotsRule) *robotsMatcher {
 			n := m.insert(p[:len(p)-1])
 			m.nodes[n].exact = max(m.nodes[n].exact, v)
 		default:
-			n := m.insert(p[:star])
-			wild[n] = append(wild[n], newRobotsWild(p, star, anchored, v == verdictAllow))
+			w := newRobotsWild(p, star, anchored, v == verdictAllow)
+			w.node = m.insert(p[:star])
+			wild = append(wild, w)
 		}
 	}
-	for n, ws := range wild {
-		m.nodes[n].buckets = robotsBuckets(ws)
+	// One array holds every wildcard rule, by node, bucket and priority;
+	// a node's buckets are slices of it.
+	slices.SortStableFunc(wild, func(a, b robotsWild) int { return cmp.Compare(a.node, b.node) })
+	for start := 0; start < len(wild); {
+		end := start + 1
+		for end < len(wild) && wild[end].node == wild[start].node {
+			end++
+		}
+		m.nodes[wild[start].node].buckets = robotsBuckets(wild[start:end])
+		start = end
 	}
 	return m
 }
@@ -456,26 +467,30 @@ func newRobotsMatcher(rules []robotsRule) *robotsMatcher {
 // newRobotsWild makes the record of wildcard pattern p, whose first "*"
 // is at star.
 func newRobotsWild(p string, star int, anchored, allow bool) robotsWild {
-	w := robotsWild{rest: p[star+1:], pri: len(p), allow: allow, anchored: anchored}
+	w := robotsWild{rest: p[star+1:], pri: int32(len(p)), allow: allow, anchored: anchored}
 	if anchored {
 		w.rest = w.rest[:len(w.rest)-1]
 	}
-	parts := strings.Split(w.rest, "*")
-	for i, part := range parts {
-		w.min += len(part)
-		for j := range len(part) {
-			w.need.add(part[j])
+	for i, start := 0, 0; i <= len(w.rest); i++ {
+		if i < len(w.rest) && w.rest[i] != '*' {
+			w.need.add(w.rest[i])
+			w.min++
+			continue
 		}
-		if len(part) > robotsLongPart && (!anchored || i < len(parts)-1) {
-			w.fails = append(w.fails, kmpTable(part))
+		// A part ends at i; the anchored last part is compared, not
+		// searched for.
+		if i-start > robotsLongPart && (i < len(w.rest) || !anchored) {
+			w.fails = append(w.fails, kmpTable(w.rest[start:i]))
 		}
+		start = i + 1
 	}
 	return w
 }
 
-// robotsBuckets files the wildcard rules of one node by the octet of each
-// that fewest of them need (of two such octets, the one whose bucket is
-// smaller so far), longest pattern first and allow first on ties.
+// robotsBuckets files the wildcard rules of one node, ws, by the octet of
+// each that fewest of them need (of two such octets, the one whose bucket
+// is smaller so far), longest pattern first and allow first on ties. It
+// sorts ws, and the buckets are slices of it.
 func robotsBuckets(ws []robotsWild) []robotsBucket {
 	var count [256]int
 	for i := range ws {
@@ -483,35 +498,41 @@ func robotsBuckets(ws []robotsWild) []robotsBucket {
 			count[c]++
 		}
 	}
-	var filed [257][]robotsWild // by key+1
-	for _, w := range ws {
+	var filed [257]int // by key+1
+	for i := range ws {
 		key := -1
-		for c := range w.need.all() {
-			if key < 0 || count[c] < count[key] || count[c] == count[key] && len(filed[c+1]) < len(filed[key+1]) {
+		for c := range ws[i].need.all() {
+			if key < 0 || count[c] < count[key] || count[c] == count[key] && filed[c+1] < filed[key+1] {
 				key = int(c)
 			}
 		}
-		filed[key+1] = append(filed[key+1], w)
+		ws[i].key = int16(key)
+		filed[key+1]++
 	}
-	var buckets []robotsBucket
-	for i, rules := range filed {
-		if len(rules) == 0 {
-			continue
+	slices.SortFunc(ws, func(a, b robotsWild) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-		slices.SortFunc(rules, func(a, b robotsWild) int {
-			if c := cmp.Compare(b.pri, a.pri); c != 0 {
-				return c
-			}
-			switch {
-			case a.allow == b.allow:
-				return 0
-			case a.allow:
-				return -1
-			default:
-				return 1
-			}
-		})
-		buckets = append(buckets, robotsBucket{key: i - 1, rules: rules})
+		if c := cmp.Compare(b.pri, a.pri); c != 0 {
+			return c
+		}
+		switch {
+		case a.allow == b.allow:
+			return 0
+		case a.allow:
+			return -1
+		default:
+			return 1
+		}
+	})
+	var buckets []robotsBucket
+	for start := 0; start < len(ws); {
+		end := start + 1
+		for end < len(ws) && ws[end].key == ws[start].key {
+			end++
+		}
+		buckets = append(buckets, robotsBucket{key: int(ws[start].key), rules: ws[start:end:end]})
+		start = end
 	}
 	return buckets
 }
@@ -595,11 +616,11 @@ func (m *robotsMatcher) allowed(path string) bool {
 			}
 			for i := range bucket.rules {
 				w := &bucket.rules[i]
-				if !better(w.pri, w.allow) {
+				if !better(int(w.pri), w.allow) {
 					break // nor can any after it
 				}
-				if len(path)-depth >= w.min && have.contains(&w.need) && w.match(path, depth) {
-					bestPri, bestAllow = w.pri, w.allow
+				if len(path)-depth >= int(w.min) && have.contains(&w.need) && w.match(path, depth) {
+					bestPri, bestAllow = int(w.pri), w.allow
 					break
 				}
 			}
@@ -622,7 +643,13 @@ func (m *robotsMatcher) allowed(path string) bool {
 func (w *robotsWild) match(path string, pos int) bool {
 	rest, long := w.rest, 0
 	for {
-		part, after, more := strings.Cut(rest, "*")
+		// The next part: parts are often an octet or two, too short for
+		// strings.IndexByte's call to pay.
+		end := 0
+		for end < len(rest) && rest[end] != '*' {
+			end++
+		}
+		part, more := rest[:end], end < len(rest)
 		if !more && w.anchored {
 			// The last part must end the path, after what the others matched.
 			return len(path)-pos >= len(part) && strings.HasSuffix(path, part)
@@ -641,7 +668,7 @@ func (w *robotsWild) match(path string, pos int) bool {
 		if !more {
 			return true
 		}
-		rest = after
+		rest = rest[end+1:]
 	}
 }
 
