@@ -22,8 +22,8 @@ import (
 // line it can read (section 2.3.1.5, parsing errors). Its memory is
 // proportional to the body, whose size the caller caps; it keeps every
 // rule of the groups that apply (no count limit), and compiles them into a
-// robotsMatcher, whose cost per URL does not depend on how many rules
-// cannot match it (see robotsMatcher for its worst case).
+// robotsMatcher, which rules out most of those that cannot match a path
+// without trying them (see robotsMatcher for its worst case).
 
 // robots is the parsed robots.txt of one host, as it applies to one user
 // agent. It is immutable after parseRobots returns and safe for concurrent
@@ -311,9 +311,9 @@ func (r *robots) allowed(pathQuery string) bool {
 }
 
 // robotsMatcher decides paths against the rules of a robots.txt, compiled
-// once when the file is parsed so that a path looks only at the rules that
-// can match it. It is immutable after newRobotsMatcher returns and safe
-// for concurrent use.
+// once when the file is parsed so that a path is matched only against the
+// rules that pass cheap tests of whether they can match it. It is
+// immutable after newRobotsMatcher returns and safe for concurrent use.
 //
 // A pattern is a literal prefix, up to its first "*" (or all of it), and,
 // if it has a "*", literal parts separated by "*" after it, the last of
@@ -399,8 +399,8 @@ type robotsWild struct {
 	need  octetSet // the octets of rest but "*"
 	min   int32    // len(rest) less its "*": the shortest rest of path
 	pri   int32    // len of the whole pattern
-	node  int32    // the trie node of the literal prefix
-	key   int16    // the octet of the rule's bucket, or -1
+	node  int32    // the trie node of the literal prefix (for compiling)
+	key   int16    // the octet of the rule's bucket, or -1 (for compiling)
 	allow bool
 	// anchored is set when the pattern ends in "$": the last part of
 	// rest must end the path.
