@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strconv"
@@ -21,19 +22,16 @@ import (
 // parser never fails: whatever it cannot read it skips, and it uses every
 // line it can read (section 2.3.1.5, parsing errors). Its memory is
 // proportional to the body, whose size the caller caps; it keeps every
-// rule of the groups that apply (no count limit), because a rule costs a
-// prefix comparison per URL and a file of 500 KiB cannot hold more than a
-// few tens of thousands of them.
+// rule of the groups that apply (no count limit), and compiles them into a
+// robotsMatcher, which rules out most of those that cannot match a path
+// without trying them (see robotsMatcher for its worst case).
 
 // robots is the parsed robots.txt of one host, as it applies to one user
 // agent. It is immutable after parseRobots returns and safe for concurrent
 // use. A nil *robots allows everything, has no delay and no sitemaps: it
 // stands for a host without a robots.txt.
 type robots struct {
-	// rules are the allow and disallow rules of the groups that apply,
-	// longest pattern first and, between patterns of one length, allow
-	// first, so that the first rule that matches a path decides.
-	rules []robotsRule
+	match *robotsMatcher // nil when no rule applies
 	delay time.Duration
 	maps  []string
 }
@@ -45,12 +43,6 @@ type robotsRule struct {
 	// "*" and a final "$"; its length in octets is the rule's priority
 	// (RFC 9309, section 2.2.2).
 	pattern string
-	// parts are the literal parts of pattern between its "*" wildcards,
-	// without the final "$"; there is always at least one (maybe empty).
-	parts []string
-	// anchored is set when pattern ends in "$": the path must end where
-	// the pattern does.
-	anchored bool
 }
 
 // parseRobots parses body, a robots.txt, for the crawler whose User-Agent
@@ -70,9 +62,20 @@ type robotsRule struct {
 // crawl-delay lines are the group's members: a user-agent line after one
 // of them starts a new group.
 func parseRobots(body []byte, userAgent string) *robots {
+	rules, delay, maps := readRobots(body, userAgent)
+	r := &robots{delay: delay, maps: maps}
+	if len(rules) > 0 {
+		r.match = newRobotsMatcher(rules)
+	}
+	return r
+}
+
+// readRobots reads body as parseRobots does and returns the rules of the
+// groups that apply, in file order, their crawl delay, and the values of
+// the file's Sitemap lines.
+func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.Duration, maps []string) {
 	token := productToken(userAgent)
 	var (
-		r robots
 		// The rules and delay of the groups that name the crawler and of
 		// the "*" groups; named wins if any such group exists, even one
 		// with no rules.
@@ -143,31 +146,14 @@ func parseRobots(body []byte, userAgent string) *robots {
 			}
 		case bytes.EqualFold(key, []byte("sitemap")):
 			if len(value) > 0 {
-				r.maps = append(r.maps, string(value))
+				maps = append(maps, string(value))
 			}
 		}
 	}
 	if anyNamed {
-		r.rules, r.delay = named, namedDelay
-	} else {
-		r.rules, r.delay = star, starDelay
+		return named, namedDelay, maps
 	}
-	slices.SortStableFunc(r.rules, func(a, b robotsRule) int {
-		if c := cmp.Compare(len(b.pattern), len(a.pattern)); c != 0 {
-			return c
-		}
-		// Allow wins a tie: of an allow and a disallow rule that are
-		// equivalent, section 2.2.2 says to use the allow; true first.
-		switch {
-		case a.allow == b.allow:
-			return 0
-		case a.allow:
-			return -1
-		default:
-			return 1
-		}
-	})
-	return &r
+	return star, starDelay, maps
 }
 
 // robotsLine splits a line into its key and value, both trimmed of spaces
@@ -214,15 +200,7 @@ func newRobotsRule(allow bool, value string) robotsRule {
 	if p[0] != '/' && p[0] != '*' {
 		p = "/" + p
 	}
-	rule := robotsRule{allow: allow, pattern: p}
-	// Only a final "$" anchors; one elsewhere is a literal "$", which a
-	// path may contain.
-	if strings.HasSuffix(p, "$") {
-		rule.anchored = true
-		p = p[:len(p)-1]
-	}
-	rule.parts = strings.Split(p, "*")
-	return rule
+	return robotsRule{allow: allow, pattern: p}
 }
 
 // parseCrawlDelay parses a Crawl-delay value, a non-negative decimal
@@ -317,9 +295,10 @@ func robotsUnsafe(c byte) bool {
 // url.URL.RequestURI gives it: escaped, starting with "/", query included)
 // may be fetched. The rule with the longest pattern that matches decides;
 // allow wins a tie; no matching rule allows (RFC 9309, section 2.2.2).
-// "/robots.txt" is always allowed (section 2.2.2).
+// "/robots.txt" is always allowed (section 2.2.2). It is safe for
+// concurrent use; what it costs is said at robotsMatcher.
 func (r *robots) allowed(pathQuery string) bool {
-	if r == nil || len(r.rules) == 0 {
+	if r == nil || r.match == nil {
 		return true
 	}
 	if pathQuery == "" {
@@ -329,44 +308,404 @@ func (r *robots) allowed(pathQuery string) bool {
 	if path == "/robots.txt" {
 		return true
 	}
-	for i := range r.rules {
-		if r.rules[i].matches(path) {
-			return r.rules[i].allow
-		}
-	}
-	return true
+	return r.match.allowed(path)
 }
 
-// matches reports whether the rule's pattern matches path, normalised by
-// robotsEscape. A pattern matches a path that starts with it, "*"
-// standing for any run of octets, or, with a final "$", a path that it
-// matches whole. Each literal part after the first is matched at its
-// leftmost place after the one before, which finds a match if there is
-// one, since a "*" can absorb whatever lies between; the time is that of
-// a few strings.Index calls, linear in the path and pattern, however many
-// "*" the pattern has.
-func (rule *robotsRule) matches(path string) bool {
-	parts := rule.parts
-	if !strings.HasPrefix(path, parts[0]) {
-		return false
+// robotsMatcher decides paths against the rules of a robots.txt, compiled
+// once when the file is parsed so that a path is matched only against the
+// rules that pass cheap tests of whether they can match it. It is
+// immutable after newRobotsMatcher returns and safe for concurrent use.
+//
+// A pattern is a literal prefix, up to its first "*" (or all of it), and,
+// if it has a "*", literal parts separated by "*" after it, the last of
+// them anchored at the end of the path if the pattern ends in "$". Rules
+// with equal patterns are merged first (allow wins, section 2.2.2). The
+// literal prefixes form a radix trie: walking the path down it finds, in
+// one pass, the rules whose prefix the path starts with, and only those
+// are looked at. A node holds at most one literal rule without "$" and one
+// with, each decided in constant time where the node is reached.
+//
+// The wildcard rules of a node are filed in buckets by one octet that each
+// needs in the path (of its octets, the one fewest of the node's rules
+// need), longest pattern first. A bucket whose octet the path lacks is
+// skipped whole, and a rule in the others is tried only if its pattern is
+// longer than the best match so far, the rest of the path is long enough
+// for its literal parts, and every octet of those parts occurs in the path
+// (a test of 256-bit sets). A rule that passes is matched greedily: each
+// literal part at its leftmost place after the one before, which finds a
+// match if there is one, since a "*" can absorb whatever lies between.
+// There is no backtracking, so no rule costs more than one pass over the
+// path, however many "*" it has: parts of up to robotsLongPart octets are
+// found with strings.Index (at most that many comparisons per octet of the
+// path), longer ones with a Knuth-Morris-Pratt table built here (linear).
+//
+// Worst case, for a path of L octets and n distinct rules whose patterns
+// total P octets: O(L) to walk the trie, plus O(L + p) for each wildcard
+// rule that passes the tests above, p its pattern's length, so
+// O(L + n·L + P) if every rule is a wildcard rule that passes them, as a
+// path made to contain all their octets in order can. Typically a path
+// lacks octets that most wildcard rules need, or an early match of high
+// priority cuts the rest short, and the cost is O(L) plus a constant per
+// bucket and per rule in the buckets of octets the path has. Simulating
+// all patterns at once as one automaton was set aside: a state-set
+// simulation costs O(L·P) in the worst case, more than this, and a
+// deterministic automaton can be exponential in P.
+//
+// Memory is O(P): at most two trie nodes per distinct prefix, labelled
+// with substrings of the patterns, one record per wildcard rule pointing
+// into its pattern, and, for parts longer than robotsLongPart, a table of
+// four octets per octet.
+type robotsMatcher struct {
+	nodes []robotsNode // nodes[0] is the root, the empty prefix
+}
+
+// robotsNode is a node of the trie of literal prefixes. Its prefix is the
+// labels of the edges from the root to it, concatenated.
+type robotsNode struct {
+	// labels are the labels of the edges to the nodes kids, and firsts
+	// their first octets, which differ.
+	firsts string
+	labels []string
+	kids   []int32
+	// lit is the verdict of the literal rule whose pattern is this node's
+	// prefix, exact that of the rule whose pattern is the prefix and "$".
+	lit, exact robotsVerdict
+	// buckets are the wildcard rules whose literal prefix is this node's.
+	buckets []robotsBucket
+}
+
+// robotsVerdict is what a literal rule says, if there is one; allow is
+// greater than disallow so that max merges two rules with one pattern.
+type robotsVerdict uint8
+
+const (
+	verdictNone robotsVerdict = iota
+	verdictDisallow
+	verdictAllow
+)
+
+// robotsBucket is wildcard rules that all need one octet in the path.
+type robotsBucket struct {
+	key   int // that octet, or -1 for rules without literal parts
+	rules []robotsWild
+}
+
+// robotsWild is a wildcard rule, less its literal prefix.
+type robotsWild struct {
+	// rest is the pattern after its first "*", without a final "$".
+	rest string
+	// fails are the Knuth-Morris-Pratt tables of the parts of rest
+	// longer than robotsLongPart, in order, the anchored last part apart.
+	fails [][]int32
+	need  octetSet // the octets of rest but "*"
+	min   int32    // len(rest) less its "*": the shortest rest of path
+	pri   int32    // len of the whole pattern
+	node  int32    // the trie node of the literal prefix (for compiling)
+	key   int16    // the octet of the rule's bucket, or -1 (for compiling)
+	allow bool
+	// anchored is set when the pattern ends in "$": the last part of
+	// rest must end the path.
+	anchored bool
+}
+
+// robotsLongPart is the length over which a literal part is searched for
+// with a Knuth-Morris-Pratt table rather than strings.Index, whose worst
+// case grows with the part's length.
+const robotsLongPart = 64
+
+// octetSet is a set of octets.
+type octetSet [4]uint64
+
+func (s *octetSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
+func (s *octetSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+
+// contains reports whether t is a subset of s.
+func (s *octetSet) contains(t *octetSet) bool {
+	return t[0]&^s[0]|t[1]&^s[1]|t[2]&^s[2]|t[3]&^s[3] == 0
+}
+
+// newRobotsMatcher compiles rules, which must not be empty.
+func newRobotsMatcher(rules []robotsRule) *robotsMatcher {
+	m := &robotsMatcher{nodes: make([]robotsNode, 1, 2*len(rules)+1)}
+	sorted := slices.Clone(rules)
+	slices.SortFunc(sorted, func(a, b robotsRule) int { return strings.Compare(a.pattern, b.pattern) })
+	var wild []robotsWild
+	for i := 0; i < len(sorted); {
+		p, v := sorted[i].pattern, verdictDisallow
+		for ; i < len(sorted) && sorted[i].pattern == p; i++ {
+			if sorted[i].allow {
+				v = verdictAllow
+			}
+		}
+		star, anchored := strings.IndexByte(p, '*'), strings.HasSuffix(p, "$")
+		switch {
+		case star < 0 && !anchored:
+			n := m.insert(p)
+			m.nodes[n].lit = max(m.nodes[n].lit, v)
+		case star < 0:
+			n := m.insert(p[:len(p)-1])
+			m.nodes[n].exact = max(m.nodes[n].exact, v)
+		default:
+			w := newRobotsWild(p, star, anchored, v == verdictAllow)
+			w.node = m.insert(p[:star])
+			wild = append(wild, w)
+		}
 	}
-	if len(parts) == 1 {
-		return !rule.anchored || len(path) == len(parts[0])
+	// One array holds every wildcard rule, by node, bucket and priority;
+	// a node's buckets are slices of it.
+	slices.SortStableFunc(wild, func(a, b robotsWild) int { return cmp.Compare(a.node, b.node) })
+	for start := 0; start < len(wild); {
+		end := start + 1
+		for end < len(wild) && wild[end].node == wild[start].node {
+			end++
+		}
+		m.nodes[wild[start].node].buckets = robotsBuckets(wild[start:end])
+		start = end
 	}
-	pos := len(parts[0])
-	last := len(parts) - 1
-	for _, part := range parts[1:last] {
-		i := strings.Index(path[pos:], part)
+	return m
+}
+
+// newRobotsWild makes the record of wildcard pattern p, whose first "*"
+// is at star.
+func newRobotsWild(p string, star int, anchored, allow bool) robotsWild {
+	w := robotsWild{rest: p[star+1:], pri: int32(len(p)), allow: allow, anchored: anchored}
+	if anchored {
+		w.rest = w.rest[:len(w.rest)-1]
+	}
+	for i, start := 0, 0; i <= len(w.rest); i++ {
+		if i < len(w.rest) && w.rest[i] != '*' {
+			w.need.add(w.rest[i])
+			w.min++
+			continue
+		}
+		// A part ends at i; the anchored last part is compared, not
+		// searched for.
+		if i-start > robotsLongPart && (i < len(w.rest) || !anchored) {
+			w.fails = append(w.fails, kmpTable(w.rest[start:i]))
+		}
+		start = i + 1
+	}
+	return w
+}
+
+// robotsBuckets files the wildcard rules of one node, ws, by the octet of
+// each that fewest of them need (of two such octets, the one whose bucket
+// is smaller so far), longest pattern first and allow first on ties. It
+// sorts ws, and the buckets are slices of it.
+func robotsBuckets(ws []robotsWild) []robotsBucket {
+	var count [256]int
+	for i := range ws {
+		for c := range ws[i].need.all() {
+			count[c]++
+		}
+	}
+	var filed [257]int // by key+1
+	for i := range ws {
+		key := -1
+		for c := range ws[i].need.all() {
+			if key < 0 || count[c] < count[key] || count[c] == count[key] && filed[c+1] < filed[key+1] {
+				key = int(c)
+			}
+		}
+		ws[i].key = int16(key)
+		filed[key+1]++
+	}
+	slices.SortFunc(ws, func(a, b robotsWild) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.pri, a.pri); c != 0 {
+			return c
+		}
+		switch {
+		case a.allow == b.allow:
+			return 0
+		case a.allow:
+			return -1
+		default:
+			return 1
+		}
+	})
+	var buckets []robotsBucket
+	for start := 0; start < len(ws); {
+		end := start + 1
+		for end < len(ws) && ws[end].key == ws[start].key {
+			end++
+		}
+		buckets = append(buckets, robotsBucket{key: int(ws[start].key), rules: ws[start:end:end]})
+		start = end
+	}
+	return buckets
+}
+
+// all yields the octets of s in increasing order.
+func (s *octetSet) all() func(yield func(byte) bool) {
+	return func(yield func(byte) bool) {
+		for w, word := range s {
+			for word != 0 {
+				c := byte(w<<6 + bits.TrailingZeros64(word))
+				if !yield(c) {
+					return
+				}
+				word &= word - 1
+			}
+		}
+	}
+}
+
+// insert adds key to the trie and returns its node.
+func (m *robotsMatcher) insert(key string) int32 {
+	n := int32(0)
+	for key != "" {
+		node := &m.nodes[n]
+		k := strings.IndexByte(node.firsts, key[0])
+		if k < 0 {
+			leaf := int32(len(m.nodes))
+			node.firsts += key[:1]
+			node.labels = append(node.labels, key)
+			node.kids = append(node.kids, leaf)
+			m.nodes = append(m.nodes, robotsNode{})
+			return leaf
+		}
+		label := node.labels[k]
+		c := 1
+		for c < len(label) && c < len(key) && label[c] == key[c] {
+			c++
+		}
+		if c < len(label) {
+			// Split the edge where key leaves it.
+			mid := int32(len(m.nodes))
+			split := robotsNode{firsts: label[c : c+1], labels: []string{label[c:]}, kids: []int32{node.kids[k]}}
+			node.labels[k], node.kids[k] = label[:c], mid
+			m.nodes = append(m.nodes, split)
+		}
+		n, key = m.nodes[n].kids[k], key[c:]
+	}
+	return n
+}
+
+// allowed reports whether the rules allow path, normalised by
+// robotsEscape.
+func (m *robotsMatcher) allowed(path string) bool {
+	// The longest pattern matched so far, and whether it allows; no match
+	// allows.
+	bestPri, bestAllow := -1, true
+	better := func(pri int, allow bool) bool {
+		return pri > bestPri || pri == bestPri && allow && !bestAllow
+	}
+	var have octetSet // the octets of path, once a node has wildcard rules
+	haveDone := false
+	n, depth := int32(0), 0
+	for {
+		node := &m.nodes[n]
+		if node.lit != verdictNone && better(depth, node.lit == verdictAllow) {
+			bestPri, bestAllow = depth, node.lit == verdictAllow
+		}
+		if node.exact != verdictNone && depth == len(path) && better(depth+1, node.exact == verdictAllow) {
+			bestPri, bestAllow = depth+1, node.exact == verdictAllow
+		}
+		if len(node.buckets) > 0 && !haveDone {
+			for i := range len(path) {
+				have.add(path[i])
+			}
+			haveDone = true
+		}
+		for b := range node.buckets {
+			bucket := &node.buckets[b]
+			if bucket.key >= 0 && !have.has(byte(bucket.key)) {
+				continue
+			}
+			for i := range bucket.rules {
+				w := &bucket.rules[i]
+				if !better(int(w.pri), w.allow) {
+					break // nor can any after it
+				}
+				if len(path)-depth >= int(w.min) && have.contains(&w.need) && w.match(path, depth) {
+					bestPri, bestAllow = int(w.pri), w.allow
+					break
+				}
+			}
+		}
+		if depth == len(path) {
+			break
+		}
+		k := strings.IndexByte(node.firsts, path[depth])
+		if k < 0 || !strings.HasPrefix(path[depth:], node.labels[k]) {
+			break
+		}
+		n, depth = node.kids[k], depth+len(node.labels[k])
+	}
+	return bestAllow
+}
+
+// match reports whether the rule matches path, whose first pos octets
+// matched its literal prefix. Each part is matched at its leftmost place
+// after the one before, which finds a match if there is one.
+func (w *robotsWild) match(path string, pos int) bool {
+	rest, long := w.rest, 0
+	for {
+		// The next part: parts are often an octet or two, too short for
+		// strings.IndexByte's call to pay.
+		end := 0
+		for end < len(rest) && rest[end] != '*' {
+			end++
+		}
+		part, more := rest[:end], end < len(rest)
+		if !more && w.anchored {
+			// The last part must end the path, after what the others matched.
+			return len(path)-pos >= len(part) && strings.HasSuffix(path, part)
+		}
+		var i int
+		if len(part) > robotsLongPart {
+			i = kmpIndex(path[pos:], part, w.fails[long])
+			long++
+		} else {
+			i = strings.Index(path[pos:], part)
+		}
 		if i < 0 {
 			return false
 		}
 		pos += i + len(part)
+		if !more {
+			return true
+		}
+		rest = rest[end+1:]
 	}
-	if rule.anchored {
-		// The last part must end the path, after what the others matched.
-		return len(path)-pos >= len(parts[last]) && strings.HasSuffix(path, parts[last])
+}
+
+// kmpTable returns the Knuth-Morris-Pratt table of s: for each i, the
+// length of the longest proper prefix of s[:i+1] that is also its suffix.
+func kmpTable(s string) []int32 {
+	t := make([]int32, len(s))
+	k := int32(0)
+	for i := 1; i < len(s); i++ {
+		for k > 0 && s[i] != s[k] {
+			k = t[k-1]
+		}
+		if s[i] == s[k] {
+			k++
+		}
+		t[i] = k
 	}
-	return strings.Contains(path[pos:], parts[last])
+	return t
+}
+
+// kmpIndex is strings.Index(text, s) in O(len(text)) comparisons, given
+// t, the kmpTable of s.
+func kmpIndex(text, s string, t []int32) int {
+	k := int32(0)
+	for i := 0; i < len(text); i++ {
+		for k > 0 && text[i] != s[k] {
+			k = t[k-1]
+		}
+		if text[i] == s[k] {
+			k++
+		}
+		if int(k) == len(s) {
+			return i - len(s) + 1
+		}
+	}
+	return -1
 }
 
 // crawlDelay returns the Crawl-delay of the groups that apply, the largest

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -339,7 +340,7 @@ func TestRobotsManyWildcards(t *testing.T) {
 	}
 }
 
-// refMatch is a reference for robotsRule.matches: the plain dynamic
+// refMatch is a reference for matching one pattern: the plain dynamic
 // programme over pattern and path, O(len(pattern)*len(path)).
 func refMatch(pattern, path string) bool {
 	anchored := strings.HasSuffix(pattern, "$")
@@ -363,38 +364,10 @@ func refMatch(pattern, path string) bool {
 	return !anchored && slices.Contains(m, true) || m[len(path)]
 }
 
-// TestRobotsMatchExhaustive compares robotsRule.matches with refMatch on
-// every pattern of up to five octets of "a", "b", "*" and "$" and every
-// path of up to five octets of "a" and "b", where the overlaps that a
-// greedy matcher could get wrong ("/*ab*ba$" and "/aba") all occur.
-func TestRobotsMatchExhaustive(t *testing.T) {
-	words := func(alphabet string, n int) []string {
-		all := []string{""}
-		for prev := all; n > 0; n-- {
-			var next []string
-			for _, w := range prev {
-				for _, c := range alphabet {
-					next = append(next, w+string(c))
-				}
-			}
-			all, prev = append(all, next...), next
-		}
-		return all
-	}
-	paths := words("ab", 5)
-	for _, p := range words("ab*$", 5) {
-		rule := newRobotsRule(false, "/"+p)
-		for _, path := range paths {
-			if got, want := rule.matches("/"+path), refMatch("/"+p, "/"+path); got != want {
-				t.Errorf("pattern %q matches %q: got %v, want %v", "/"+p, "/"+path, got, want)
-			}
-		}
-	}
-}
-
-// refAllowed is a reference for robots.allowed: every rule is tried and
-// the longest match of each kind compared.
-func refAllowed(r *robots, pathQuery string) bool {
+// refAllowed is a reference for robots.allowed given the rules that
+// apply: every rule is tried with refMatch and the longest match of each
+// kind compared.
+func refAllowed(rules []robotsRule, pathQuery string) bool {
 	if pathQuery == "" {
 		pathQuery = "/"
 	}
@@ -403,7 +376,7 @@ func refAllowed(r *robots, pathQuery string) bool {
 		return true
 	}
 	allow, disallow := -1, -1
-	for _, rule := range r.rules {
+	for _, rule := range rules {
 		if !refMatch(rule.pattern, path) {
 			continue
 		}
@@ -414,6 +387,267 @@ func refAllowed(r *robots, pathQuery string) bool {
 		}
 	}
 	return allow >= disallow
+}
+
+// refRobots is the matcher robotsMatcher replaced, kept as a second
+// reference and as the "before" of the benchmarks: the rules in priority
+// order (longest pattern first, allow first on ties), each tried in turn
+// until one matches, with a prefix test and a strings.Index per wildcard
+// part. It costs every rule for a path that none matches.
+type refRobots struct {
+	rules []refRule
+}
+
+// refRule is a rule split at its "*".
+type refRule struct {
+	allow   bool
+	pattern string
+	// parts are the literal parts of pattern between its "*", without
+	// the final "$"; there is always at least one (maybe empty).
+	parts    []string
+	anchored bool
+}
+
+func newRefRobots(rules []robotsRule) *refRobots {
+	r := &refRobots{}
+	for _, rule := range rules {
+		p := rule.pattern
+		ref := refRule{allow: rule.allow, pattern: p}
+		if strings.HasSuffix(p, "$") {
+			ref.anchored = true
+			p = p[:len(p)-1]
+		}
+		ref.parts = strings.Split(p, "*")
+		r.rules = append(r.rules, ref)
+	}
+	slices.SortStableFunc(r.rules, func(a, b refRule) int {
+		if c := len(b.pattern) - len(a.pattern); c != 0 {
+			return c
+		}
+		switch {
+		case a.allow == b.allow:
+			return 0
+		case a.allow:
+			return -1
+		default:
+			return 1
+		}
+	})
+	return r
+}
+
+func (r *refRobots) allowed(pathQuery string) bool {
+	if pathQuery == "" {
+		pathQuery = "/"
+	}
+	path := robotsEscape(pathQuery)
+	if path == "/robots.txt" {
+		return true
+	}
+	for i := range r.rules {
+		if r.rules[i].matches(path) {
+			return r.rules[i].allow
+		}
+	}
+	return true
+}
+
+// matches matches each literal part after the first at its leftmost place
+// after the one before.
+func (rule *refRule) matches(path string) bool {
+	parts := rule.parts
+	if !strings.HasPrefix(path, parts[0]) {
+		return false
+	}
+	if len(parts) == 1 {
+		return !rule.anchored || len(path) == len(parts[0])
+	}
+	pos := len(parts[0])
+	last := len(parts) - 1
+	for _, part := range parts[1:last] {
+		i := strings.Index(path[pos:], part)
+		if i < 0 {
+			return false
+		}
+		pos += i + len(part)
+	}
+	if rule.anchored {
+		return len(path)-pos >= len(parts[last]) && strings.HasSuffix(path, parts[last])
+	}
+	return strings.Contains(path[pos:], parts[last])
+}
+
+// words returns every word of up to n octets of alphabet.
+func words(alphabet string, n int) []string {
+	all := []string{""}
+	for prev := all; n > 0; n-- {
+		var next []string
+		for _, w := range prev {
+			for _, c := range alphabet {
+				next = append(next, w+string(c))
+			}
+		}
+		all, prev = append(all, next...), next
+	}
+	return all
+}
+
+// TestRobotsMatchExhaustive compares a matcher of one rule with refMatch
+// on every pattern of up to five octets of "a", "b", "*" and "$" and every
+// path of up to five octets of "a" and "b", where the overlaps that a
+// greedy matcher could get wrong ("/*ab*ba$" and "/aba") all occur.
+func TestRobotsMatchExhaustive(t *testing.T) {
+	paths := words("ab", 5)
+	for _, p := range words("ab*$", 5) {
+		m := newRobotsMatcher([]robotsRule{newRobotsRule(false, "/"+p)})
+		for _, path := range paths {
+			if got, want := !m.allowed("/"+path), refMatch("/"+p, "/"+path); got != want {
+				t.Errorf("pattern %q matches %q: got %v, want %v", "/"+p, "/"+path, got, want)
+			}
+		}
+	}
+}
+
+// TestRobotsMatchPairs compares the matcher with refAllowed on every pair
+// of an allow and a disallow rule of up to three octets of "a", "b", "*"
+// and "$" after the "/", where priorities tie, prefixes nest and literal
+// and wildcard rules share trie nodes, on every path of up to four octets.
+func TestRobotsMatchPairs(t *testing.T) {
+	patterns := words("ab*$", 3)
+	paths := words("ab", 4)
+	for _, a := range patterns {
+		for _, d := range patterns {
+			rules := []robotsRule{newRobotsRule(true, "/"+a), newRobotsRule(false, "/"+d)}
+			m := newRobotsMatcher(rules)
+			for _, path := range paths {
+				if got, want := m.allowed("/"+path), refAllowed(rules, "/"+path); got != want {
+					t.Errorf("allow %q, disallow %q: allowed(%q) = %v, want %v", "/"+a, "/"+d, "/"+path, got, want)
+				}
+			}
+		}
+	}
+}
+
+// randomRules returns up to max rules made of a few stems, so that
+// prefixes are shared and nest, and of "*" and "$"; one in eight has a
+// literal part longer than robotsLongPart, for the Knuth-Morris-Pratt
+// search.
+func randomRules(rng *rand.Rand, max int) []robotsRule {
+	stems := []string{"/", "/a", "/ab", "/a/b", "/b", "*", "/a*", "/$"}
+	pieces := []string{"a", "b", "/", "ab", "ba", "*", "*", "$", "c"}
+	long := strings.Repeat("ab", robotsLongPart/2) + "a"
+	rules := make([]robotsRule, 1+rng.IntN(max))
+	for i := range rules {
+		p := stems[rng.IntN(len(stems))]
+		for range rng.IntN(5) {
+			p += pieces[rng.IntN(len(pieces))]
+		}
+		if rng.IntN(8) == 0 {
+			p += "*" + long + pieces[rng.IntN(len(pieces))]
+		}
+		if rng.IntN(4) == 0 {
+			p += "$"
+		}
+		rules[i] = newRobotsRule(rng.IntN(2) == 0, p)
+	}
+	return rules
+}
+
+// randomPath returns a path of "a", "b", "/", "c" and "$", sometimes with a
+// long run of "ab" for the long parts of randomRules.
+func randomPath(rng *rand.Rand) string {
+	const alphabet = "ab/c$"
+	var b strings.Builder
+	b.WriteByte('/')
+	for range rng.IntN(8) {
+		b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+	}
+	if rng.IntN(4) == 0 {
+		b.WriteString(strings.Repeat("ab", robotsLongPart/2+rng.IntN(3)-1))
+		for range rng.IntN(4) {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+	}
+	return b.String()
+}
+
+// TestRobotsMatcherRandom compares the matcher with the matcher it
+// replaced (refRobots) and with refAllowed on random rule sets and paths.
+func TestRobotsMatcherRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9309, 1))
+	for range 3000 {
+		rules := randomRules(rng, 12)
+		m, old := newRobotsMatcher(rules), newRefRobots(rules)
+		for range 30 {
+			path := randomPath(rng)
+			got := m.allowed(path)
+			if want := old.allowed(path); got != want {
+				t.Fatalf("rules %+v: allowed(%q) = %v, want %v (refRobots)", rules, path, got, want)
+			}
+			if want := refAllowed(rules, path); got != want {
+				t.Fatalf("rules %+v: allowed(%q) = %v, want %v (refAllowed)", rules, path, got, want)
+			}
+		}
+	}
+}
+
+// FuzzRobotsMatcher compares the matcher with refRobots and refAllowed.
+// Each line of rules is a rule: a disallow, or an allow if it starts with
+// "+"; empty values are skipped, as the parser skips them.
+func FuzzRobotsMatcher(f *testing.F) {
+	f.Add("/a\n+/a/b\n/*.php$", "/a/b.php")
+	f.Add("+/*ab*ba$\n/ab", "/aba")
+	f.Add("/$\n+*\n/a*$", "/")
+	f.Add("*"+strings.Repeat("xy", 40)+"z\n+/x", "/"+strings.Repeat("xy", 41)+"z")
+	f.Add("/%7Ea\n+/~a*b\n/a%2fb", "/%7ea%2Fb")
+	f.Fuzz(func(t *testing.T, lines, path string) {
+		var rules []robotsRule
+		for _, l := range strings.Split(lines, "\n") {
+			allow := strings.HasPrefix(l, "+")
+			if allow {
+				l = l[1:]
+			}
+			if l != "" {
+				rules = append(rules, newRobotsRule(allow, l))
+			}
+		}
+		if len(rules) == 0 {
+			return
+		}
+		m, old := newRobotsMatcher(rules), newRefRobots(rules)
+		r := &robots{match: m}
+		for _, p := range []string{path, "/" + path} {
+			got := r.allowed(p)
+			if want := old.allowed(p); got != want {
+				t.Errorf("rules %+v: allowed(%q) = %v, want %v (refRobots)", rules, p, got, want)
+			}
+			// Keep the quadratic reference to inputs it checks quickly.
+			if len(p) <= 256 && len(lines) <= 4096 {
+				if want := refAllowed(rules, p); got != want {
+					t.Errorf("rules %+v: allowed(%q) = %v, want %v (refAllowed)", rules, p, got, want)
+				}
+			}
+		}
+	})
+}
+
+func TestKMPIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		s := randomAB(rng, 1+rng.IntN(8))
+		text := randomAB(rng, rng.IntN(40))
+		if got, want := kmpIndex(text, s, kmpTable(s)), strings.Index(text, s); got != want {
+			t.Fatalf("kmpIndex(%q, %q) = %d, want %d", text, s, got, want)
+		}
+	}
+}
+
+func randomAB(rng *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = "ab"[rng.IntN(2)]
+	}
+	return string(b)
 }
 
 // robotsLines splits a body into lines as parseRobots does, for the
@@ -438,6 +672,7 @@ func FuzzParseRobots(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body, path string) {
 		r := parseRobots([]byte(body), DefaultUserAgent)
+		applied, _, _ := readRobots([]byte(body), DefaultUserAgent)
 		if !r.allowed("/robots.txt") {
 			t.Errorf("parseRobots(%q).allowed(\"/robots.txt\") = false, want true", body)
 		}
@@ -448,7 +683,7 @@ func FuzzParseRobots(f *testing.F) {
 			got := r.allowed(p)
 			// Keep the quadratic reference to inputs it checks quickly.
 			if len(p) <= 256 && len(body) <= 4096 {
-				if want := refAllowed(r, p); got != want {
+				if want := refAllowed(applied, p); got != want {
 					t.Errorf("parseRobots(%q).allowed(%q) = %v, reference says %v", body, p, got, want)
 				}
 			}
@@ -467,7 +702,7 @@ func FuzzParseRobots(f *testing.F) {
 		backward := parseRobots([]byte("user-agent: *\n"+strings.Join(rules, "\n")), DefaultUserAgent)
 		for _, p := range []string{path, "/" + path} {
 			if a, b := forward.allowed(p), backward.allowed(p); a != b {
-				t.Errorf("rules %q: allowed(%q) = %v in this order, %v reversed", rules, p, a, b)
+				t.Errorf("rules %+v: allowed(%q) = %v in this order, %v reversed", rules, p, a, b)
 			}
 		}
 		if a, b := forward.crawlDelay(), backward.crawlDelay(); a != b {
