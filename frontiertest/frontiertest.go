@@ -16,48 +16,61 @@
 // A durable backend's author calls RunDurable as well, which closes a
 // Frontier, opens it anew on the same state and checks what it kept.
 //
-// Run checks, each in a subtest of its own:
+// Run checks, each in a subtest named as below:
 //
 //   - Dedupe: a URL seen before (earlier in the same Push, in another Push,
-//     after it was acked, among Ack's Links) is not admitted again, and
-//     the admitted counts and Result.NumNewURLs are right.
+//     while leased, after it was acked, among an Ack's Links) is not
+//     admitted again; the admitted counts, Result.NumNewURLs and Counts are
+//     right; a Take gives the Request back as it was pushed.
 //   - Join: Join blocks while a Request is queued, leased or waiting to be
-//     retried, and while the children admitted by an Ack are; it returns
-//     once the last lease is acked, and returns ctx.Err() when its ctx is
-//     done; Counts are right at each step.
-//   - Concurrent: 64 goroutines take and ack at once (run it with -race):
-//     every URL is acked exactly once, no lease is held by two at once,
-//     no host has more than Policy.HostWorkers leases out, Join returns
-//     and Counts end at the number of URLs.
-//   - Retry: a Request put back is not handed out before its time, comes
-//     back as it was put back (Tries counted by the caller), stays
-//     pending, and comes back at once for a zero time; Ack, Retry and
-//     Extend of a lease already ended return ErrLeaseLost, and an Ack of
-//     one admits its Links all the same.
-//   - HostWorkers, Turns, HostDelay, Pause, Unsent: the per-host schedule.
-//     Never more than Policy.HostWorkers leases of a host out, while the
-//     other hosts are served; hosts take turns; the starts of a host's
-//     requests are at least half of Policy.HostDelay apart (the delay is
-//     drawn from [d/2, 3d/2]); Pause holds a host back; an Unsent ack
-//     does not charge the host's delay.
-//   - Robots: under Policy.Robots a host's RobotsRequest goes first and
-//     alone, its Retry brings it back later, its Outcome.Rules come back
-//     with every Lease of the host (and their Delay spaces its requests),
-//     and it is never pending.
+//     retried, and while the children an Ack admitted are pending; it
+//     returns once the last lease is acked; Counts are right at each step.
+//   - JoinContext: Join and a blocked Take return ctx.Err() when their ctx
+//     is done.
+//   - Concurrent: 64 goroutines take, put back and ack at once (run it with
+//     -race): every URL is acked exactly once, no URL is leased to two
+//     holders at once, no host has more than Policy.HostWorkers leases
+//     out, Join returns after the last Ack, and Counts end at the number
+//     of URLs.
+//   - Retry: a Request put back comes back as it was put back (its Tries
+//     counted by the caller), not before its time, at once for a zero
+//     time, and stays pending meanwhile.
+//   - LeaseLost: Ack, Retry and Extend of a lease already acked or put back
+//     return ErrLeaseLost and change nothing, except that such an Ack
+//     admits its Links all the same.
+//   - HostWorkers: never more than Policy.HostWorkers leases of a host out,
+//     and a Take is served by another host meanwhile.
+//   - Turns: hosts take turns: a host with many URLs queued does not hold
+//     back another host's.
+//   - HostDelay: the starts of a host's requests are at least half of
+//     Policy.HostDelay apart (its pauses are drawn from [d/2, 3d/2]).
+//   - Pause: Pause holds a host back until its time.
+//   - Unsent: an Unsent ack does not charge the host's delay (a host with a
+//     10s delay gives out URL after URL acked Unsent) nor count in
+//     Counts.Pages.
+//   - Robots: under Policy.Robots a new host's RobotsRequest goes first and
+//     alone; it is neither queued nor pending; its Retry brings it back,
+//     not before its time; once acked, every Lease of the host carries the
+//     HostRules it was acked with.
+//   - RobotsDelay: the Delay of a host's HostRules spaces its requests.
 //   - PageBudget: no more than Policy.MaxPages first attempts are handed
-//     out (Unsent ones aside), retries still are, and Join returns once
-//     they are acked with URLs still queued.
+//     out, retries still are, and Join returns once they are acked, URLs
+//     still queued.
+//   - PageBudgetUnsent: Unsent acks do not count towards Policy.MaxPages.
 //   - LeaseExpiry: a lease not extended is handed out again after
 //     Policy.LeaseTerm, and its old holder's Ack, Retry and Extend return
-//     ErrLeaseLost; a lease extended every third of its term is kept.
-//   - Close: a Take blocked in Close returns ErrFrontierClosed, and so
-//     does every method after Close.
-//   - Results: for a crawl.ResultStore, every Result acked is given back.
+//     ErrLeaseLost, its Ack's Links still admitted.
+//   - LeaseExtend: a lease extended every third of its term is kept.
+//   - Close: a Take blocked when Close is called returns ErrFrontierClosed,
+//     and every method called after Close returns it.
+//   - Results: a crawl.ResultStore gives back every Result acked (skipped
+//     for a Frontier that is not one).
 //
 // Timing is checked only by lower bounds (a request not handed out before
-// its time) and by deadlines of several seconds for what should happen at
-// once, so that a loaded machine does not fail a correct Frontier. The
-// whole of Run takes a few seconds.
+// its time), and what should happen at once is given several seconds, so
+// that a loaded machine does not fail a correct Frontier; a Frontier that
+// blocks for good fails the check instead of hanging the test. Run takes
+// about ten seconds with the race detector.
 package frontiertest
 
 import (
