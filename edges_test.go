@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -315,7 +317,10 @@ func TestEdgePageHookMutatesURL(t *testing.T) {
 func TestEdgeRequestHookMutatesURL(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/mirror/a/{$}", htmlPage(`<a href="b">b</a>`))
-	mux.Handle("/mirror/a/b", http.RedirectHandler("c", http.StatusFound))
+	mux.HandleFunc("/mirror/a/b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "c") // relative, as sent
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.Handle("/mirror/a/c", htmlPage("c"))
 	s := newSite(t, mux)
 	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/a/"}, crawl.WithRequestHook(func(r *http.Request) error {
@@ -338,4 +343,27 @@ func keys(m map[string]crawl.Result) []string {
 		out = append(out, k)
 	}
 	return sortedCopy(out)
+}
+
+// A robots.txt whose host name does not exist is not retried: the name
+// will not exist on the next try either.
+func TestEdgeRobotsNoSuchHostNotRetried(t *testing.T) {
+	var dials atomic.Int64
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return nil, &net.DNSError{Err: "no such host", Name: "nowhere.example", IsNotFound: true}
+		},
+	}}
+	stats, res, err := crawlSite(t, crawlerCtx(t), []string{"http://nowhere.example/"},
+		crawl.WithHTTPClient(client), crawl.WithMaxTries(4), crawl.WithBackoff(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d dials, want 1 (robots.txt once, then the host is disallowed)", n)
+	}
+	if r := res["http://nowhere.example/"]; !errors.Is(r.Err, crawl.ErrDisallowed) || stats.FailKinds["dns"] != 1 {
+		t.Errorf("root: Err %v, fail kinds %v; want ErrDisallowed of kind dns", r.Err, stats.FailKinds)
+	}
 }

@@ -150,12 +150,17 @@ func canonicalHostPort(hostport, scheme string) (string, error) {
 			}
 		}
 	}
+	given := name
 	name, err := canonicalHost(name)
 	if err != nil {
 		return "", err
 	}
 	if port == "" || port == "80" && scheme == "http" || port == "443" && scheme == "https" {
 		return name, nil
+	}
+	if name == given && len(hostport) == len(name)+1+len(port) {
+		// Already canonical, the usual case: no new string.
+		return hostport, nil
 	}
 	return name + ":" + port, nil
 }
