@@ -1,0 +1,76 @@
+package frontiertest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// bugEnv names the defect of the reference Frontier that TestBrokenFrontier
+// runs the suite on, in a child process of TestSuiteFailsBrokenFrontiers.
+const bugEnv = "FRONTIERTEST_BUG"
+
+// TestBrokenFrontier runs the suite on a reference Frontier with the
+// defect named by $FRONTIERTEST_BUG. It is meant to fail: it runs only as
+// the child process of TestSuiteFailsBrokenFrontiers.
+func TestBrokenFrontier(t *testing.T) {
+	bug := os.Getenv(bugEnv)
+	if bug == "" {
+		t.Skip("run by TestSuiteFailsBrokenFrontiers, with $" + bugEnv + " set")
+	}
+	Run(t, func(t *testing.T) crawl.Frontier { return openRefT(t, "", bug) })
+	RunDurable(t, func(t *testing.T, path string) crawl.Frontier { return openRefT(t, path, bug) })
+}
+
+// TestSuiteFailsBrokenFrontiers checks that the suite fails Frontiers that
+// break the contract: for each deliberate defect of the reference
+// Frontier, the subtest that checks that part of the contract must fail.
+// testing has no way to run a test expecting it to fail, so each runs in
+// a child process (the test binary run again), whose output is read.
+func TestSuiteFailsBrokenFrontiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite once per defect, in child processes")
+	}
+	names := make([]string, 0, len(bugs))
+	for bug := range bugs {
+		names = append(names, bug)
+	}
+	sort.Strings(names)
+	for _, bug := range names {
+		checks := bugs[bug]
+		t.Run(bug, func(t *testing.T) {
+			t.Parallel()
+			run := "-test.run=^TestBrokenFrontier$/^(" + strings.Join(checks, "|") + ")$"
+			cmd := exec.Command(os.Args[0], run, "-test.count=1", "-test.timeout=2m")
+			cmd.Env = append(os.Environ(), bugEnv+"="+bug)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed a Frontier with defect %s, want failures of %v; output:\n%s", bug, checks, out)
+			}
+			if _, ok := err.(*exec.ExitError); !ok {
+				t.Fatalf("running the suite on a Frontier with defect %s: %v", bug, err)
+			}
+			for _, check := range checks {
+				fail := "--- FAIL: TestBrokenFrontier/" + check + " "
+				if !bytes.Contains(out, []byte(fail)) {
+					t.Errorf("the suite on a Frontier with defect %s: no %q in its output, want it to fail there; output:\n%s", bug, fail, out)
+				}
+			}
+			t.Logf("defect %s: %s", bug, firstFailure(out))
+		})
+	}
+}
+
+// failLine matches a failure message of the testing package: "file.go:12: ...".
+var failLine = regexp.MustCompile(`(?m)^\s+\w+\.go:\d+: .*$`)
+
+// firstFailure returns the first failure message in a test's output.
+func firstFailure(out []byte) string {
+	return strings.TrimSpace(string(failLine.Find(out)))
+}
