@@ -147,7 +147,9 @@ type Counts struct {
 	// durable Frontier (earlier Runs on its state included).
 	Done int
 	// Pages is the number of page and sitemap requests taken for their
-	// first attempt and not Unsent: what Policy.MaxPages counts.
+	// first attempt and not Unsent: what Policy.MaxPages counts. A
+	// Request put back (by Retry or the take-back of an expired lease)
+	// and taken again is not counted again.
 	Pages int
 }
 
@@ -174,10 +176,19 @@ type Counts struct {
 // retries and their times, and extends the leases it holds.
 //
 // Every method is safe for concurrent use, from many goroutines and, for a
-// shared Frontier, many processes. Every method that takes a ctx returns
-// promptly with ctx.Err() when ctx is done; a durable Frontier's state is
-// then as if the call had not been made or had completed, never between.
-// After Close, every method returns ErrFrontierClosed.
+// shared Frontier, many processes. A method that waits (Take, Join, and a
+// durable or shared Frontier's calls that wait for a disk or a server)
+// returns promptly with ctx.Err() when ctx is done; a durable Frontier's
+// state is then as if the call had not been made or had completed, never
+// between. The crawler ends its leases with a ctx that is never done, so
+// that a cancelled Run still records what its workers did. After Close,
+// every method returns ErrFrontierClosed, and a Take or Join blocked when
+// Close is called returns it too.
+//
+// Within a host, new Requests are handed out in the order they were
+// admitted; retries by their time. A RobotsRequest is never pending: it is
+// not in Counts.Queued nor Counts.Done (it is in Counts.Leased while out),
+// and Join does not wait for it.
 //
 // A durable Frontier keeps, across Close and a crash of its process: the
 // seen set, the queue, the Requests leased (queued again when the Frontier
@@ -201,8 +212,9 @@ type Frontier interface {
 	// Policy.HostWorkers leases out and whose delay or pause has passed,
 	// and, for a new host under Policy.Robots, its RobotsRequest first.
 	// A Request waiting to be retried is not handed out before its time.
-	// Hosts take turns. While the page budget is spent, only retries and
-	// robots.txt requests are handed out.
+	// Hosts take turns. While the page budget is spent, only retries (and
+	// Requests taken back from expired leases) are handed out, with the
+	// robots.txt of a host that has such a Request and no rules yet.
 	Take(ctx context.Context) (*Lease, error)
 
 	// Ack ends a lease with o: the Request is finished (unless it is a
@@ -210,8 +222,10 @@ type Frontier interface {
 	// o.Result stored, in one step. It returns how many of o.Links were
 	// new, and sets o.Result.NumNewURLs to that number before the Result
 	// is stored. A lease that is no longer its holder's returns
-	// ErrLeaseLost; its o.Links are admitted all the same, and nothing
-	// else changes.
+	// ErrLeaseLost; its o.Links are admitted all the same (and
+	// o.Result.NumNewURLs set), and nothing else changes: no Result is
+	// stored. A RobotsRequest acked with a nil o.Rules opens its host
+	// with no rules: its leases carry nil Rules, which allows every URL.
 	Ack(ctx context.Context, l *Lease, o Outcome) (admitted int, err error)
 
 	// Retry ends a lease by putting its Request back, as l.Request is now
@@ -221,9 +235,10 @@ type Frontier interface {
 	// ErrLeaseLost as Ack does.
 	Retry(ctx context.Context, l *Lease, at time.Time) error
 
-	// Extend renews a lease for another Policy.LeaseTerm. It returns
-	// ErrLeaseLost when the lease was taken back: its holder must then
-	// abandon the URL.
+	// Extend renews a lease for another Policy.LeaseTerm (with a term of
+	// 0, leases never expire and Extend only checks that the lease is
+	// out). It returns ErrLeaseLost when the lease was taken back or
+	// ended: its holder must then abandon the URL.
 	Extend(ctx context.Context, l *Lease) error
 
 	// Pause holds back every request to the host whose HostKey is host
@@ -231,8 +246,9 @@ type Frontier interface {
 	Pause(ctx context.Context, host string, until time.Time) error
 
 	// Join blocks until nothing is pending, or until the page budget is
-	// spent and no lease is out and no Request waits to be retried; or
-	// until ctx is done.
+	// spent and no page or sitemap lease is out and no Request waits to be
+	// retried (what is left is Counts.Queued, never taken); or until ctx
+	// is done.
 	Join(ctx context.Context) error
 
 	// Counts returns a snapshot of the Frontier's counters.
@@ -250,7 +266,10 @@ type Frontier interface {
 type ResultStore interface {
 	Frontier
 	// Results calls yield for each stored Result, in no particular
-	// order, until yield returns false or ctx is done.
+	// order, until yield returns false or ctx is done. A Result comes
+	// back as it was acked, its Err as Result.UnmarshalBinary restores
+	// it: the same text, and errors.Is still matches the sentinel error
+	// of its FailKind.
 	Results(ctx context.Context, yield func(Result) bool) error
 }
 
