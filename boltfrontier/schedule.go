@@ -126,8 +126,8 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		}
 		f.settle(h, now)
 	}
-	f.update(now)
 	gen, _ := f.w.submit(u)
+	f.update(now)
 	f.mu.Unlock()
 	return f.waitCommit(ctx, gen)
 }
@@ -573,9 +573,11 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		}
 		u.ops = append(u.ops, a)
 	}
+	// The unit goes to the writer before update may read the host's
+	// queue back from the file.
+	gen := f.submit(u)
 	f.settle(h, now)
 	f.update(now)
-	gen := f.submit(u)
 	f.mu.Unlock()
 	if f.opts.SyncAck {
 		return admitted, f.waitCommit(ctx, gen)
@@ -619,9 +621,9 @@ func (f *Frontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) erro
 			page: !rec.e.retried, req: l.Request, at: at})
 		rec.e.retried = true
 	}
+	gen := f.submit(u)
 	f.putBack(rec, l.Request, at, now)
 	f.update(now)
-	gen := f.submit(u)
 	f.mu.Unlock()
 	f.waitBehind(ctx, gen)
 	return nil
