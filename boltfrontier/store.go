@@ -302,7 +302,7 @@ type writer struct {
 func newWriter(db *bolt.DB, path string, o *Options) *writer {
 	return &writer{
 		db: db, path: path, every: o.CommitEvery, maxOps: o.CommitMax,
-		maxQueue: 16 * o.CommitMax,
+		maxQueue: 4 * o.CommitMax,
 		commitCh: make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		exited:   make(chan struct{}),
