@@ -61,9 +61,13 @@
 // CommitEvery of them. What a crash of the process (kill -9, a panic, an
 // OOM kill) costs is therefore:
 //
-//   - the URLs leased at the time, and the URLs acked in the changes not
-//     yet committed, are fetched again after Open: no more than the
-//     leases out plus the acks of the last uncommitted transactions;
+//   - the URLs leased at the time, and the URLs acked in calls not yet
+//     committed, are fetched again after Open. The calls not committed
+//     are those of the transaction being written (at most CommitMax)
+//     and those waiting for it: once 2×CommitMax wait, Ack and Retry
+//     wait for their commit, so a crash refetches at most the leases out
+//     plus 3×CommitMax acked URLs (plus one per Ack of a goroutine
+//     that is blocked there);
 //   - a Retry not committed is lost with its tries: its URL counts as
 //     leased at the crash;
 //   - no URL is lost: a URL admitted by an Ack is committed with that
@@ -121,10 +125,10 @@ type Options struct {
 	// with it before the writer commits them; 0 means 5ms. A caller that
 	// waits for its commit (Push, Start, Close) has it at once.
 	CommitEvery time.Duration
-	// CommitMax is the number of changes (an admitted URL, an ack, a
-	// retry each count one) beyond which the writer commits without
-	// waiting; a call's changes are never split, so a transaction holds
-	// more when one call makes more. 0 means 256.
+	// CommitMax is the most calls whose changes one transaction holds
+	// (an Ack with its Result and the Links it admits is one, as is a
+	// Retry or a Push); the writer commits as soon as that many wait. 0
+	// means 256.
 	CommitMax int
 	// NoSync skips the fdatasyncs of each commit: faster, as safe against
 	// a crash of the process, not safe against power loss (see the

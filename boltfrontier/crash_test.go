@@ -214,10 +214,10 @@ func TestCrash(t *testing.T) {
 			}
 			everTaken[u] = true
 		}
-		// Re-taken: leased at the kill, or acked and not committed (at
-		// most the writer's backlog: 4 CommitMax ops, a page's ack
-		// with its links being up to 11, plus one transaction).
-		if bound := crashWorkers + 5*crashCommit; again > bound {
+		// Re-taken: leased at the kill, or acked and not committed: at
+		// most the writer's backlog (2 CommitMax calls) plus the
+		// transaction being committed (CommitMax calls).
+		if bound := crashWorkers + 3*crashCommit; again > bound {
 			t.Errorf("session %d took %d URLs taken in earlier sessions, bound %d", k, again, bound)
 		}
 		refetched += again

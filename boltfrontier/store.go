@@ -279,14 +279,13 @@ type writer struct {
 	db       *bolt.DB
 	path     string
 	every    time.Duration
-	maxOps   int
-	maxQueue int // ops waiting beyond which callers wait for their commit
+	maxUnits int // units per transaction
+	maxQueue int // units waiting beyond which callers wait for their commit
 
 	committed atomic.Uint64 // the last gen committed
 
 	mu       sync.Mutex
 	units    []unit // not yet taken by the loop
-	nops     int    // ops in units
 	genN     uint64 // the last gen given out
 	urgent   bool   // a caller waits: commit without waiting for more
 	closing  bool
@@ -301,8 +300,8 @@ type writer struct {
 
 func newWriter(db *bolt.DB, path string, o *Options) *writer {
 	return &writer{
-		db: db, path: path, every: o.CommitEvery, maxOps: o.CommitMax,
-		maxQueue: 4 * o.CommitMax,
+		db: db, path: path, every: o.CommitEvery, maxUnits: o.CommitMax,
+		maxQueue: 2 * o.CommitMax,
 		commitCh: make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		exited:   make(chan struct{}),
@@ -320,8 +319,7 @@ func (w *writer) submit(u unit) (gen uint64, behind bool) {
 	u.gen = w.genN
 	u.t = time.Now()
 	w.units = append(w.units, u)
-	w.nops += len(u.ops)
-	behind = w.nops > w.maxQueue
+	behind = len(w.units) > w.maxQueue
 	w.mu.Unlock()
 	w.poke()
 	return u.gen, behind
@@ -396,7 +394,7 @@ func (w *writer) loop() {
 	var tm *time.Timer
 	for {
 		w.mu.Lock()
-		n, closing, urgent, failed := w.nops, w.closing, w.urgent, w.err != nil
+		n, closing, urgent, failed := len(w.units), w.closing, w.urgent, w.err != nil
 		var oldest time.Time
 		if len(w.units) > 0 {
 			oldest = w.units[0].t
@@ -409,7 +407,7 @@ func (w *writer) loop() {
 			<-w.kick
 			continue
 		}
-		if d := w.every - time.Since(oldest); n < w.maxOps && !closing && !urgent && d > 0 {
+		if d := w.every - time.Since(oldest); n < w.maxUnits && !closing && !urgent && d > 0 {
 			// Group commit: wait for more, up to the oldest unit's due.
 			if tm == nil {
 				tm = time.NewTimer(d)
@@ -429,14 +427,9 @@ func (w *writer) loop() {
 			continue
 		}
 		w.mu.Lock()
-		k, ops := 0, 0
-		for k < len(w.units) && (k == 0 || ops+len(w.units[k].ops) <= w.maxOps) {
-			ops += len(w.units[k].ops)
-			k++
-		}
+		k := min(len(w.units), w.maxUnits)
 		batch := w.units[:k:k]
 		w.units = w.units[k:]
-		w.nops -= ops
 		if len(w.units) == 0 {
 			w.units = nil
 			w.urgent = false
