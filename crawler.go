@@ -131,6 +131,7 @@ type run struct {
 	scope     *scope
 	front     Frontier
 	client    *http.Client
+	fetch     *fetcher
 	tally     *tally
 	rules     robotsCache
 	debug     bool            // the logger wants debug records
@@ -148,7 +149,11 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 // Run crawls from roots until no URL is left to fetch, or until ctx is done.
 // A root is an absolute http or https URL; a bare host ("example.com") gets
 // "http://" first. Roots are always fetched, unless robots.txt disallows
-// them; their hosts set the scope.
+// them; their hosts set the scope. A root's userinfo is dropped, as it is
+// from every URL the crawl finds (links, redirect targets, sitemap
+// entries): credentials belong in WithRequestHook or WithHTTPClient. A
+// root whose host is not a valid host name (it fails IDNA, or has an empty
+// label, as "example.com.." does) is an error wrapping ErrBadRoot.
 //
 // Run returns the Stats of the crawl. The error is nil when the crawl ran to
 // its end, whatever the pages returned, or when a budget (WithMaxPages,
@@ -219,6 +224,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		scope:     newScope(rootURLs, &c.cfg),
 		front:     front,
 		client:    client,
+		fetch:     newFetcher(&c.cfg, client),
 		tally:     newTally(c.cfg.workers),
 		debug:     c.cfg.logger.Enabled(ctx, slog.LevelDebug),
 		token:     productToken(c.cfg.userAgent),
@@ -526,12 +532,12 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	}
 	limit := r.cfg.maxBodySize
 	if l.Kind == SitemapRequest {
-		limit = max(limit, MaxSitemapBytes)
+		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
 	res.Tries++
-	resp, err := r.attempt(ctx, w, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
+	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
 	r.overload(ctx, l, resp)
-	if wait, ok := r.retryable(resp, err, res.Tries); ok {
+	if wait, ok := r.fetch.retryable(resp, err, res.Tries); ok {
 		r.cfg.logger.Info("retry", "url", l.URL, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
 		return retryLater, time.Now().Add(wait)
 	}
@@ -573,14 +579,14 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		Body:        resp.body,
 		obeyRobots:  r.cfg.robots,
 	}
-	if isText(resp.contentType) && l.Kind == PageRequest {
+	if isText(resp.contentType) && l.Kind == PageRequest && !resp.encoded {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
 	var n int                   // the page's links
 	var link func(int) *url.URL // link i of n, or nil
-	if ok && l.Kind == PageRequest && r.cfg.extractor == nil && isHTML(p.ContentType) {
+	if ok && l.Kind == PageRequest && r.cfg.extractor == nil && isHTML(p.ContentType) && !resp.encoded {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them. It leaves the
 		// links as written, to be resolved as follow takes them.
@@ -589,7 +595,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		if r.cfg.robots {
 			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
 		}
-	} else if r.cfg.robots && isHTML(p.ContentType) {
+	} else if r.cfg.robots && isHTML(p.ContentType) && !resp.encoded {
 		meta := pageMeta(p.Body)
 		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 	}
@@ -608,6 +614,10 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		return
 	}
 	if l.Kind == SitemapRequest {
+		if resp.encoded {
+			res.Err = fmt.Errorf("sitemap %s: in a content coding the crawler cannot decode (%s)", l.URL, resp.header.Get("Content-Encoding"))
+			return
+		}
 		if err := r.sitemap(w, l, base, p.Body, res); err != nil {
 			res.Err = err
 		}

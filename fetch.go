@@ -7,6 +7,8 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
 
@@ -51,15 +54,21 @@ type Page struct {
 	ContentType string
 	// Encoding is the canonical name of the character encoding the body
 	// was decoded from ("utf-8", "windows-1252"); empty for types that are
-	// not text.
+	// not text, and for a body left in a content coding.
 	Encoding string
 	// obeyRobots is set when the crawler obeys robots.txt, so that
 	// ExtractLinks leaves out what the default extractor does.
 	obeyRobots bool
-	// Body is the response body, decompressed (from gzip or deflate; a
-	// body in br or zstd stays as sent, see WithMaxBodySize), and for text
-	// types decoded to UTF-8. The crawler reuses its buffer after the call returns: copy
-	// it to keep it.
+	// Body is the response body, decompressed from gzip or deflate, and
+	// for text types decoded to UTF-8; an XML declaration at its start
+	// that named another encoding then names UTF-8, so that encoding/xml
+	// reads Body as it is. A body in a content coding the crawler cannot
+	// decode (br, zstd) is passed on exactly as sent, with its
+	// Content-Encoding in Header, and the crawler does not parse it: it
+	// is not decoded to UTF-8, its links are not followed and its robots
+	// meta tags are not read (a custom LinkExtractor still gets it; see
+	// WithMaxBodySize). The crawler reuses its buffer after the call
+	// returns: copy it to keep it.
 	Body []byte
 	// NoIndex and NoFollow report what the page's <meta name="robots">
 	// tags and X-Robots-Tag headers say ("noindex", "nofollow", "none");
@@ -76,6 +85,9 @@ type response struct {
 	contentType string // media type, lower case
 	charset     string // the Content-Type's charset label, as sent
 	body        []byte // valid until the worker's next fetch
+	// encoded says that body is in a content coding the crawler cannot
+	// decode (br, zstd): it is passed on as sent and not parsed.
+	encoded bool
 }
 
 // newClient returns the client a Run uses and whether the Run owns its
@@ -185,18 +197,46 @@ func statusOf(resp *response) int {
 	return resp.status
 }
 
+// fetcher makes the attempts at a Run's URLs: it sends one request, reads
+// its response within the body limits, and decides whether an outcome is
+// worth another try, and when. It is built from the few options it needs,
+// and is safe for concurrent use.
+type fetcher struct {
+	client        *http.Client
+	userAgent     string
+	requestHook   func(*http.Request) error
+	timeout       time.Duration // per attempt
+	maxTries      int
+	backoffBase   time.Duration
+	maxBackoff    time.Duration
+	maxRetryAfter time.Duration
+}
+
+func newFetcher(cfg *config, client *http.Client) *fetcher {
+	return &fetcher{
+		client:        client,
+		userAgent:     cfg.userAgent,
+		requestHook:   cfg.requestHook,
+		timeout:       cfg.requestTimeout,
+		maxTries:      cfg.maxTries,
+		backoffBase:   cfg.backoff,
+		maxBackoff:    cfg.maxBackoff,
+		maxRetryAfter: cfg.maxRetryAfter,
+	}
+}
+
 // retryable decides whether the outcome of attempt number try is worth
 // another, and how long to wait before it.
-func (r *run) retryable(resp *response, err error, try int) (time.Duration, bool) {
-	if try >= r.cfg.maxTries {
+func (f *fetcher) retryable(resp *response, err error, try int) (time.Duration, bool) {
+	if try >= f.maxTries {
 		return 0, false
 	}
 	if err != nil {
 		var ne *netError
-		if !errors.As(err, &ne) {
+		if !errors.As(err, &ne) || ne.permanent {
 			return 0, false
 		}
-		return r.backoff(try), true
+		return f.backoff(try), true
 	}
 	switch resp.status {
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
@@ -204,27 +244,27 @@ func (r *run) retryable(resp *response, err error, try int) (time.Duration, bool
 	default:
 		return 0, false
 	}
-	return r.retryWait(resp.header, try), true
+	return f.retryWait(resp.header, try), true
 }
 
 // retryWait returns the pause after failed attempt number try: what the
 // response's Retry-After header asks (seconds or a date), capped, or else
 // the backoff. header may be nil.
-func (r *run) retryWait(header http.Header, try int) time.Duration {
+func (f *fetcher) retryWait(header http.Header, try int) time.Duration {
 	if d, ok := retryAfter(header.Get("Retry-After"), time.Now()); ok {
-		return min(d, r.cfg.maxRetryAfter)
+		return min(d, f.maxRetryAfter)
 	}
-	return r.backoff(try)
+	return f.backoff(try)
 }
 
 // backoff returns the pause after failed attempt number try: exponential
 // from the base, capped, with equal jitter.
-func (r *run) backoff(try int) time.Duration {
-	d := r.cfg.backoff
-	for i := 1; i < try && d < r.cfg.maxBackoff; i++ {
+func (f *fetcher) backoff(try int) time.Duration {
+	d := f.backoffBase
+	for i := 1; i < try && d < f.maxBackoff; i++ {
 		d *= 2
 	}
-	d = min(d, r.cfg.maxBackoff)
+	d = min(d, f.maxBackoff)
 	if d <= 0 {
 		return 0
 	}
@@ -250,25 +290,33 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // netError marks an error of the network or the server's connection, the
-// kind of failure worth retrying.
-type netError struct{ err error }
+// kind of failure worth retrying unless it is permanent.
+type netError struct {
+	err       error
+	permanent bool // a retry would fail the same way; see isPermanent
+}
 
 func (e *netError) Error() string { return e.err.Error() }
 func (e *netError) Unwrap() error { return e.err }
 
 // attempt sends one request for t and reads its response, bounded by the
-// per-attempt timeout, its body by limit (for a robots.txt, read up to the
-// limit and cut there). The body is read into w.buf.
-func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*response, error) {
-	actx, cancel := context.WithTimeout(ctx, r.cfg.requestTimeout)
+// per-attempt timeout, its body by limit. The body of a robots.txt is read
+// up to the limit and cut there; that of a sitemap too, but with one byte
+// more, which tells the sitemap parser that the file was larger. The body
+// is read into *buf.
+func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64) (*response, error) {
+	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}
-	req.Header.Set("User-Agent", r.cfg.userAgent)
+	// The URL the response is of, for links and redirects to resolve
+	// against: the crawler's own, whatever a request hook does to req.URL.
+	target := *req.URL
+	req.Header.Set("User-Agent", f.userAgent)
 	// robots.txt is not a URL of the crawl: no request hook for it.
-	if hook := r.cfg.requestHook; hook != nil && t.kind != kindRobots {
+	if hook := f.requestHook; hook != nil && t.kind != kindRobots {
 		if err := protect("request hook", func() error { return hook(req) }); err != nil {
 			return nil, fmt.Errorf("fetch %s: request hook: %w", t.url, err)
 		}
@@ -280,12 +328,12 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		req.Header.Del("Cookie")
 		req.Header.Del("Proxy-Authorization")
 	}
-	resp, err := r.client.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, r.attemptErr(ctx, t, err)
+		return nil, f.attemptErr(ctx, t, err)
 	}
 	defer resp.Body.Close()
-	out := &response{url: req.URL, status: resp.StatusCode, header: resp.Header}
+	out := &response{url: &target, status: resp.StatusCode, header: resp.Header}
 	if isRedirect(resp.StatusCode) {
 		// The body of a redirect is of no use, but reading a little of it
 		// lets the connection be reused.
@@ -293,11 +341,17 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		return out, nil
 	}
 	out.contentType, out.charset = mediaType(resp.Header.Get("Content-Type"))
-	truncate := t.kind == kindRobots // RFC 9309: read the first 500 KiB, ignore the rest
-	if truncate && (resp.StatusCode < 200 || resp.StatusCode > 299) {
-		return out, nil // only its status counts
+	if t.kind == kindRobots && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		// Only its status counts; as for a redirect, reading a little
+		// of the body lets the connection be reused.
+		io.CopyN(io.Discard, resp.Body, 4<<10)
+		return out, nil
 	}
-	if resp.ContentLength > limit && !truncate {
+	// A page over the limit is an error. robots.txt (RFC 9309: the first
+	// 500 KiB) and a sitemap (sitemaps.org: 50 MB) are read up to their
+	// limit and the rest is ignored.
+	cut := t.kind != kindPage
+	if resp.ContentLength > limit && !cut {
 		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
 			t.url, resp.ContentLength, limit, ErrBodyTooLarge)
 	}
@@ -307,8 +361,8 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 		// a request hook that set Accept-Encoding, or a server that
 		// ignored it, leaves the decoding to us.
 		var decoded bool
-		if body, decoded, err = decodeBody(body, resp.Header.Values("Content-Encoding")); err != nil {
-			return r.bodyErr(ctx, t, out, err)
+		if body, decoded, out.encoded, err = decodeBody(body, resp.Header.Values("Content-Encoding")); err != nil {
+			return f.bodyErr(ctx, t, out, err)
 		}
 		if decoded {
 			// As the transport does: the header describes the body given.
@@ -316,26 +370,33 @@ func (r *run) attempt(ctx context.Context, w *worker, t task, limit int64) (*res
 			resp.Header.Del("Content-Length")
 		}
 	}
-	w.buf, err = readBody(w.buf[:0], body, limit)
-	if errors.Is(err, ErrBodyTooLarge) && truncate {
-		out.body = w.buf[:limit]
+	*buf, err = readBody((*buf)[:0], body, limit)
+	if errors.Is(err, ErrBodyTooLarge) && cut {
+		out.body = (*buf)[:limit]
+		if t.kind == kindSitemap {
+			// The byte past the limit stays: by it parseSitemap knows
+			// that the file went on, and says so with
+			// ErrSitemapTooLarge after what it read up to the limit.
+			out.body = *buf
+		}
 		return out, nil
 	}
 	if errors.Is(err, ErrBodyTooLarge) {
-		out.body = w.buf // Result.Size tells how far the read went
+		out.body = *buf // Result.Size tells how far the read went
 		return out, fmt.Errorf("fetch %s: body over the %d byte limit: %w", t.url, limit, err)
 	}
 	if err != nil {
-		return r.bodyErr(ctx, t, out, err)
+		return f.bodyErr(ctx, t, out, err)
 	}
-	out.body = w.buf
+	out.body = *buf
 	return out, nil
 }
 
 // attemptErr wraps an error of the transport or the body. It is worth a
-// retry unless the crawl itself was cancelled, the address is blocked or
+// retry unless the crawl itself was cancelled, the address is blocked, the
+// host name does not exist, the server's certificate does not verify or
 // the body could not be decoded: those would fail again.
-func (r *run) attemptErr(ctx context.Context, t task, err error) error {
+func (f *fetcher) attemptErr(ctx context.Context, t task, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("fetch %s: %w", t.url, ctx.Err())
@@ -344,13 +405,30 @@ func (r *run) attemptErr(ctx context.Context, t task, err error) error {
 	case isDecodeError(err):
 		return fmt.Errorf("fetch %s: decode body: %w", t.url, err)
 	}
-	return &netError{fmt.Errorf("fetch %s: %w", t.url, err)}
+	return &netError{err: fmt.Errorf("fetch %s: %w", t.url, err), permanent: isPermanent(err)}
+}
+
+// isPermanent reports whether err is a network failure that a retry would
+// meet again: a host name that does not exist (NXDOMAIN, not a resolver
+// timeout or a temporary failure) or a server certificate that does not
+// verify.
+func isPermanent(err error) bool {
+	var (
+		dnsErr   *net.DNSError
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound ||
+		errors.As(err, &verify) || errors.As(err, &unknown) ||
+		errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // bodyErr wraps an error met reading the body of out. A body that could
 // not be decoded still has its response; a network failure has none.
-func (r *run) bodyErr(ctx context.Context, t task, out *response, err error) (*response, error) {
-	if err = r.attemptErr(ctx, t, err); isDecodeError(err) {
+func (f *fetcher) bodyErr(ctx context.Context, t task, out *response, err error) (*response, error) {
+	if err = f.attemptErr(ctx, t, err); isDecodeError(err) {
 		return out, err
 	}
 	return nil, err
@@ -365,8 +443,9 @@ const maxCodings = 2
 // and deflate (zlib, or raw deflate, which some servers send), undone
 // last first; identity is no coding. The decoders stream, so the caller's
 // size cap counts decoded bytes. A body with a coding the standard library
-// cannot decode (br, zstd, compress) is returned as it is.
-func decodeBody(body io.Reader, values []string) (io.Reader, bool, error) {
+// cannot decode (br, zstd, compress) is returned as it is, with encoded
+// true.
+func decodeBody(body io.Reader, values []string) (_ io.Reader, decoded, encoded bool, _ error) {
 	var codings []string
 	for _, v := range values {
 		for c := range strings.SplitSeq(v, ",") {
@@ -375,20 +454,20 @@ func decodeBody(body io.Reader, values []string) (io.Reader, bool, error) {
 			case "gzip", "x-gzip", "deflate":
 				codings = append(codings, c)
 			default:
-				return body, false, nil
+				return body, false, true, nil
 			}
 		}
 	}
 	if len(codings) > maxCodings {
-		return nil, false, fmt.Errorf("%w: %d content codings, at most %d are decoded", errDecode, len(codings), maxCodings)
+		return nil, false, false, fmt.Errorf("%w: %d content codings, at most %d are decoded", errDecode, len(codings), maxCodings)
 	}
 	for i := len(codings) - 1; i >= 0; i-- {
 		br := bufio.NewReader(body)
 		if _, err := br.Peek(1); err == io.EOF {
 			// An empty body is empty whatever its coding says.
-			return http.NoBody, true, nil
+			return http.NoBody, true, false, nil
 		} else if err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		var err error
 		if codings[i] == "deflate" {
@@ -397,10 +476,10 @@ func decodeBody(body io.Reader, values []string) (io.Reader, bool, error) {
 			body, err = gzip.NewReader(br)
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
-	return body, len(codings) > 0, nil
+	return body, len(codings) > 0, false, nil
 }
 
 // inflater returns a reader of a deflate body: HTTP's deflate is a zlib
@@ -474,55 +553,248 @@ func isText(mediaType string) bool {
 		mediaType == "application/xml" || strings.HasSuffix(mediaType, "+xml")
 }
 
-// decode finds the character encoding of a text body, from its byte order
-// mark, the charset of its Content-Type or an HTML <meta> tag, as
-// x/net/html/charset does, and returns the body in UTF-8 with the
-// encoding's canonical name. A body in UTF-8 is returned as it is, without
-// its byte order mark.
+// decode finds the character encoding of a text body and returns the body
+// in UTF-8 with the encoding's canonical name. The encoding is decided, as
+// the WHATWG Encoding standard and browsers do, by the first of:
+//
+//   - a byte order mark (UTF-8, UTF-16LE or UTF-16BE), which wins even over
+//     the header;
+//   - label, the charset of the Content-Type header, if it names an
+//     encoding;
+//   - for HTML, a <meta charset> or <meta http-equiv="Content-Type"> tag
+//     in the first KiB, found by the HTML standard's prescan (the word
+//     "charset" elsewhere, as in <script charset>, declares nothing);
+//   - for XML types, the encoding of the XML declaration;
+//   - detection: UTF-8 if the whole body is valid UTF-8, else
+//     windows-1252.
+//
+// A body in UTF-8 is returned as it is, without its byte order mark. An
+// XML declaration at the start of the body that names another encoding is
+// made to name UTF-8, which the body now is.
 func decode(body []byte, mediaType, label string) ([]byte, string) {
-	if len(body) >= 2 && (body[0] == 0xfe && body[1] == 0xff || body[0] == 0xff && body[1] == 0xfe) {
-		label = "" // a UTF-16 byte order mark beats the header
+	name := bomEncoding(body)
+	if name == "" && label != "" {
+		_, name = charset.Lookup(label)
 	}
-	if label != "" && (strings.EqualFold(label, "utf-8") || strings.EqualFold(label, "utf8")) {
-		return bytes.TrimPrefix(body, utf8BOM), "utf-8"
+	if name == "" && isHTML(mediaType) {
+		name = metaCharset(body)
 	}
-	contentType := mediaType
-	if label != "" {
-		contentType += "; charset=" + label
-	}
-	enc, name, certain := charset.DetermineEncoding(body, contentType)
-	// Without a declaration, DetermineEncoding looks at the first 1024
-	// bytes only and, finding no byte above 0x7f there, guesses
-	// windows-1252. A body valid as UTF-8 throughout is taken as UTF-8:
-	// plain ASCII reads the same either way, and a UTF-8 page whose first
-	// non-ASCII byte comes after its first kilobyte is not garbled.
-	if !certain && name == "windows-1252" && !mentionsCharset(body) && utf8.Valid(body) {
-		name = "utf-8"
-	}
-	if name == "utf-8" {
-		return bytes.TrimPrefix(body, utf8BOM), name
-	}
-	out, err := enc.NewDecoder().Bytes(body)
-	if err != nil {
-		return body, name
-	}
-	// A UTF-16 decoder keeps the byte order mark as U+FEFF; drop it as
-	// for UTF-8.
-	return bytes.TrimPrefix(out, utf8BOM), name
-}
-
-// mentionsCharset reports whether the first kilobyte of body, where
-// DetermineEncoding looks for a <meta> declaration, contains "charset" in
-// any case. Without it, a windows-1252 answer is a guess, not a
-// declaration.
-func mentionsCharset(body []byte) bool {
-	head := body[:min(len(body), 1024)]
-	for i := 0; i+7 <= len(head); i++ {
-		if head[i]|0x20 == 'c' && bytes.EqualFold(head[i:i+7], []byte("charset")) {
-			return true
+	if name == "" && isXML(mediaType) {
+		if label, _, _, ok := xmlDeclaration(body); ok {
+			_, name = charset.Lookup(label)
+			if strings.HasPrefix(name, "utf-16") {
+				// A declaration readable as ASCII is not in UTF-16.
+				name = "utf-8"
+			}
 		}
 	}
-	return false
+	if name == "" {
+		name = "windows-1252"
+		if utf8.Valid(body) {
+			name = "utf-8"
+		}
+	}
+	out := body
+	if name != "utf-8" {
+		enc, _ := charset.Lookup(name)
+		var err error
+		if out, err = enc.NewDecoder().Bytes(body); err != nil {
+			return body, name
+		}
+	}
+	// A UTF-16 decoder keeps the byte order mark as U+FEFF; it goes as
+	// for UTF-8.
+	return declareUTF8(bytes.TrimPrefix(out, utf8BOM)), name
+}
+
+// bomEncoding returns the encoding the byte order mark at the start of
+// body names, or "".
+func bomEncoding(body []byte) string {
+	switch {
+	case bytes.HasPrefix(body, utf8BOM):
+		return "utf-8"
+	case bytes.HasPrefix(body, []byte{0xfe, 0xff}):
+		return "utf-16be"
+	case bytes.HasPrefix(body, []byte{0xff, 0xfe}):
+		return "utf-16le"
+	}
+	return ""
+}
+
+// isXML reports whether a media type is XML, whose encoding an XML
+// declaration may give.
+func isXML(mediaType string) bool {
+	return mediaType == "text/xml" || mediaType == "application/xml" || strings.HasSuffix(mediaType, "+xml")
+}
+
+// metaCharset returns the canonical name of the encoding that a <meta> tag
+// in the first KiB of an HTML body declares, or "" if none declares one it
+// knows. As in the HTML standard's prescan, a tag declares with a charset
+// attribute, or with http-equiv="Content-Type" and a charset in its
+// content attribute; the first of each attribute counts; tags inside
+// comments or scripts do not count; UTF-16 is read as UTF-8 (a page whose
+// <meta> can be read as ASCII is not in UTF-16) and x-user-defined as
+// windows-1252.
+func metaCharset(body []byte) string {
+	z := html.NewTokenizer(bytes.NewReader(body[:min(len(body), 1024)]))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ""
+		case html.StartTagToken, html.SelfClosingTagToken:
+		default:
+			continue
+		}
+		tag, more := z.TagName()
+		if string(tag) != "meta" {
+			continue
+		}
+		var (
+			label, content                         string
+			hasLabel, hasContent, hasEquiv, pragma bool
+		)
+		for more {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			switch string(k) {
+			case "charset":
+				if !hasLabel {
+					label, hasLabel = string(v), true
+				}
+			case "content":
+				if !hasContent {
+					content, hasContent = string(v), true
+				}
+			case "http-equiv":
+				if !hasEquiv {
+					pragma, hasEquiv = strings.EqualFold(string(v), "content-type"), true
+				}
+			}
+		}
+		if !hasLabel && pragma {
+			label = contentCharset(content)
+		}
+		if label == "" {
+			continue
+		}
+		if _, name := charset.Lookup(label); name != "" {
+			switch {
+			case strings.HasPrefix(name, "utf-16"):
+				return "utf-8"
+			case name == "x-user-defined":
+				return "windows-1252"
+			}
+			return name
+		}
+	}
+}
+
+// contentCharset returns the charset that the content attribute of a
+// <meta http-equiv="Content-Type"> names ("text/html; charset=koi8-r"),
+// or "", as the HTML standard extracts it.
+func contentCharset(content string) string {
+	s := content
+	for {
+		i := indexFold(s, "charset")
+		if i < 0 {
+			return ""
+		}
+		s = strings.TrimLeft(s[i+len("charset"):], htmlSpace)
+		if rest, ok := strings.CutPrefix(s, "="); ok {
+			s = strings.TrimLeft(rest, htmlSpace)
+			break
+		}
+	}
+	if s == "" {
+		return ""
+	}
+	if q := s[0]; q == '"' || q == '\'' {
+		v, _, ok := strings.Cut(s[1:], s[:1])
+		if !ok {
+			return ""
+		}
+		return v
+	}
+	if end := strings.IndexAny(s, ";"+htmlSpace); end >= 0 {
+		s = s[:end]
+	}
+	return s
+}
+
+// htmlSpace is the white space of HTML.
+const htmlSpace = "\t\n\f\r "
+
+// indexFold returns the index of the first instance of word, lower case
+// ASCII letters, in s in any case, or -1.
+func indexFold(s, word string) int {
+next:
+	for i := 0; i+len(word) <= len(s); i++ {
+		for j := range len(word) {
+			if s[i+j]|0x20 != word[j] {
+				continue next
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// xmlDeclaration finds the encoding of an XML declaration at the start of
+// b (<?xml version="1.0" encoding="Shift_JIS"?>): the label, and where it
+// is in b. ok is false if b starts with no XML declaration, or one that
+// declares no encoding.
+func xmlDeclaration(b []byte) (label string, start, end int, ok bool) {
+	const open = "<?xml"
+	if len(b) <= len(open) || string(b[:len(open)]) != open || !isXMLSpace(b[len(open)]) {
+		return "", 0, 0, false
+	}
+	decl := b[:min(len(b), 1024)] // a declaration is short
+	skipSpace := func(i int) int {
+		for i < len(decl) && isXMLSpace(decl[i]) {
+			i++
+		}
+		return i
+	}
+	// Pseudo-attributes, name="value" or name='value', up to "?>".
+	for i := len(open); ; {
+		i = skipSpace(i)
+		j := i
+		for j < len(decl) && !isXMLSpace(decl[j]) && decl[j] != '=' && decl[j] != '?' {
+			j++
+		}
+		name := string(decl[i:j])
+		i = skipSpace(j)
+		if name == "" || i >= len(decl) || decl[i] != '=' {
+			return "", 0, 0, false
+		}
+		i = skipSpace(i + 1)
+		if i >= len(decl) || decl[i] != '"' && decl[i] != '\'' {
+			return "", 0, 0, false
+		}
+		n := bytes.IndexByte(decl[i+1:], decl[i])
+		if n < 0 {
+			return "", 0, 0, false
+		}
+		start, end = i+1, i+1+n
+		if name == "encoding" {
+			return string(decl[start:end]), start, end, true
+		}
+		i = end + 1
+	}
+}
+
+// declareUTF8 returns body, which is in UTF-8, with the encoding of the XML
+// declaration at its start, if any, made to say UTF-8, so that an XML
+// parser reads it as what it is. body itself is not modified.
+func declareUTF8(body []byte) []byte {
+	label, start, end, ok := xmlDeclaration(body)
+	if !ok || strings.EqualFold(label, "utf-8") {
+		return body
+	}
+	out := make([]byte, 0, len(body)-(end-start)+len("UTF-8"))
+	out = append(out, body[:start]...)
+	out = append(out, "UTF-8"...)
+	return append(out, body[end:]...)
 }
 
 // isRedirect reports whether status is one the crawler follows.

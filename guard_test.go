@@ -91,7 +91,7 @@ func TestBlockPrivateNetworksSpellings(t *testing.T) {
 		{"0x7f000001", false, false},
 		{"127.1", false, false},
 		{"0177.0.0.1", false, false},
-		{"127.0.0.1.", false, false},
+		{"127.0.0.1.", false, true}, // normalize removes the trailing dot: the IP literal
 		{"[::ffff:127.0.0.1]", false, true},
 		{"[::ffff:7f00:1]", false, true},
 		{"localhost", false, true},

@@ -224,17 +224,23 @@ func WithMaxRedirects(n int) Option {
 }
 
 // WithMaxTries sets how many attempts are made per URL when the network
-// fails or the server answers 408, 429, 500, 502, 503 or 504. The default is
-// 4; 1 means no retry; n must be at least 1.
+// fails or the server answers 408, 429, 500, 502, 503 or 504; any other
+// status is a Result at once. A network failure that would only happen
+// again is not retried: a host name that does not exist (NXDOMAIN), a
+// server certificate that does not verify, an address refused by
+// WithBlockPrivateNetworks, a body whose compression is corrupt. The
+// default is 4; 1 means no retry; n must be at least 1.
 func WithMaxTries(n int) Option {
 	return optionFunc(func(c *config) { c.maxTries = n })
 }
 
-// WithBackoff sets the pause before a retry: base before the second
-// attempt, doubling each time up to max, with random jitter (each pause is
-// drawn from [d/2, d]). A Retry-After header on a 429 or 503 replaces the
-// computed pause, capped at 10 minutes. The defaults are 250ms and 30s;
-// base 0 retries at once.
+// WithBackoff sets the pause before a retry (see WithMaxTries for what is
+// retried: network failures and 408, 429, 500, 502, 503, 504): base before
+// the second attempt, doubling each time up to max, with random jitter
+// (each pause is drawn from [d/2, d]). A Retry-After header, in seconds or
+// as an HTTP date, on any response retried replaces the computed pause,
+// capped at 10 minutes; on a 429 or 503 it also pauses the whole host.
+// The defaults are 250ms and 30s; base 0 retries at once.
 func WithBackoff(base, max time.Duration) Option {
 	return optionFunc(func(c *config) { c.backoff, c.maxBackoff = base, max })
 }
@@ -299,8 +305,9 @@ func WithUserAgent(ua string) Option {
 // by the transport or, when a request hook set Accept-Encoding or the server
 // sent a coding unasked, by the crawler, so a decompression bomb stops at
 // the cap too. A body in a coding the standard library cannot decode (br,
-// zstd) is left encoded, Content-Encoding stays in Page.Header, and the cap
-// counts its bytes as sent. The default is 10 MiB; n must be positive.
+// zstd) is left encoded and not parsed (see Page.Body), Content-Encoding
+// stays in Page.Header, and the cap counts its bytes as sent. The default
+// is 10 MiB; n must be positive.
 func WithMaxBodySize(n int64) Option {
 	return optionFunc(func(c *config) { c.maxBodySize = n })
 }
@@ -393,9 +400,10 @@ func WithRobots(on bool) Option {
 // The sitemaps a sitemap index lists are read too, at one more than the
 // index's depth, so WithMaxDepth bounds them; an index listed by an index
 // (which sitemaps.org does not allow) has its entries left unread. A
-// sitemap file is read up to 50,000 URLs and 50 MB, the limits of
-// sitemaps.org; a larger one is stopped there with an error in its Result.
-// The default is off.
+// sitemap file is read up to 50,000 URLs and 50 MB (MaxSitemapURLs,
+// MaxSitemapBytes, the limits of sitemaps.org, whatever WithMaxBodySize
+// says); of a larger one, the URLs found up to the limit are queued and its
+// Result's Err wraps ErrSitemapTooLarge. The default is off.
 func WithSitemaps(on bool) Option {
 	return optionFunc(func(c *config) { c.sitemaps = on })
 }

@@ -335,14 +335,16 @@ func calendarSite() http.Handler {
 func TestMaxDuration(t *testing.T) {
 	s := newSite(t, calendarSite())
 	stats, res, err := crawlSite(t, context.Background(), []string{s.URL},
-		crawl.WithWorkers(4), crawl.WithMaxDuration(300*time.Millisecond))
+		crawl.WithWorkers(4), crawl.WithMaxDuration(time.Second))
 	if err != nil {
 		t.Fatalf("Run: got %v, want nil (a budget ends a crawl normally)", err)
 	}
 	if stats.Budget != "max_duration" {
 		t.Errorf("Budget: got %q, want max_duration", stats.Budget)
 	}
-	if len(res) < 10 || stats.Todo == 0 {
+	// The requests in flight at the deadline go back to Todo: on a loaded
+	// machine a second may see few Results, but never none.
+	if len(res) < 3 || stats.Todo == 0 {
 		t.Errorf("got %d Results and Todo %d, want many Results and URLs left (an endless site)", len(res), stats.Todo)
 	}
 	for u, r := range res {

@@ -434,7 +434,10 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 		if se, ok := err.(*robotsStatusError); ok {
 			header = se.header
 		}
-		wait, retry := r.retryWait(header, l.Tries), l.Tries < r.cfg.maxTries && !errors.Is(err, ErrBlockedAddress)
+		var ne *netError
+		_, status := err.(*robotsStatusError)
+		transient := status || errors.As(err, &ne) && !ne.permanent
+		wait, retry := r.fetch.retryWait(header, l.Tries), l.Tries < r.cfg.maxTries && transient
 		if retry {
 			r.cfg.logger.Info("retry", "url", l.URL, "try", l.Tries, "wait", wait, "err", err)
 			if err := r.front.Retry(fctx, l, time.Now().Add(wait)); err != nil {
@@ -521,7 +524,7 @@ func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (body []byte
 		}
 	}()
 	for range maxRobotsRedirects + 1 {
-		resp, err := r.attempt(ctx, w, task{url: u, kind: kindRobots}, maxRobotsSize)
+		resp, err := r.fetch.attempt(ctx, &w.buf, task{url: u, kind: kindRobots}, maxRobotsSize)
 		switch {
 		case err != nil:
 			return nil, err
@@ -532,6 +535,9 @@ func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (body []byte
 			}
 			normalize(next)
 			u = next.String()
+		case resp.status >= 200 && resp.status <= 299 && resp.encoded:
+			// In a coding the crawler cannot decode: no rules to read.
+			return nil, nil
 		case resp.status >= 200 && resp.status <= 299:
 			return bytes.Clone(resp.body), nil
 		case resp.status == http.StatusTooManyRequests || resp.status >= 500:

@@ -4,20 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 )
 
 // ErrBadRoot is wrapped by the error Run returns for a root that is not an
-// absolute http or https URL.
+// absolute http or https URL with a valid host name.
 var ErrBadRoot = errors.New("not an absolute http(s) URL")
 
 // parseRoot turns a root as a user typed it into a normalised URL. A bare
 // host ("example.com", "example.com/docs") gets "http://", as in crawl.py.
+// A root whose host normalize cannot make canonical (see canonicalHost) is
+// an error naming the host.
 func parseRoot(s string) (*url.URL, error) {
 	raw := strings.TrimSpace(s)
 	if raw == "" {
@@ -43,33 +48,47 @@ func parseRoot(s string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("crawl: root %q: no host: %w", s, ErrBadRoot)
 	}
+	if _, err := canonicalHostPort(u.Host, u.Scheme); err != nil {
+		return nil, fmt.Errorf("crawl: root %q: host %q: %w: %w", s, u.Host, err, ErrBadRoot)
+	}
 	normalize(u)
 	return u, nil
 }
 
-// normalize rewrites u in place into the form the crawl dedupes on: scheme
-// and host lower-cased, the scheme's default port dropped, the fragment
-// dropped and an empty path made "/", so that "HTTP://Example.COM:80" and
-// "http://example.com/#top" are one URL; and in the path and query,
-// percent-encoded unreserved characters decoded and the hex digits of the
-// rest upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is
-// "/~user"; and dot segments removed ("/a/./b/../c" is "/a/c"). normalize
-// is idempotent.
+// normalize rewrites u in place into the form the crawl dedupes on, and
+// from which the host key, the scope and the robots.txt cache take the
+// host. The scheme is lower-cased. The userinfo is dropped, so that
+// "http://u@h/p" and "http://h/p" are one URL on one host: a crawl's
+// credentials belong in WithRequestHook or WithHTTPClient, not in the
+// URLs it finds. The host is made canonical by canonicalHostPort (IDNA to
+// ASCII, lower case, one trailing dot removed, the port without leading
+// zeros, the scheme's default port dropped), so that
+// "HTTP://Example.COM.:80" is "http://example.com/" and
+// "http://Bücher.example" is "http://xn--bcher-kva.example/". The fragment
+// is dropped and an empty path made "/". In the path and query,
+// percent-encoded unreserved characters are decoded and the hex digits of
+// the rest upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is
+// "/~user"; and dot segments are removed ("/a/./b/../c" is "/a/c").
+//
+// A host that cannot be made canonical (an empty label, a name that fails
+// IDNA, a malformed port) is only ASCII-lower-cased, port and all, and
+// scope.contains refuses it: a URL that names no valid host is never
+// crawled. normalize is idempotent.
 func normalize(u *url.URL) {
 	u.Scheme = strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Host)
-	// A host with two colons outside brackets ("//h::/x" parses without a
-	// scheme, and keeps it when resolved against an http page) has no port
-	// to drop: trimming one would make it another, maybe valid, host. Nor
-	// has one with no name before its colon: trimming would leave no host.
-	if i := strings.LastIndexByte(host, ':'); i > 0 && !strings.Contains(host[i:], "]") &&
-		(strings.HasPrefix(host, "[") || strings.IndexByte(host, ':') == i) {
-		port := host[i+1:]
-		if port == "" || (port == "80" && u.Scheme == "http") || (port == "443" && u.Scheme == "https") {
-			host = host[:i]
+	u.User = nil
+	if u.Host != "" {
+		if h, err := canonicalHostPort(u.Host, u.Scheme); err == nil {
+			u.Host = h
+		} else {
+			// Trimming a port or a dot here could make another,
+			// maybe valid, host ("//h::/x" parses without a
+			// scheme, and keeps it when resolved against an http
+			// page): the URL would then be fetched under a second
+			// key.
+			u.Host = lowerASCII(u.Host)
 		}
 	}
-	u.Host = host
 	u.Fragment, u.RawFragment = "", ""
 	if u.Path == "" && u.Opaque == "" && u.Host != "" {
 		u.Path, u.RawPath = "/", ""
@@ -95,6 +114,131 @@ func normalize(u *url.URL) {
 		r := u.ResolveReference(&url.URL{})
 		u.Path, u.RawPath = r.Path, r.RawPath
 	}
+}
+
+// canonicalHostPort returns the host and port of a URL with the given
+// scheme (url.URL.Host, the port optional) in canonical form: the host as
+// canonicalHost makes it, the port without leading zeros, and dropped if
+// empty or the scheme's default. It fails for a host canonicalHost refuses
+// and for a port that is not a decimal number up to 65535.
+func canonicalHostPort(hostport, scheme string) (string, error) {
+	name, port, hasPort := hostport, "", false
+	if strings.HasPrefix(hostport, "[") {
+		// Only the colon after the bracket starts a port; a
+		// bracket not followed by one leaves a name that is not
+		// an IPv6 literal.
+		if i := strings.IndexByte(hostport, ']'); i >= 0 && i+1 < len(hostport) && hostport[i+1] == ':' {
+			name, port, hasPort = hostport[:i+1], hostport[i+2:], true
+		}
+	} else {
+		// A second colon ("h::", "h:80:") is left in the port, which
+		// is then no number: such a host is refused, not trimmed
+		// into a valid one.
+		name, port, hasPort = strings.Cut(hostport, ":")
+	}
+	if hasPort {
+		if strings.Trim(port, "0123456789") != "" {
+			return "", fmt.Errorf("port %q is not a number", port)
+		}
+		if port != "" {
+			port = strings.TrimLeft(port, "0")
+			if port == "" {
+				port = "0"
+			}
+			if n, err := strconv.Atoi(port); err != nil || n > 65535 {
+				return "", fmt.Errorf("port %s out of range", port)
+			}
+		}
+	}
+	given := name
+	name, err := canonicalHost(name)
+	if err != nil {
+		return "", err
+	}
+	if port == "" || port == "80" && scheme == "http" || port == "443" && scheme == "https" {
+		return name, nil
+	}
+	if name == given && len(hostport) == len(name)+1+len(port) {
+		// Already canonical, the usual case: no new string.
+		return hostport, nil
+	}
+	return name + ":" + port, nil
+}
+
+// idnaProfile maps host names to ASCII as browsers' URL parsers do (the
+// URL Standard's "domain to ASCII"): UTS #46 non-transitional processing,
+// as idna.Lookup does, with the Bidi and ContextJ rules, but without
+// idna.Lookup's STD3 rules and hyphen checks, which would refuse names in
+// use such as "my_host.example.com" and "r3---sn-abc.googlevideo.com". It
+// is safe for concurrent use.
+var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
+	idna.StrictDomainName(false), idna.CheckHyphens(false))
+
+// canonicalHost returns a host name (url.URL.Hostname, but with an IPv6
+// literal's brackets) in the one form a crawl knows the host by: mapped to
+// ASCII by IDNA ("BÜCHER.example" is "xn--bcher-kva.example", as is
+// "XN--BCHER-KVA.example"), lower case, one trailing dot removed
+// ("example.com." is "example.com"). An IPv4 address is left as it is, an
+// IPv6 literal only lower-cased. It fails for an empty name, for one that
+// fails IDNA (a bad "xn--" label, a disallowed rune), for one with an
+// empty label ("a..b", "example.com.."), and for one with a byte other
+// than a letter, a digit, "-", "_" or ".", which net's resolver would
+// refuse. canonicalHost(canonicalHost(h)) is canonicalHost(h).
+func canonicalHost(name string) (string, error) {
+	if strings.HasPrefix(name, "[") {
+		a, err := netip.ParseAddr(strings.TrimSuffix(name[1:], "]"))
+		if err != nil || !a.Is6() || !strings.HasSuffix(name, "]") {
+			return "", errors.New("not an IPv6 literal")
+		}
+		return lowerASCII(name), nil
+	}
+	h := lowerASCII(name)
+	if !isLDH(h) || strings.HasPrefix(h, "xn--") || strings.Contains(h, ".xn--") {
+		// Names of letters, digits, "-", "_" and "." are their own
+		// ASCII form, unless a label is punycode, which must decode
+		// to a valid name and encode back to the same.
+		var err error
+		if h, err = idnaProfile.ToASCII(h); err != nil {
+			return "", err
+		}
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || h[0] == '.' || h[len(h)-1] == '.' || strings.Contains(h, "..") {
+		return "", errors.New("empty label")
+	}
+	if !isLDH(h) {
+		return "", errors.New("not a host name")
+	}
+	return h, nil
+}
+
+// isLDH reports whether s holds only lower-case letters, digits, "-", "_"
+// and ".".
+func isLDH(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII returns s with its ASCII upper-case letters lower-cased and
+// every other byte as it was, valid UTF-8 or not.
+func lowerASCII(s string) string {
+	for i := range len(s) {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // normalizePercent decodes the percent-encoded unreserved characters of s
@@ -244,15 +388,15 @@ func newScope(roots []*url.URL, cfg *config) *scope {
 }
 
 // contains reports whether the normalised URL u is an http(s) URL on a host
-// in scope.
+// in scope. A host that normalize could not make canonical is in no scope.
 func (s *scope) contains(u *url.URL) bool {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return false
 	}
-	h := u.Hostname()
-	if h == "" {
+	if h, err := canonicalHostPort(u.Host, u.Scheme); err != nil || h != u.Host {
 		return false
 	}
+	h := u.Hostname()
 	if s.lenient {
 		h = registrableDomain(h)
 	}

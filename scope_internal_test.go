@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -30,7 +31,27 @@ func TestNormalize(t *testing.T) {
 		{"http://[::1]:8080/", "http://[::1]:8080/"},
 		{"http://[::1]", "http://[::1]/"},
 		{"https://[2001:DB8::1]:443", "https://[2001:db8::1]/"},
-		{"http://user:Pass@Example.com:80/x", "http://user:Pass@example.com/x"},
+		// Userinfo is dropped: "http://u@h/" is h (issue 11).
+		{"http://user:Pass@Example.com:80/x", "http://example.com/x"},
+		{"http://user@example.com/", "http://example.com/"},
+		{"http://@example.com/", "http://example.com/"},
+		// The host in its canonical form (issue 11): IDNA to ASCII,
+		// lower case, one trailing dot removed, the port without
+		// leading zeros.
+		{"http://example.com./", "http://example.com/"},
+		{"http://EXAMPLE.COM.:80/", "http://example.com/"},
+		{"http://b\u00fccher.example/", "http://xn--bcher-kva.example/"},
+		{"http://B\u00dcCHER.example:8080/p", "http://xn--bcher-kva.example:8080/p"},
+		{"http://XN--BCHER-KVA.example/", "http://xn--bcher-kva.example/"},
+		{"http://b%C3%BCcher.example/", "http://xn--bcher-kva.example/"},
+		{"http://b\u00fccher\u3002example\u3002/", "http://xn--bcher-kva.example/"}, // ideographic full stops
+		{"http://fa\u00df.de/", "http://xn--fa-hia.de/"},                            // non-transitional: "ß" kept, not "ss"
+		{"http://my_host.example.com/", "http://my_host.example.com/"},
+		{"http://r3---sn-abc.example.com/", "http://r3---sn-abc.example.com/"},
+		{"http://127.0.0.1./", "http://127.0.0.1/"},
+		{"http://example.com:0080/", "http://example.com/"},
+		{"http://example.com:08080/", "http://example.com:8080/"},
+		{"http://[::1]:0443/", "http://[::1]:443/"},
 		{"http://example.com/%7Euser/A%2Fb", "http://example.com/~user/A%2Fb"}, // unreserved decoded, an encoded slash kept
 		{"http://example.com/%7euser/a%2fb", "http://example.com/~user/a%2Fb"},
 		{"http://example.com/%41%62c", "http://example.com/Abc"},
@@ -45,6 +66,14 @@ func TestNormalize(t *testing.T) {
 		{"http://example.com/?q=100%", "http://example.com/?q=100%"},
 		{"http://127.0.0.1:80/", "http://127.0.0.1/"},
 		{"http://:80/x", "http://:80/x"}, // no host name: nothing to normalise
+		// Hosts that cannot be made canonical are only lower-cased,
+		// port and all; scope.contains refuses them.
+		{"http://Example.com..:80/", "http://example.com..:80/"},
+		{"http://a..b/", "http://a..b/"},
+		{"http://.example.com/", "http://.example.com/"},
+		{"http://XN--ZZZZ.example/", "http://xn--zzzz.example/"},
+		{"http://example.com:65536/", "http://example.com:65536/"},
+		{"http://U@a..b/", "http://a..b/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -74,6 +103,12 @@ func TestNormalizeSame(t *testing.T) {
 		{"http://h/a/./b/../c", "http://h/a/c"},
 		{"http://h/a/%2e%2E/c", "http://h/c"},
 		{"http://h/..", "http://h/"},
+		{"http://u:p@h/p", "http://h/p"},
+		{"http://u1@h/p", "http://u2:pw@h/p"},
+		{"http://h./p", "http://h/p"},
+		{"http://b\u00fccher.example/p", "http://xn--bcher-kva.example/p"},
+		{"http://B\u00dcCHER.example/p", "http://xn--bcher-kva.example/p"},
+		{"http://www.b\u00fccher.example./p", "http://www.xn--bcher-kva.example/p"},
 	}
 	for _, p := range pairs {
 		a, b := scopeNorm(t, p[0]), scopeNorm(t, p[1])
@@ -130,7 +165,8 @@ func TestNormalizeMalformedHost(t *testing.T) {
 	}
 }
 
-// FuzzNormalize checks that normalize is idempotent: normalising a
+// FuzzNormalize checks that normalize drops the userinfo, leaves each host
+// canonical or refused by canonicalHostPort, and is idempotent: normalising a
 // normalised URL again, in place or through a round trip (printed, parsed
 // and normalised again), prints the same. That is what the seen set relies
 // on: a URL queued under its normalised key and found again, as a link or
@@ -144,6 +180,9 @@ func FuzzNormalize(f *testing.F) {
 		"//::", "//h::/x", "//h:80:/", "//:A:", "//://",
 		"%2a", "?%0%61", "//[::%25\xb9]", "http://h/a/%2e%2E/c", "http://h/%7euser?q=%4a",
 		"/%2F\xda", "/%2F@ @", "http://h/a%2Fb/caf\xc3\xa9", "http://h/a%2F\x01",
+		"http://u:p@B\u00dcCHER.example.:080/", "http://xn--bcher-kva.example./", "http://XN--ZZZ.example/",
+		"http://h..:80/", "http://h.:/", "//h.::/", "http://b%C3%BCcher\u3002example/", "http://[::1]:00/",
+		"http://fa\u00df.de/", "http://\u0627\u0644.example/", "http://a\u200db.example/", "http://\xff.example/",
 	} {
 		f.Add(s)
 	}
@@ -161,6 +200,14 @@ func FuzzNormalize(f *testing.F) {
 		}
 		normalize(u)
 		once := u.String()
+		if u.User != nil {
+			t.Errorf("normalize(%q) = %q, which keeps the userinfo", s, once)
+		}
+		// A host normalize made canonical is its own canonical form;
+		// one it could not stays refused.
+		if h, err := canonicalHostPort(u.Host, u.Scheme); err == nil && h != u.Host {
+			t.Errorf("normalize(%q) = %q: canonicalHostPort(%q) = %q, want it unchanged", s, once, u.Host, h)
+		}
 		// Normalising the same URL value again changes nothing.
 		w := *u
 		normalize(&w)
@@ -200,6 +247,15 @@ func TestParseRoot(t *testing.T) {
 		{"http://:80/", ""},
 		{"http://[::1", ""},
 		{"http://exa mple.com/", ""},
+		{"http://u:pw@example.com/a", "http://example.com/a"},
+		{"example.com./", "http://example.com/"},
+		{"http://B\u00dccher.example/", "http://xn--bcher-kva.example/"},
+		{"http://example.com../", ""},
+		{"http://a..example.com/", ""},
+		{"http://xn--zzzz.example/", ""},
+		{"http://xn--abc.example/", ""}, // punycode of ASCII only
+		{"http://exa!mple.com/", ""},
+		{"http://[::1]x/", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -217,6 +273,18 @@ func TestParseRoot(t *testing.T) {
 				t.Errorf("parseRoot(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseRootNamesHost checks that the error for a root whose host fails
+// IDNA names the host.
+func TestParseRootNamesHost(t *testing.T) {
+	for _, root := range []string{"http://xn--zzzz.example/", "https://a..b:8443/x"} {
+		_, err := parseRoot(root)
+		u, _ := url.Parse(root)
+		if !errors.Is(err, ErrBadRoot) || !strings.Contains(fmt.Sprint(err), strconv.Quote(u.Host)) {
+			t.Errorf("parseRoot(%q) = %v, want an error wrapping ErrBadRoot that names %q", root, err, u.Host)
+		}
 	}
 }
 
@@ -246,6 +314,24 @@ func TestScopeContains(t *testing.T) {
 			out: []string{"http://sub.example.com/", "http://www.www.example.com/", "http://example.org/",
 				"http://notexample.com/", "http://example.com.evil.org/", "ftp://example.com/",
 				"mailto:a@example.com", "http:example.com"},
+		},
+		{
+			name:  "strict with a trailing dot",
+			roots: []string{"http://example.com./"},
+			in:    []string{"http://example.com/", "http://example.com./", "http://www.example.com./", "http://WWW.EXAMPLE.COM/"},
+			out:   []string{"http://example.com../", "http://a.example.com/", "http://com./"},
+		},
+		{
+			name:  "strict IDN",
+			roots: []string{"http://b\u00fccher.example/"},
+			in: []string{"http://xn--bcher-kva.example/", "http://B\u00dcCHER.example/", "http://www.b\u00fccher.example/",
+				"http://www.xn--bcher-kva.example./"},
+			out: []string{"http://bucher.example/", "http://xn--bcher-kva.example../", "http://b\u00fccher..example/"},
+		},
+		{
+			name:  "strict refuses hosts it cannot make canonical",
+			roots: []string{"http://example.com/"},
+			out:   []string{"http://example.com:99999/", "http://www..example.com/", "http://exa!mple.com/"},
 		},
 		{
 			name:  "strict removes www",
@@ -286,6 +372,20 @@ func TestScopeContains(t *testing.T) {
 			lenient: true,
 			in:      []string{"http://example.co.uk/", "http://b.example.co.uk/"},
 			out:     []string{"http://a.other.co.uk/"},
+		},
+		{
+			name:    "lenient with a trailing dot",
+			roots:   []string{"http://example.com./"},
+			lenient: true,
+			in:      []string{"http://example.com/", "http://a.example.com/", "http://a.example.com./", "http://www.example.com/"},
+			out:     []string{"http://example.org/", "http://a..example.com/", "http://example.com../"},
+		},
+		{
+			name:    "lenient IDN",
+			roots:   []string{"http://www.b\u00fccher.co.uk/"},
+			lenient: true,
+			in:      []string{"http://a.xn--bcher-kva.co.uk/", "http://b.B\u00dcCHER.co.uk./", "http://xn--bcher-kva.co.uk/"},
+			out:     []string{"http://bucher.co.uk/", "http://a.xn--zzzz.b\u00fccher.co.uk/", "http://co.uk/"},
 		},
 		{
 			name:    "lenient private suffix",

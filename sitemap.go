@@ -50,7 +50,9 @@ const (
 //
 // It reads at most maxURLs locs in all and maxBytes bytes of decompressed
 // input; past either limit it returns what it read so far and an error
-// wrapping ErrSitemapTooLarge. A malformed file returns what was read
+// wrapping ErrSitemapTooLarge. A gzip file longer than maxBytes as given,
+// which is a file cut at the limit, is over the limit too: it is read up
+// to where it ends, and the error is the same. A malformed file returns what was read
 // before the error and an error saying what is wrong. An empty file (or
 // one of white space only) is a text sitemap without lines: no URLs and
 // no error.
@@ -102,14 +104,21 @@ type sitemapParser struct {
 // parse reads body into p, returning the error to report.
 func (p *sitemapParser) parse(body []byte, maxBytes int64) error {
 	var src io.Reader = bytes.NewReader(body)
+	cr := &capReader{max: max(maxBytes, 0)}
 	if bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(src)
 		if err != nil {
 			return fmt.Errorf("decompress: %w", err)
 		}
-		src = &decompressReader{zr}
+		d := &decompressReader{r: zr}
+		if int64(len(body)) > cr.max {
+			// The file was over the limit as sent, so it was cut
+			// there (see attempt), and its stream ends early.
+			d.cut = cr.tooLarge()
+		}
+		src = d
 	}
-	cr := &capReader{r: src, max: max(maxBytes, 0)}
+	cr.r = src
 	br := bufio.NewReaderSize(cr, maxSitemapEntry)
 	isXML, err := sniff(br)
 	switch {
@@ -327,12 +336,21 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// decompressReader tells errors of the gzip stream from others.
-type decompressReader struct{ r io.Reader }
+// decompressReader tells errors of the gzip stream from others. When cut
+// is set, the compressed input was longer than the limit, and a stream
+// that ends early ends there: cut is returned instead.
+type decompressReader struct {
+	r   io.Reader
+	cut error
+}
 
 func (d *decompressReader) Read(p []byte) (int, error) {
 	n, err := d.r.Read(p)
-	if err != nil && err != io.EOF {
+	switch {
+	case err == nil || err == io.EOF:
+	case d.cut != nil && errors.Is(err, io.ErrUnexpectedEOF):
+		err = d.cut
+	default:
 		err = fmt.Errorf("decompress: %w", err)
 	}
 	return n, err

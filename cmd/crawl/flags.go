@@ -110,7 +110,7 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Flags of crawl.py")
 	c.add(&intFlag{p: &cfg.maxRedirect, min: 0}, "N", "follow at most N redirects in a row from one URL", "max_redirect", "redirects")
-	c.add(&intFlag{p: &cfg.maxTries, min: 1}, "N", "try each URL at most N times on network errors and 408, 429, 5xx", "max_tries", "tries")
+	c.add(&intFlag{p: &cfg.maxTries, min: 1}, "N", "try each URL at most N times on network errors and 408, 429, 500, 502, 503, 504", "max_tries", "tries")
 	c.add(&intFlag{p: &cfg.workers, min: 1}, "N", "fetch at most N URLs at once (worker goroutines)", "max_tasks", "workers")
 	c.add(&excludeFlag{p: &cfg.exclude}, "REGEX", "do not crawl links whose URL matches REGEX (RE2 syntax; may be repeated)", "exclude")
 	c.add(&funcFlag{set: func(on bool) { cfg.lenient = !on }}, "", "crawl only the roots' hosts, with or without www. (default)", "strict")

@@ -1,0 +1,369 @@
+package crawl_test
+
+// Tests of issue 11's defects that live in the crawler's own stages: user
+// code called outside the recovery point, sitemap-index chains, the page
+// budget's report, link extractors and hooks that see or keep the URLs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// A filter that panics on a sitemap URL is recovered: the process does not
+// crash, with robots.txt obeyed (the sitemaps are queued from a worker) or
+// not (from Run itself).
+func TestEdgeFilterPanicOnSitemap(t *testing.T) {
+	for _, robots := range []bool{false, true} {
+		t.Run(fmt.Sprint("robots=", robots), func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.Handle("/{$}", htmlPage(crawlerLinks("/a")))
+			mux.Handle("/a", htmlPage("leaf"))
+			mux.Handle("/sitemap.xml", xmlPage(`<urlset><url><loc>http://x/</loc></url></urlset>`))
+			s := newSite(t, mux)
+			s.setRobots("User-agent: *\nSitemap: "+s.URL+"/sitemap.xml\n", nil)
+			panicky := crawl.WithFilter(func(u *url.URL) bool {
+				if strings.Contains(u.Path, "sitemap") {
+					panic("filter bug")
+				}
+				return true
+			})
+			stats, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"},
+				crawl.WithSitemaps(true), crawl.WithRobots(robots), panicky)
+			if err != nil {
+				t.Fatalf("Run: got %v, want nil", err)
+			}
+			if r, ok := res[s.URL+"/a"]; !ok || r.Err != nil {
+				t.Errorf("/a: got %+v, want a Result without Err (the crawl goes on)", r)
+			}
+			if s.Hits("/sitemap.xml") != 0 {
+				t.Errorf("/sitemap.xml fetched %d times, want 0 (its filter panicked)", s.Hits("/sitemap.xml"))
+			}
+			if stats.Done != 2 {
+				t.Errorf("Done %d, want 2", stats.Done)
+			}
+		})
+	}
+}
+
+// A filter that panics on a redirect target or a link ends that page with
+// an ErrPanic Result, and nothing else.
+func TestEdgeFilterPanicOnLink(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/boom", "/ok")))
+	mux.Handle("/ok", http.RedirectHandler("/boom2", http.StatusFound))
+	s := newSite(t, mux)
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithFilter(func(u *url.URL) bool {
+		if strings.HasPrefix(u.Path, "/boom2") {
+			panic("filter bug")
+		}
+		return true
+	}))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if r := res[s.URL+"/ok"]; !errors.Is(r.Err, crawl.ErrPanic) {
+		t.Errorf("/ok (redirect to a URL whose filter panics): got Err %v, want ErrPanic", r.Err)
+	}
+}
+
+// A log handler that panics does not crash the crawl.
+func TestEdgeLoggerPanics(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/loop")))
+	mux.Handle("/loop", http.RedirectHandler("/loop", http.StatusFound))
+	s := newSite(t, mux)
+	logger := slog.New(panicHandler{})
+	stats, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithLogger(logger), crawl.WithMaxRedirects(0))
+	if err != nil || stats.Done != 2 || stats.Failures != 1 {
+		t.Errorf("got err %v, Done %d, Failures %d; want nil, 2, 1 (the redirect past the limit is logged, and the handler panics)", err, stats.Done, stats.Failures)
+	}
+}
+
+type panicHandler struct{}
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("log handler bug") }
+func (h panicHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h panicHandler) WithGroup(string) slog.Handler           { return h }
+
+// A sitemap index that lists indexes, each listing more, is read one level
+// down and no further: the crawl ends by itself.
+func TestEdgeSitemapIndexChain(t *testing.T) {
+	var mu sync.Mutex
+	fetched := 0
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home"))
+	var base string
+	mux.HandleFunc("/idx/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetched++
+		n := fetched
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<sitemapindex><sitemap><loc>%s/idx/%da</loc></sitemap><sitemap><loc>%s/idx/%db</loc></sitemap></sitemapindex>`, base, n, base, n)
+	})
+	mux.Handle("/sitemap.xml", http.RedirectHandler("/idx/0", http.StatusFound))
+	s := newSite(t, mux)
+	base = s.URL
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	stats, _, err := crawlSite(t, ctx, []string{s.URL + "/"}, crawl.WithSitemaps(true), crawl.WithRobots(false))
+	if err != nil {
+		t.Fatalf("Run: got %v, want nil (the chain must end by itself)", err)
+	}
+	// /sitemap.xml redirects to /idx/0 (depth 0), which lists two
+	// indexes (depth 1), whose entries are left unread.
+	if fetched != 3 {
+		t.Errorf("%d sitemap indexes fetched, want 3 (Done %d)", fetched, stats.Done)
+	}
+}
+
+// WithMaxDepth bounds the sitemaps an index lists: at depth 0 none of them
+// is read.
+func TestEdgeSitemapDepth(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home"))
+	var base string
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<sitemapindex><sitemap><loc>%s/pages.xml</loc></sitemap></sitemapindex>`, base)
+	})
+	mux.HandleFunc("/pages.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<urlset><url><loc>%s/p</loc></url></urlset>`, base)
+	})
+	s := newSite(t, mux)
+	base = s.URL
+	for _, tt := range []struct{ depth, pagesXML, p int }{{1, 1, 0}, {2, 1, 1}} {
+		_, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithSitemaps(true), crawl.WithRobots(false), crawl.WithMaxDepth(tt.depth))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.wantHits(t, "/pages.xml", tt.pagesXML)
+		s.wantHits(t, "/p", tt.p)
+		s.mu.Lock()
+		clear(s.hits)
+		s.mu.Unlock()
+	}
+}
+
+// A crawl that simply had exactly WithMaxPages pages was not cut short by
+// the budget.
+func TestEdgeBudgetExact(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a", "/b")))
+	mux.Handle("/a", htmlPage("a"))
+	mux.Handle("/b", htmlPage("b"))
+	s := newSite(t, mux)
+	for _, tt := range []struct {
+		max    int
+		budget string
+		todo   int
+	}{{3, "", 0}, {4, "", 0}, {2, "max_pages", 1}} {
+		stats, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithMaxPages(tt.max), crawl.WithWorkers(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Budget != tt.budget || stats.Todo != tt.todo {
+			t.Errorf("WithMaxPages(%d) on 3 pages: Budget %q, Todo %d; want %q, %d", tt.max, stats.Budget, stats.Todo, tt.budget, tt.todo)
+		}
+	}
+}
+
+// WithLinkExtractor(ExtractLinks) crawls what the default extractor does:
+// rel=nofollow links are followed when robots.txt is not obeyed, and left
+// out when it is.
+func TestEdgeExtractLinksAsDefault(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(`<a href="/plain">p</a><a rel="nofollow" href="/nf">n</a>`))
+	mux.Handle("/plain", htmlPage("p"))
+	mux.Handle("/nf", htmlPage("n"))
+	s := newSite(t, mux)
+	for _, robots := range []bool{false, true} {
+		var want []string
+		for _, ext := range []crawl.LinkExtractor{nil, crawl.ExtractLinks} {
+			var got results
+			c, err := crawl.New(crawl.WithRobots(robots), crawl.WithLinkExtractor(ext), crawl.WithResultHook(got.hook))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Run(crawlerCtx(t), s.URL+"/"); err != nil {
+				t.Fatal(err)
+			}
+			if ext == nil {
+				want = got.urls()
+				continue
+			}
+			if g := got.urls(); strings.Join(g, " ") != strings.Join(want, " ") {
+				t.Errorf("robots=%v: WithLinkExtractor(ExtractLinks) crawled %v, the default %v; want the same", robots, g, want)
+			}
+		}
+		if n := len(want); robots && n != 2 || !robots && n != 3 {
+			t.Errorf("robots=%v: the default crawled %v", robots, want)
+		}
+	}
+}
+
+// A custom extractor is called for pages of every content type, not for
+// sitemaps, as its doc says.
+func TestEdgeExtractorCalledFor(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home"))
+	mux.HandleFunc("/data.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{}`)
+	})
+	var base string
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<urlset><url><loc>%s/data.json</loc></url></urlset>`, base)
+	})
+	s := newSite(t, mux)
+	base = s.URL
+	var mu sync.Mutex
+	var called []string
+	ext := func(ctx context.Context, p *crawl.Page) ([]*url.URL, error) {
+		mu.Lock()
+		called = append(called, p.URL.Path)
+		mu.Unlock()
+		return nil, nil
+	}
+	if _, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithSitemaps(true), crawl.WithLinkExtractor(ext)); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(sortedCopy(called), " ")
+	if got != "/ /data.json" {
+		t.Errorf("extractor called for %q, want %q", got, "/ /data.json")
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// The URLs a custom extractor returns are resolved and normalised in place,
+// relative ones included, so that a program that keeps them (to join its
+// links to Results) holds the URLs queued.
+func TestEdgeExtractorURLsInPlace(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home"))
+	mux.Handle("/a/c/d", htmlPage("d"))
+	s := newSite(t, mux)
+	var mu sync.Mutex
+	var kept []*url.URL
+	ext := func(ctx context.Context, p *crawl.Page) ([]*url.URL, error) {
+		if p.URL.Path != "/" {
+			return nil, nil
+		}
+		u, _ := url.Parse("a/c/./d#frag")
+		mu.Lock()
+		kept = append(kept, u)
+		mu.Unlock()
+		return []*url.URL{u}, nil
+	}
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithLinkExtractor(ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 {
+		t.Fatalf("extractor kept %d URLs, want 1", len(kept))
+	}
+	if _, ok := res[kept[0].String()]; !ok || kept[0].String() != s.URL+"/a/c/d" {
+		t.Errorf("the URL the extractor kept reads %q after the crawl; want %q, a Result's URL", kept[0], s.URL+"/a/c/d")
+	}
+}
+
+// A page hook that changes p.URL does not change what the page's links
+// resolve against.
+func TestEdgePageHookMutatesURL(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/a/{$}", htmlPage(`<a href="b">b</a>`))
+	mux.Handle("/a/b", htmlPage("b"))
+	s := newSite(t, mux)
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/a/"}, crawl.WithPageHook(func(p *crawl.Page) {
+		p.URL.Path = "/elsewhere/"
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res[s.URL+"/a/b"]; !ok {
+		t.Errorf("got Results for %v, want %s/a/b (the link resolved against the URL fetched)", keys(res), s.URL)
+	}
+}
+
+// A request hook that rewrites req.URL (to send every request through a
+// path prefix, say) does not change what links and redirects resolve
+// against.
+func TestEdgeRequestHookMutatesURL(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/mirror/a/{$}", htmlPage(`<a href="b">b</a>`))
+	mux.HandleFunc("/mirror/a/b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "c") // relative, as sent
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.Handle("/mirror/a/c", htmlPage("c"))
+	s := newSite(t, mux)
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/a/"}, crawl.WithRequestHook(func(r *http.Request) error {
+		r.URL.Path = "/mirror" + r.URL.Path
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a/", "/a/b", "/a/c"} {
+		if r, ok := res[s.URL+p]; !ok || r.Err != nil {
+			t.Errorf("%s: got %+v (all: %v), want a Result without Err", p, r, keys(res))
+		}
+	}
+}
+
+func keys(m map[string]crawl.Result) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return sortedCopy(out)
+}
+
+// A robots.txt whose host name does not exist is not retried: the name
+// will not exist on the next try either.
+func TestEdgeRobotsNoSuchHostNotRetried(t *testing.T) {
+	var dials atomic.Int64
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return nil, &net.DNSError{Err: "no such host", Name: "nowhere.example", IsNotFound: true}
+		},
+	}}
+	stats, res, err := crawlSite(t, crawlerCtx(t), []string{"http://nowhere.example/"},
+		crawl.WithHTTPClient(client), crawl.WithMaxTries(4), crawl.WithBackoff(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d dials, want 1 (robots.txt once, then the host is disallowed)", n)
+	}
+	if r := res["http://nowhere.example/"]; !errors.Is(r.Err, crawl.ErrDisallowed) || stats.FailKinds["dns"] != 1 {
+		t.Errorf("root: Err %v, fail kinds %v; want ErrDisallowed of kind dns", r.Err, stats.FailKinds)
+	}
+}

@@ -1,0 +1,197 @@
+package crawl_test
+
+// An interrupt loses nothing: a URL whose fetch the caller's cancellation
+// (or WithMaxDuration) cut short goes back to the frontier unfinished,
+// without a Result, and a later Run on the same frontier fetches it. And a
+// running crawl takes new URLs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// A retry cut short by the cancellation is not a failure: no Result, and
+// the URL is in Todo.
+func TestInterruptRetryGoesBack(t *testing.T) {
+	var tries atomic.Int64
+	second := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/flaky")))
+	mux.HandleFunc("/flaky", func(w http.ResponseWriter, r *http.Request) {
+		if tries.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		close(second)
+		<-r.Context().Done()
+	})
+	s := newSite(t, mux)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-second:
+			cancel()
+		case <-time.After(20 * time.Second):
+		}
+	}()
+	stats, res, err := crawlSite(t, ctx, []string{s.URL + "/"}, crawl.WithBackoff(0, 0))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: got %v, want context.Canceled", err)
+	}
+	if r, ok := res[s.URL+"/flaky"]; ok {
+		t.Errorf("/flaky: got a Result %+v, want none (its second try was cut short by the cancellation)", r)
+	}
+	if stats.Todo != 1 || stats.Failures != 0 {
+		t.Errorf("Todo %d, Failures %d; want 1, 0", stats.Todo, stats.Failures)
+	}
+}
+
+// At WithMaxDuration, a URL waiting to be retried goes back unfinished.
+func TestInterruptMaxDurationRetry(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/busy")))
+	mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	s := newSite(t, mux)
+	stats, res, err := crawlSite(t, context.Background(), []string{s.URL + "/"}, crawl.WithMaxDuration(500*time.Millisecond))
+	if err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	if r, ok := res[s.URL+"/busy"]; ok {
+		t.Errorf("/busy: got a Result %+v, want none (it waits to be retried)", r)
+	}
+	if stats.Todo != 1 || stats.Budget != "max_duration" {
+		t.Errorf("Todo %d, Budget %q; want 1, max_duration", stats.Todo, stats.Budget)
+	}
+}
+
+// A Run cancelled part way leaves its frontier holding what is left, the
+// URLs cut short included; a second Run on it finishes the crawl, and
+// every page has exactly one Result across the two.
+func TestInterruptResumeMemoryFrontier(t *testing.T) {
+	const pages = 40
+	mux := http.NewServeMux()
+	var links []string
+	for i := range pages {
+		links = append(links, fmt.Sprintf("/p%d", i))
+	}
+	mux.Handle("/{$}", htmlPage(crawlerLinks(links...)))
+	var served atomic.Int64
+	gate := make(chan struct{})
+	mux.HandleFunc("/{p}", func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) > 10 {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		htmlPage("leaf")(w, r)
+	})
+	s := newSite(t, mux)
+	f := crawl.NewMemoryFrontier()
+	var got results
+	c, err := crawl.New(crawl.WithFrontier(f), crawl.WithWorkers(4), crawl.WithResultHook(got.hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for served.Load() < 14 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	stats1, err := c.Run(ctx, s.URL+"/")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first Run: got %v, want context.Canceled", err)
+	}
+	if stats1.Todo == 0 || stats1.Failures != 0 {
+		t.Fatalf("first Run: Todo %d, Failures %d; want some left and no failure", stats1.Todo, stats1.Failures)
+	}
+	close(gate)
+	stats2, err := c.Run(context.Background(), s.URL+"/")
+	if err != nil {
+		t.Fatalf("second Run: %v", err)
+	}
+	res := got.byURL(t)
+	if len(res) != pages+1 || stats2.Todo != 0 {
+		t.Errorf("got %d Results over two Runs, Todo %d at the end; want %d, 0", len(res), stats2.Todo, pages+1)
+	}
+	if stats1.Done+stats2.Done != pages+1 {
+		t.Errorf("Done %d + %d, want %d", stats1.Done, stats2.Done, pages+1)
+	}
+}
+
+// A running crawl takes new URLs from the program until Close, and they
+// are scoped and deduped like links.
+func TestStartAdd(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a")))
+	mux.HandleFunc("/{p}", htmlPage("leaf"))
+	s := newSite(t, mux)
+	defer checkNoLeak(t)()
+	var got results
+	rootDone := make(chan struct{})
+	var once sync.Once
+	c, err := crawl.New(crawl.WithWorkers(4), crawl.WithResultHook(func(r crawl.Result) {
+		got.hook(r)
+		once.Do(func() { close(rootDone) })
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.Start(crawlerCtx(t), s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-rootDone
+	// The crawl has fetched what it knew; it waits for more.
+	var wg sync.WaitGroup
+	var added atomic.Int64
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				n, err := cr.Add(fmt.Sprintf("%s/x%d", s.URL, i), s.URL+"/a", "http://elsewhere.example/z")
+				if err != nil {
+					t.Errorf("goroutine %d: Add: %v", g, err)
+				}
+				added.Add(int64(n))
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := cr.Add("mailto:x@y"); !errors.Is(err, crawl.ErrBadRoot) {
+		t.Errorf("Add(mailto:...): got %v, want ErrBadRoot", err)
+	}
+	cr.Close()
+	stats, err := cr.Wait()
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if _, err := cr.Add(s.URL + "/late"); !errors.Is(err, crawl.ErrCrawlClosed) {
+		t.Errorf("Add after Close: got %v, want ErrCrawlClosed", err)
+	}
+	res := got.byURL(t)
+	for i := range 10 {
+		if _, ok := res[fmt.Sprintf("%s/x%d", s.URL, i)]; !ok {
+			t.Errorf("/x%d added but got no Result", i)
+		}
+	}
+	// /a may have come from the root's link first; either way once.
+	if added.Load() < 10 || added.Load() > 11 || stats.Done != 12 || len(res) != 12 {
+		t.Errorf("added %d, Done %d, Results %d; want 10 or 11, 12, 12", added.Load(), stats.Done, len(res))
+	}
+	s.wantHits(t, "/a", 1)
+}
