@@ -138,8 +138,8 @@ func TestMemory(t *testing.T) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		c, _ := f.Counts(ctx)
-		t.Logf("%s: %d URLs queued (pushed in %v): HeapInuse %.1f MiB, VmHWM %s, VmRSS %s",
-			name, c.Queued, pushed.Round(time.Millisecond), float64(ms.HeapInuse)/(1<<20), procStatus("VmHWM"), procStatus("VmRSS"))
+		t.Logf("%s: %d URLs queued (pushed in %v): HeapInuse %.1f MiB, VmHWM %s, VmRSS %s (RssAnon %s, RssFile %s: the mapped file)",
+			name, c.Queued, pushed.Round(time.Millisecond), float64(ms.HeapInuse)/(1<<20), procStatus("VmHWM"), procStatus("VmRSS"), procStatus("RssAnon"), procStatus("RssFile"))
 		f.Close()
 	}
 }

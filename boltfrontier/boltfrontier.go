@@ -12,9 +12,9 @@
 //
 // The file has six buckets:
 //
-//	meta     "format", "version" (1), "roots", "scope" (the first Start's
-//	         Policy.Roots and Policy.Scope), and the counters "seq" (the
-//	         last queue number), "done", "pages", "results"
+//	meta     "format", "version" (1), "roots" (JSON) and "scope": the
+//	         first Start's Policy.Roots and Policy.Scope, and the counters
+//	         "seq" (the last queue number), "done", "pages", "results"
 //	seen     a key per URL ever admitted: 4 bytes of the SHA-256 of its
 //	         host key then 16 of the SHA-256 of the URL (20 bytes, no
 //	         value). Two URLs of one host share a key with odds of about
@@ -376,9 +376,13 @@ func (f *Frontier) load() error {
 		if meta == nil {
 			return errors.New("meta bucket missing")
 		}
-		if roots := meta.Get(metaRoots); roots != nil {
+		if b := meta.Get(metaRoots); b != nil {
+			roots, err := splitRoots(b)
+			if err != nil {
+				return fmt.Errorf("roots: %w", err)
+			}
 			f.identity = true
-			f.roots = splitRoots(roots)
+			f.roots = roots
 			f.scope = string(meta.Get(metaScope))
 		}
 		w := f.w

@@ -3,6 +3,7 @@ package boltfrontier
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -40,6 +41,15 @@ var crashPolicy = crawl.Policy{HostWorkers: 2, Robots: true, Roots: []string{cra
 // each URL taken before it acks it, until the crawl is over or it is
 // killed.
 func TestHelperProcess(t *testing.T) {
+	if path := os.Getenv("BOLTFRONTIER_HOLD"); path != "" {
+		// Hold the file open until killed.
+		if _, err := Open(path, nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Stdout.WriteString("ready\n")
+		select {}
+	}
 	path := os.Getenv("BOLTFRONTIER_CRASH_STATE")
 	if path == "" {
 		return
@@ -242,4 +252,51 @@ func TestCrash(t *testing.T) {
 		t.Errorf("Counts %+v, want %+v", c, want)
 	}
 	t.Logf("%d URLs, %d kills, %d taken again", crashURLs, kills, refetched)
+}
+
+// TestOpenLockedByProcess checks that a file another process holds open
+// is refused with ErrLocked within LockTimeout.
+func TestOpenLockedByProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "BOLTFRONTIER_HOLD="+path)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("helper: got %q, %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := Open(path, &Options{LockTimeout: 200 * time.Millisecond})
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+			t.Errorf("Open of a file another process holds: got %v, want ErrLocked naming %s", err, path)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Open of a file another process holds hangs")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open once the other process is gone: %v", err)
+	}
+	f.Close()
 }

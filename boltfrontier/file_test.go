@@ -388,3 +388,22 @@ func TestResultsStop(t *testing.T) {
 		t.Errorf("Results with ctx cancelled: %d yielded, err %v; want Canceled early", n, err)
 	}
 }
+
+// TestStartNoRoots checks that a crawl started with no roots is recorded
+// as such: a later Start with roots is refused.
+func TestStartNoRoots(t *testing.T) {
+	ctx := context.Background()
+	f, path := open(t, nil)
+	if err := f.Start(ctx, crawl.Policy{HostWorkers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Start(ctx, crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.test/"}}); err == nil {
+		t.Errorf("Start with roots of a crawl started without: got nil, want an error")
+	}
+}

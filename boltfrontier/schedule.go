@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -99,7 +101,7 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	}
 	var u unit
 	if f.identity {
-		if !equalStrings(f.roots, p.Roots) {
+		if !slices.Equal(f.roots, p.Roots) {
 			f.mu.Unlock()
 			return fmt.Errorf("boltfrontier: %s: the crawl it holds was started with roots %q, not %q", f.path, f.roots, p.Roots)
 		}
@@ -132,38 +134,17 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	return f.waitCommit(ctx, gen)
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
+// joinRoots is the stored form of Policy.Roots: JSON, never empty, so
+// that a crawl with no roots is told from a file never started.
 func joinRoots(roots []string) []byte {
-	var b bytes.Buffer
-	for _, r := range roots {
-		b.WriteString(r)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
+	b, _ := json.Marshal(roots)
+	return b
 }
 
-func splitRoots(b []byte) []string {
+func splitRoots(b []byte) ([]string, error) {
 	var roots []string
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			i = len(b)
-		}
-		roots = append(roots, string(b[:i]))
-		b = b[min(i+1, len(b)):]
-	}
-	return roots
+	err := json.Unmarshal(b, &roots)
+	return roots, err
 }
 
 // usable returns the error every call returns once the Frontier is closed

@@ -28,7 +28,7 @@ var (
 var (
 	metaFormat  = []byte("format")  // formatName
 	metaVersion = []byte("version") // formatVersion, 8 bytes big-endian
-	metaRoots   = []byte("roots")   // the first Start's Policy.Roots, one per line
+	metaRoots   = []byte("roots")   // the first Start's Policy.Roots, in JSON
 	metaScope   = []byte("scope")   // the first Start's Policy.Scope
 	metaSeq     = []byte("seq")     // the last queue sequence number given out
 	metaDone    = []byte("done")    // Counts.Done
