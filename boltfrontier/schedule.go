@@ -427,6 +427,7 @@ func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 		case <-w.wake:
 		case <-fire:
 		case <-f.closedCh:
+		case <-f.w.broken:
 		case <-ctx.Done():
 		}
 		f.mu.Lock()
@@ -697,6 +698,8 @@ func (f *Frontier) Join(ctx context.Context) error {
 		return nil
 	case <-f.closedCh:
 		return crawl.ErrFrontierClosed
+	case <-f.w.broken:
+		return f.w.failed()
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -290,6 +290,7 @@ type writer struct {
 	urgent   bool   // a caller waits: commit without waiting for more
 	closing  bool
 	err      error         // the first write error; the file is written no more
+	broken   chan struct{} // closed when err is set
 	commitCh chan struct{} // closed at each commit, then replaced
 	kick     chan struct{} // size 1: the loop has something to look at
 	exited   chan struct{}
@@ -305,6 +306,7 @@ func newWriter(db *bolt.DB, path string, o *Options) *writer {
 		commitCh: make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		exited:   make(chan struct{}),
+		broken:   make(chan struct{}),
 	}
 }
 
@@ -439,6 +441,7 @@ func (w *writer) loop() {
 		w.mu.Lock()
 		if err != nil {
 			w.err = fmt.Errorf("boltfrontier: write %s: %w", w.path, err)
+			close(w.broken)
 		} else {
 			w.committed.Store(batch[len(batch)-1].gen)
 		}
