@@ -51,6 +51,7 @@ type config struct {
 	format      string
 	output      string
 	graph       string
+	state       string
 }
 
 // A flagSpec is one flag as -h shows it: its names (the first is the main
@@ -148,6 +149,9 @@ func newCLI(cfg *config) *cli {
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
 	c.add(&stringFlag{p: &cfg.output}, "FILE", "write the report or the JSON lines to FILE instead of stdout", "o")
 	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
+
+	c.group("Resuming")
+	c.add(&stringFlag{p: &cfg.state}, "FILE", "keep the crawl in FILE: run the same command again after a crash or Ctrl-C and it goes on where it stopped", "state")
 
 	c.group("Demo")
 	c.add(&boolFlag{p: &cfg.demo}, "", "serve the built-in demo site on a loopback port and crawl it", "demo")

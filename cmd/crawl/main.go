@@ -33,6 +33,7 @@ import (
 	"syscall"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/boltfrontier"
 )
 
 func main() {
@@ -96,6 +97,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return fail("no root URL: give one or more, or -demo to crawl the built-in demo site")
 	}
 
+	if cfg.demo && cfg.state != "" {
+		return fail("-state cannot resume -demo: the demo site gets a new port each run")
+	}
 	if cfg.output != "" && cfg.graph != "" && sameFile(cfg.output, cfg.graph) {
 		return fail("-o and -graph name the same file, %s: each would overwrite the other", cfg.graph)
 	}
@@ -172,6 +176,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			graph.result(&r)
 		}
 	}))
+	var state *boltfrontier.Frontier
+	if cfg.state != "" {
+		f, err := boltfrontier.Open(cfg.state, nil)
+		if err != nil {
+			return fail("-state: %v", err)
+		}
+		defer f.Close()
+		state = f
+		opts = append(opts, crawl.WithFrontier(f))
+		// The report is of the whole crawl: the URLs earlier runs
+		// finished come first.
+		if lines == nil {
+			err := f.Results(ctx, func(r crawl.Result) bool {
+				prog.result(&r)
+				text.result(&r)
+				return true
+			})
+			if err != nil {
+				return fail("-state: %v", err)
+			}
+		}
+	}
 	c, err := crawl.New(opts...)
 	if err != nil {
 		return fail("%v", err)
@@ -210,6 +236,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if graph != nil {
 		if err := graph.writeDOT(graphFile, cfg.roots[0]); err != nil {
 			return fail("-graph: %v", err)
+		}
+	}
+	if state != nil {
+		if err := state.Close(); err != nil {
+			return fail("-state: %v", err)
 		}
 	}
 	for _, f := range []*outputFile{outFile, graphFile} {
