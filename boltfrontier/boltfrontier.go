@@ -132,7 +132,7 @@ type Options struct {
 	// open elsewhere (another process or another Open); 0 means 2s.
 	LockTimeout time.Duration
 	// CommitEvery is the longest a change waits for the changes grouped
-	// with it before the writer commits them; 0 means 5ms. A caller that
+	// with it before the writer commits them; 0 means 20ms. A caller that
 	// waits for its commit (Push, Start, Close) has it at once.
 	CommitEvery time.Duration
 	// CommitMax is the most calls whose changes one transaction holds
@@ -161,7 +161,7 @@ func (o *Options) withDefaults() Options {
 		v.LockTimeout = 2 * time.Second
 	}
 	if v.CommitEvery <= 0 {
-		v.CommitEvery = 5 * time.Millisecond
+		v.CommitEvery = 20 * time.Millisecond
 	}
 	if v.CommitMax <= 0 {
 		v.CommitMax = 256
@@ -210,6 +210,7 @@ type Frontier struct {
 	idle        chan struct{}
 	idleClosed  bool
 	overlay     map[seenKey]struct{} // admitted, maybe not committed
+	recent      seenCache            // URLs known seen, a bounded few
 	uncommitted []pendingKeys        // overlay's keys by unit, oldest first
 	behind      uint64               // the last gen submitted with the writer behind
 }

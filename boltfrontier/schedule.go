@@ -260,6 +260,9 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 			hh = hashHost(key)
 		}
 		sk := makeSeenKey(hh, r.URL)
+		if f.recent.has(sk) {
+			continue
+		}
 		if _, ok := f.overlay[sk]; ok {
 			continue
 		}
@@ -271,9 +274,11 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 			seen = tx.Bucket(bucketSeen)
 		}
 		if seen.Get(sk[:]) != nil {
+			f.recent.add(sk)
 			continue
 		}
 		f.overlay[sk] = struct{}{}
+		f.recent.add(sk)
 		if h == nil {
 			var err error
 			if h, err = f.newHost(key, hh, tx); err != nil {

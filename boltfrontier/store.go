@@ -519,3 +519,36 @@ func (w *writer) commit(batch []unit) error {
 	}
 	return err
 }
+
+// seenCacheSize is the most keys one generation of a seenCache holds: two
+// generations of 32,768 keys, about 4 MB, whatever the size of the crawl.
+const seenCacheSize = 1 << 15
+
+// seenCache remembers a bounded number of URLs known to be seen, the ones
+// met last, so that the links a site repeats on every page (its menus, its
+// footer) are found seen without a look-up in the file. A URL once seen is
+// seen for ever, so a hit is always right; a miss only costs the look-up.
+// It keeps two generations: when the current one is full it becomes the
+// old one, and the old one is dropped. Its zero value is ready; it is not
+// safe for concurrent use (the Frontier's lock guards it).
+type seenCache struct {
+	cur, old map[seenKey]struct{}
+}
+
+func (c *seenCache) has(k seenKey) bool {
+	if _, ok := c.cur[k]; ok {
+		return true
+	}
+	_, ok := c.old[k]
+	return ok
+}
+
+func (c *seenCache) add(k seenKey) {
+	if c.cur == nil {
+		c.cur = make(map[seenKey]struct{})
+	}
+	if len(c.cur) >= seenCacheSize {
+		c.old, c.cur = c.cur, make(map[seenKey]struct{}, seenCacheSize/4)
+	}
+	c.cur[k] = struct{}{}
+}
