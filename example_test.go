@@ -347,3 +347,47 @@ func ExampleResult_WriteReportLine() {
 	// http://example.com/old 301 redirect http://example.com/new
 	// http://example.com/private/ error fetch http://example.com/private/: disallowed by robots.txt
 }
+
+// A crawl that a program feeds while it runs: Start returns at once, Add
+// queues URLs found elsewhere, and the crawl ends once Close was called
+// and nothing is left.
+func ExampleCrawler_Start() {
+	site := exampleSite(map[string]string{
+		"/":        `<a href="/news">News</a>`,
+		"/news":    `News.`,
+		"/archive": `<a href="/news">News</a> <a href="/old">Old</a>`,
+		"/old":     `Old.`,
+	})
+	defer site.Close()
+	hook, sorted := exampleCollect()
+	c, err := crawl.New(crawl.WithResultHook(hook))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cr, err := c.Start(context.Background(), site.URL+"/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// From another source: a queue, a user, another crawl.
+	n, err := cr.Add(site.URL+"/archive", site.URL+"/news", "https://elsewhere.example/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("new in scope:", n >= 1)
+	cr.Close()
+	stats, err := cr.Wait()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range sorted() {
+		fmt.Println(strings.TrimPrefix(r.URL, site.URL), r.Status)
+	}
+	fmt.Println("done:", stats.Done)
+	// Output:
+	// new in scope: true
+	// / 200
+	// /archive 200
+	// /news 200
+	// /old 200
+	// done: 4
+}
