@@ -757,7 +757,7 @@ func (e *robotsStatusError) Error() string {
 // the reason. The sitemaps it names are queued with it, for a root host.
 func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 	fctx := context.WithoutCancel(ctx)
-	body, err := r.fetchRobots(ctx, w, l.URL)
+	body, err := r.fetch.robots(ctx, &w.buf, l.URL)
 	if err != nil && ctx.Err() != nil {
 		// The Run is ending: no verdict on the host, and nothing to log.
 		if err := r.front.Retry(fctx, l, time.Time{}); err != nil {
@@ -852,18 +852,19 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 	return nil
 }
 
-// fetchRobots gets the robots.txt at u, following up to five redirects,
-// and returns at most its first 500 KiB. It returns a nil body (everything
-// allowed) for a 4xx other than 429, or when the redirects lead nowhere,
-// and an error when the host is unreachable.
-func (r *run) fetchRobots(ctx context.Context, w *worker, u string) (body []byte, err error) {
+// robots gets the robots.txt at u, following up to five redirects, and
+// returns at most its first 500 KiB, read into *buf and copied. It returns
+// a nil body (everything allowed) for a 4xx other than 429, for a body in
+// a coding it cannot decode, or when the redirects lead nowhere, and an
+// error when the host is unreachable.
+func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			body, err = nil, fmt.Errorf("%s: %w: %v", u, ErrPanic, v)
 		}
 	}()
 	for range maxRobotsRedirects + 1 {
-		resp, err := r.fetch.attempt(ctx, &w.buf, task{url: u, kind: kindRobots}, maxRobotsSize)
+		resp, err := f.attempt(ctx, buf, task{url: u, kind: kindRobots}, maxRobotsSize)
 		switch {
 		case err != nil:
 			return nil, err
