@@ -367,3 +367,51 @@ func TestEdgeRobotsNoSuchHostNotRetried(t *testing.T) {
 		t.Errorf("root: Err %v, fail kinds %v; want ErrDisallowed of kind dns", r.Err, stats.FailKinds)
 	}
 }
+
+// The frontier never matches robots.txt rules: it hands out the leases of
+// an opened host with the host's rules, and the worker that took one
+// checks it, outside any lock shared with other hosts. A host's rules,
+// however slow to match, cost its own workers only.
+func TestEdgeFrontierLeavesRobotsToWorkers(t *testing.T) {
+	ctx := context.Background()
+	f := crawl.NewMemoryFrontier()
+	if err := f.Start(ctx, crawl.Policy{HostWorkers: 2, Robots: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.Push(ctx, crawl.Request{URL: "http://a.test/private/x"}, crawl.Request{URL: "http://b.test/"})
+	var robotsA *crawl.Lease
+	for range 2 {
+		l, err := f.Take(ctx)
+		if err != nil || l.Kind != crawl.RobotsRequest {
+			t.Fatalf("Take: got %+v, %v; want the robots.txt of each host first", l, err)
+		}
+		if l.URL == "http://a.test/robots.txt" {
+			robotsA = l
+		} else if _, err := f.Ack(ctx, l, crawl.Outcome{Rules: &crawl.HostRules{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules := &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /private/\n")}
+	if _, err := f.Ack(ctx, robotsA, crawl.Outcome{Rules: rules}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*crawl.Lease{}
+	for range 2 {
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[l.URL] = l
+	}
+	l := got["http://a.test/private/x"]
+	if l == nil || l.Rules != rules {
+		t.Fatalf("leases %v: want the disallowed URL handed out with its host's rules, for the worker to check", got)
+	}
+	// The worker found it disallowed: no request was sent.
+	if _, err := f.Ack(ctx, l, crawl.Outcome{Unsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := f.Counts(ctx); c.Pages != 1 {
+		t.Errorf("Counts.Pages = %d, want 1 (the disallowed URL is not a page fetched)", c.Pages)
+	}
+}
