@@ -419,8 +419,11 @@ func WithMaxDepth(n int) Option {
 // WithMaxPages limits how many URLs a Run fetches (retries of one URL count
 // once; robots.txt does not count). When the budget is spent, the URLs in
 // flight finish, Run returns a nil error, Stats.Budget says "max_pages" and
-// the URLs still queued are counted in Stats.Todo, without Results. The
-// default is 0, no limit; n must not be negative.
+// the URLs still queued are counted in Stats.Todo, without Results; a
+// crawl that simply had no more than n pages was not ended by the budget,
+// and Stats.Budget is empty. The frontier keeps the count: with one that
+// keeps its state across Runs (WithFrontier), the budget is of the whole
+// crawl. The default is 0, no limit; n must not be negative.
 func WithMaxPages(n int) Option {
 	return optionFunc(func(c *config) { c.maxPages = n })
 }
