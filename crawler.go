@@ -92,7 +92,8 @@ import (
 // Crawler holds the configuration of a crawl. It is immutable once New
 // returns it and holds no crawl state, so Run may be called many times,
 // also concurrently, each Run with its own queue and seen set (unless
-// WithFrontier gives them one Frontier to share).
+// WithFrontier gives them one Frontier to share). The zero Crawler crawls
+// with the default options, as New() with none would.
 type Crawler struct {
 	cfg config
 }
@@ -196,6 +197,18 @@ type Crawl struct {
 // frontier that refuses the crawl.
 func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	start := time.Now()
+	if c == nil {
+		return nil, errors.New("crawl: nil Crawler: make one with New")
+	}
+	cfg := &c.cfg
+	if !cfg.valid {
+		// The zero Crawler crawls with the defaults, as New() would.
+		d := defaultConfig()
+		if err := d.validate(); err != nil {
+			return nil, fmt.Errorf("crawl: %w", err)
+		}
+		cfg = &d
+	}
 	if len(roots) == 0 {
 		return nil, errors.New("crawl: no root URL")
 	}
@@ -207,27 +220,27 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		}
 		rootURLs = append(rootURLs, u)
 	}
-	client, owned, err := c.cfg.newClient()
+	client, owned, err := cfg.newClient()
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	rctx, cancelRun := context.WithCancel(ctx)
-	if d := c.cfg.maxDuration; d > 0 {
+	if d := cfg.maxDuration; d > 0 {
 		rctx, cancelRun = context.WithTimeoutCause(ctx, d, errDuration)
 	}
-	front := c.cfg.frontier
+	front := cfg.frontier
 	if front == nil {
 		front = NewMemoryFrontier()
 	}
 	r := &run{
-		cfg:       &c.cfg,
-		scope:     newScope(rootURLs, &c.cfg),
+		cfg:       cfg,
+		scope:     newScope(rootURLs, cfg),
 		front:     front,
 		client:    client,
-		fetch:     newFetcher(&c.cfg, client),
-		tally:     newTally(c.cfg.workers),
-		debug:     c.cfg.logger.Enabled(ctx, slog.LevelDebug),
-		token:     productToken(c.cfg.userAgent),
+		fetch:     newFetcher(cfg, client),
+		tally:     newTally(cfg.workers),
+		debug:     cfg.logger.Enabled(ctx, slog.LevelDebug),
+		token:     productToken(cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
 	fail := func(err error) (*Crawl, error) {
@@ -238,16 +251,16 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		return nil, err
 	}
 	policy := Policy{
-		HostWorkers: c.cfg.hostWorkers,
-		HostDelay:   c.cfg.hostDelay,
-		Robots:      c.cfg.robots,
-		MaxPages:    c.cfg.maxPages,
-		Scope:       c.cfg.scopeID(),
+		HostWorkers: cfg.hostWorkers,
+		HostDelay:   cfg.hostDelay,
+		Robots:      cfg.robots,
+		MaxPages:    cfg.maxPages,
+		Scope:       cfg.scopeID(),
 	}
 	var first []Request
 	for _, u := range rootURLs {
 		policy.Roots = append(policy.Roots, u.String())
-		first = append(first, Request{URL: u.String(), Redirects: c.cfg.maxRedirects})
+		first = append(first, Request{URL: u.String(), Redirects: cfg.maxRedirects})
 		r.rootHosts[HostKey(u.String())] = true
 	}
 	if err := front.Start(rctx, policy); err != nil {
@@ -266,7 +279,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	if _, err := front.Push(rctx, first...); err != nil {
 		return fail(fmt.Errorf("crawl: queue roots: %w", err))
 	}
-	if c.cfg.sitemaps && !c.cfg.robots {
+	if cfg.sitemaps && !cfg.robots {
 		// With robots.txt, its Sitemap lines are read first; see robots.
 		for _, key := range slices.Sorted(maps.Keys(r.rootHosts)) {
 			if _, err := front.Push(rctx, r.sitemaps(key, nil)...); err != nil {
@@ -278,13 +291,13 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), finished: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group
-	for range c.cfg.workers {
+	for range cfg.workers {
 		g.Go(func() error {
 			r.work(rctx, wctx)
 			return nil
 		})
 	}
-	if f := c.cfg.progress; f != nil {
+	if f := cfg.progress; f != nil {
 		g.Go(func() error {
 			r.report(wctx, start, f)
 			return nil
@@ -318,7 +331,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 			err = nil
 		}
 		switch {
-		case c.cfg.maxPages > 0 && counts.Pages >= c.cfg.maxPages && stats.Todo > 0:
+		case cfg.maxPages > 0 && counts.Pages >= cfg.maxPages && stats.Todo > 0:
 			// A crawl that simply had that many pages was not cut.
 			stats.Budget = "max_pages"
 		case overTime:
@@ -577,7 +590,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		Header:      resp.header,
 		ContentType: resp.contentType,
 		Body:        resp.body,
-		obeyRobots:  r.cfg.robots,
+		obeyRobots:  r.cfg.directives,
 	}
 	if isText(resp.contentType) && l.Kind == PageRequest && !resp.encoded {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
@@ -590,16 +603,16 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them. It leaves the
 		// links as written, to be resolved as follow takes them.
-		w.page.scan(base, p.Body, r.cfg.robots)
+		w.page.scan(base, p.Body, r.cfg.directives)
 		n, link = len(w.page.refs), w.page.link
-		if r.cfg.robots {
+		if r.cfg.directives {
 			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
 		}
-	} else if r.cfg.robots && isHTML(p.ContentType) && !resp.encoded {
+	} else if r.cfg.directives && isHTML(p.ContentType) && !resp.encoded {
 		meta := pageMeta(p.Body)
 		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 	}
-	if r.cfg.robots {
+	if r.cfg.directives {
 		h := headerRobots(resp.header, r.token)
 		p.NoIndex = p.NoIndex || h.noindex
 		p.NoFollow = p.NoFollow || h.nofollow
@@ -631,7 +644,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		}
 		n, link = len(links), urlsAt(links)
 	}
-	if p.NoFollow && r.cfg.robots || n == 0 {
+	if p.NoFollow && r.cfg.directives || n == 0 {
 		return
 	}
 	if err := r.follow(w, l, base, n, link, PageRequest, l.Depth+1, res); err != nil {

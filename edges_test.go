@@ -363,8 +363,10 @@ func TestEdgeRobotsNoSuchHostNotRetried(t *testing.T) {
 	if n := dials.Load(); n != 1 {
 		t.Errorf("%d dials, want 1 (robots.txt once, then the host is disallowed)", n)
 	}
-	if r := res["http://nowhere.example/"]; !errors.Is(r.Err, crawl.ErrDisallowed) || stats.FailKinds["dns"] != 1 {
-		t.Errorf("root: Err %v, fail kinds %v; want ErrDisallowed of kind dns", r.Err, stats.FailKinds)
+	var dns *net.DNSError
+	r := res["http://nowhere.example/"]
+	if !errors.Is(r.Err, crawl.ErrDisallowed) || !errors.Is(r.Err, crawl.ErrRobotsUnavailable) || !errors.As(r.Err, &dns) || stats.FailKinds["robots_unavailable"] != 1 {
+		t.Errorf("root: Err %v, fail kinds %v; want ErrRobotsUnavailable (and ErrDisallowed) wrapping the DNS error, of kind robots_unavailable", r.Err, stats.FailKinds)
 	}
 }
 
@@ -413,5 +415,181 @@ func TestEdgeFrontierLeavesRobotsToWorkers(t *testing.T) {
 	}
 	if c, _ := f.Counts(ctx); c.Pages != 1 {
 		t.Errorf("Counts.Pages = %d, want 1 (the disallowed URL is not a page fetched)", c.Pages)
+	}
+}
+
+// Hooks given twice compose, in the order given.
+func TestEdgeHooksCompose(t *testing.T) {
+	s := newSite(t, htmlPage("home"))
+	var mu sync.Mutex
+	var order []string
+	note := func(what string) {
+		mu.Lock()
+		order = append(order, what)
+		mu.Unlock()
+	}
+	_, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"},
+		crawl.WithRobots(false),
+		crawl.WithRequestHook(func(r *http.Request) error { note("req1"); r.Header.Set("X-One", "1"); return nil }),
+		crawl.WithRequestHook(func(r *http.Request) error { note("req2"); r.Header.Set("X-Two", "2"); return nil }),
+		crawl.WithPageHook(func(*crawl.Page) { note("page1") }),
+		crawl.WithPageHook(func(*crawl.Page) { note("page2") }),
+		crawl.WithResultHook(func(crawl.Result) { note("result1") }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// crawlSite adds its own result hook last.
+	if got := strings.Join(order, " "); got != "req1 req2 page1 page2 result1" {
+		t.Errorf("hooks ran as %q, want %q", got, "req1 req2 page1 page2 result1")
+	}
+	if h := s.Header("/"); h.Get("X-One") != "1" || h.Get("X-Two") != "2" {
+		t.Errorf("request headers %v: want both hooks' headers", h)
+	}
+}
+
+// The zero Crawler crawls with the defaults.
+func TestEdgeZeroCrawler(t *testing.T) {
+	s := newSite(t, htmlPage(crawlerLinks("/a")))
+	var c crawl.Crawler
+	stats, err := c.Run(crawlerCtx(t), s.URL+"/")
+	if err != nil || stats.Done != 2 || stats.Workers != crawl.DefaultWorkers {
+		t.Errorf("zero Crawler: got %+v, %v; want 2 URLs done with the default workers", stats, err)
+	}
+	var nilCrawler *crawl.Crawler
+	if _, err := nilCrawler.Run(crawlerCtx(t), s.URL+"/"); err == nil {
+		t.Error("nil *Crawler: got no error, want one saying to use New")
+	}
+}
+
+// Obeying robots.txt and obeying a page's own robots directives are two
+// switches: a link checker can obey the first and still check the links
+// of a nofollow page.
+func TestEdgeRobotsDirectivesSwitch(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(`<meta name="robots" content="nofollow"><a href="/a">a</a> <a rel="nofollow" href="/b">b</a>`))
+	mux.Handle("/a", htmlPage("a"))
+	mux.Handle("/b", htmlPage("b"))
+	s := newSite(t, mux)
+	for _, tt := range []struct {
+		opts []crawl.Option
+		want int
+	}{
+		{nil, 1},
+		{[]crawl.Option{crawl.WithRobotsDirectives(false)}, 3},
+		{[]crawl.Option{crawl.WithRobots(false)}, 3},
+		{[]crawl.Option{crawl.WithRobots(false), crawl.WithRobotsDirectives(true)}, 1},
+	} {
+		stats, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, tt.opts...)
+		if err != nil || stats.Done != tt.want {
+			t.Errorf("%d options: Done %d, err %v; want %d", len(tt.opts), stats.Done, err, tt.want)
+		}
+	}
+}
+
+// robots.txt goes through the request hook, and a robots.txt redirect
+// waits for the host's delay like any request.
+func TestEdgeRobotsHookAndDelay(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	var auth []string
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home"))
+	mux.HandleFunc("/robots-moved.txt", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		times = append(times, time.Now())
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, "User-agent: *\nDisallow:\n")
+	})
+	s := newSite(t, mux)
+	s.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		times = append(times, time.Now())
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Redirect(w, r, "/robots-moved.txt", http.StatusMovedPermanently)
+	}))
+	const delay = 200 * time.Millisecond
+	_, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithHostDelay(delay),
+		crawl.WithRequestHook(func(r *http.Request) error { r.Header.Set("Authorization", "Bearer x"); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(times) != 2 {
+		t.Fatalf("robots.txt requests: %d, want 2 (the redirect and its target)", len(times))
+	}
+	if gap := times[1].Sub(times[0]); gap < delay/2 {
+		t.Errorf("the robots.txt redirect was followed %v after the first request, want at least %v (half the host delay)", gap, delay/2)
+	}
+	for i, a := range auth {
+		if a != "Bearer x" {
+			t.Errorf("robots.txt request %d: Authorization %q, want the request hook's", i, a)
+		}
+	}
+}
+
+// Broken tells a link checker what is broken: failures and error statuses,
+// an HTML 404 included, and a host whose robots.txt is unavailable; not a
+// URL robots.txt disallows.
+func TestEdgeResultBroken(t *testing.T) {
+	for _, tt := range []struct {
+		r    crawl.Result
+		want bool
+	}{
+		{crawl.Result{Status: 200, ContentType: "text/html"}, false},
+		{crawl.Result{Status: 301, NextURL: "http://x/"}, false},
+		{crawl.Result{Status: 404, ContentType: "text/html"}, true},
+		{crawl.Result{Status: 503}, true},
+		{crawl.Result{Err: errors.New("reset")}, true},
+		{crawl.Result{Err: fmt.Errorf("fetch x: %w", crawl.ErrDisallowed)}, false},
+		{crawl.Result{Err: &crawl.RobotsUnavailableError{URL: "http://x/robots.txt", Status: 503}}, true},
+	} {
+		if got := tt.r.Broken(); got != tt.want {
+			t.Errorf("%+v: Broken() = %v, want %v", tt.r, got, tt.want)
+		}
+	}
+}
+
+// A robots.txt in flight shows in Progress: a crawl waiting on a slow
+// robots.txt does not look frozen.
+func TestEdgeProgressCountsRobots(t *testing.T) {
+	release := make(chan struct{})
+	s := newSite(t, htmlPage("home"))
+	s.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.NotFound(w, r)
+	}))
+	var once sync.Once
+	var mu sync.Mutex
+	var shown *crawl.Progress
+	progress := crawl.WithProgress(5*time.Millisecond, func(p crawl.Progress) {
+		if p.InFlight > 0 {
+			once.Do(func() {
+				mu.Lock()
+				shown = &p
+				mu.Unlock()
+				close(release)
+			})
+		}
+	})
+	timeout := time.AfterFunc(10*time.Second, func() { once.Do(func() { close(release) }) })
+	defer timeout.Stop()
+	stats, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, progress)
+	if err != nil || stats.Done != 1 {
+		t.Fatalf("Done %d, err %v; want 1, nil", stats.Done, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if shown == nil {
+		t.Fatal("no Progress showed the robots.txt in flight")
+	}
+	if shown.Done != 0 {
+		t.Errorf("progress with the robots.txt in flight: Done %d, want 0", shown.Done)
 	}
 }

@@ -210,6 +210,7 @@ type fetcher struct {
 	backoffBase   time.Duration
 	maxBackoff    time.Duration
 	maxRetryAfter time.Duration
+	hostDelay     time.Duration // before following a robots.txt redirect
 }
 
 func newFetcher(cfg *config, client *http.Client) *fetcher {
@@ -222,6 +223,7 @@ func newFetcher(cfg *config, client *http.Client) *fetcher {
 		backoffBase:   cfg.backoff,
 		maxBackoff:    cfg.maxBackoff,
 		maxRetryAfter: cfg.maxRetryAfter,
+		hostDelay:     cfg.hostDelay,
 	}
 }
 
@@ -315,8 +317,7 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 	// against: the crawler's own, whatever a request hook does to req.URL.
 	target := *req.URL
 	req.Header.Set("User-Agent", f.userAgent)
-	// robots.txt is not a URL of the crawl: no request hook for it.
-	if hook := f.requestHook; hook != nil && t.kind != kindRobots {
+	if hook := f.requestHook; hook != nil {
 		if err := protect("request hook", func() error { return hook(req) }); err != nil {
 			return nil, fmt.Errorf("fetch %s: request hook: %w", t.url, err)
 		}

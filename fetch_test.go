@@ -956,7 +956,9 @@ func TestFetchFailKind(t *testing.T) {
 			nil, crawl.ErrNoLocation, "no_location"},
 		{"panic", htmlPage("<p>boom</p>"),
 			[]crawl.Option{crawl.WithPageHook(func(*crawl.Page) { panic("fetch test") })}, crawl.ErrPanic, "panic"},
-		{"refused", nil, nil, nil, "refused"},
+		// The robots.txt of a host that refuses connections is
+		// unavailable: its URLs are not fetched.
+		{"refused", nil, nil, crawl.ErrRobotsUnavailable, "robots_unavailable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := closedURL + "/"

@@ -93,6 +93,8 @@ type config struct {
 	hostWorkers    int
 	hostDelay      time.Duration
 	robots         bool
+	directives     bool // the page's own robots directives are obeyed
+	directivesSet  bool // by WithRobotsDirectives; else as robots
 	sitemaps       bool
 	maxDepth       int
 	maxPages       int
@@ -104,6 +106,9 @@ type config struct {
 	progressEvery  time.Duration
 	progress       func(Progress)
 	frontier       Frontier // nil: a MemoryFrontier per Run
+
+	// valid is set by validate: a Crawler's zero value has not been.
+	valid bool
 
 	// Trap limits; 0 disables each.
 	maxURLLength      int
@@ -206,7 +211,14 @@ func (c *config) validate() error {
 		}
 		c.exclude = append(c.exclude, re)
 	}
-	return errors.Join(errs...)
+	if !c.directivesSet {
+		c.directives = c.robots
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	c.valid = true
+	return nil
 }
 
 // WithWorkers sets how many URLs are fetched at once: the number of
@@ -326,10 +338,11 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithRequestHook sets a function called before every request the crawler
-// sends for a URL of the crawl, each retry included, to add headers or
+// sends, each retry and each robots.txt included, to add headers or
 // cookies. If it returns an error (or panics), the URL is not fetched and its
 // Result's Err wraps that error. It may be called from several goroutines at
-// once. The default is none.
+// once. The option may be given many times: the hooks run in the order
+// given, and the first error ends the call. The default is none.
 //
 // Credentials stay with their host: for a URL reached by a redirect chain
 // that went to another host name (ports aside; a subdomain is another
@@ -339,7 +352,18 @@ func WithLogger(l *slog.Logger) Option {
 // hook that sets Accept-Encoding gets the bodies in that coding; see
 // WithMaxBodySize for which are decoded.
 func WithRequestHook(f func(*http.Request) error) Option {
-	return optionFunc(func(c *config) { c.requestHook = f })
+	return optionFunc(func(c *config) {
+		if prev := c.requestHook; prev != nil && f != nil {
+			c.requestHook = func(r *http.Request) error {
+				if err := prev(r); err != nil {
+					return err
+				}
+				return f(r)
+			}
+		} else if f != nil {
+			c.requestHook = f
+		}
+	})
 }
 
 // WithPageHook sets a function called for every response that is not a
@@ -348,17 +372,31 @@ func WithRequestHook(f func(*http.Request) error) Option {
 // call: the crawler reuses the buffer, so a hook that keeps the body copies
 // it. If the hook panics, the panic is recovered into the URL's Result.Err
 // and the page's links are not followed. It may be called from several
-// goroutines at once. The default is none.
+// goroutines at once. The option may be given many times: the hooks run in
+// the order given. The default is none.
 func WithPageHook(f func(p *Page)) Option {
-	return optionFunc(func(c *config) { c.pageHook = f })
+	return optionFunc(func(c *config) {
+		if prev := c.pageHook; prev != nil && f != nil {
+			c.pageHook = func(p *Page) { prev(p); f(p) }
+		} else if f != nil {
+			c.pageHook = f
+		}
+	})
 }
 
 // WithResultHook sets a function called exactly once for every URL taken
 // from the queue, whatever the outcome, when the crawler is done with it.
 // It may be called from several goroutines at once. A panic in it is
-// recovered and logged. The default is none.
+// recovered and logged. The option may be given many times: the hooks run
+// in the order given. The default is none.
 func WithResultHook(f func(Result)) Option {
-	return optionFunc(func(c *config) { c.resultHook = f })
+	return optionFunc(func(c *config) {
+		if prev := c.resultHook; prev != nil && f != nil {
+			c.resultHook = func(r Result) { prev(r); f(r) }
+		} else if f != nil {
+			c.resultHook = f
+		}
+	})
 }
 
 // WithHostWorkers sets how many requests may be in flight at once to one
@@ -384,13 +422,27 @@ func WithHostDelay(d time.Duration) Option {
 // other URL of that host, and a URL it disallows for the User-Agent is not
 // fetched: its Result's Err wraps ErrDisallowed. A robots.txt that answers
 // 4xx allows everything; one that fails with a 5xx, a 429 or a network
-// error after WithMaxTries attempts disallows the whole host, and the
-// Result's Err wraps that failure too. Links marked rel="nofollow", and
-// every link of a page whose <meta name="robots"> says nofollow, are not
-// followed. robots.txt requests are not Results and do not count in Stats
-// or budgets, but they do count against WithHostWorkers.
+// error after WithMaxTries attempts disallows the whole host: its URLs'
+// Results have a RobotsUnavailableError. Unless WithRobotsDirectives says
+// otherwise, links marked rel="nofollow", and every link of a page whose
+// <meta name="robots"> says nofollow, are not followed. robots.txt
+// requests are not Results and do not count in Stats or budgets, but they
+// do count against WithHostWorkers and WithHostDelay, a redirect of one
+// included, and they go through the request hook.
 func WithRobots(on bool) Option {
 	return optionFunc(func(c *config) { c.robots = on })
+}
+
+// WithRobotsDirectives sets whether a page's own robots directives are
+// obeyed: links marked rel="nofollow" are not followed, nor any link of a
+// page whose <meta name="robots"> or X-Robots-Tag says "nofollow" or
+// "none" (whatever extractor found them), and Page.NoIndex and
+// Page.NoFollow report them. It is a switch of its own, apart from
+// robots.txt, so that a link checker can obey robots.txt and still check
+// the links of a nofollow page. The default is to obey them when
+// robots.txt is obeyed (WithRobots), and not otherwise.
+func WithRobotsDirectives(on bool) Option {
+	return optionFunc(func(c *config) { c.directives, c.directivesSet = on, true })
 }
 
 // WithSitemaps sets whether sitemaps are read. When on, each root host's

@@ -785,9 +785,12 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 			return
 		}
 		r.cfg.logger.Warn("robots.txt unreachable, host disallowed", "url", l.URL, "tries", l.Tries, "err", err)
-		deny := fmt.Errorf("%w: robots.txt unreachable: %w", ErrDisallowed, err)
+		deny := &RobotsUnavailableError{URL: l.URL, Err: err}
+		if se, ok := err.(*robotsStatusError); ok {
+			deny.Status, deny.Err = se.status, nil
+		}
 		r.rules.put(key, &hostRobots{deny: deny})
-		o.Rules = &HostRules{Denied: err.Error()}
+		o.Rules = &HostRules{Denied: deny.Error()}
 	} else {
 		var rules *robots
 		if body != nil {
@@ -802,6 +805,40 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 	if _, err := r.front.Ack(fctx, l, o); err != nil {
 		r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
 	}
+}
+
+// ErrRobotsUnavailable is matched, with errors.Is, by the error of every URL
+// of a host whose robots.txt could not be fetched; see
+// RobotsUnavailableError.
+var ErrRobotsUnavailable = errors.New("robots.txt unavailable")
+
+// RobotsUnavailableError is the error of every URL of a host whose
+// robots.txt could not be fetched after WithMaxTries attempts (a 5xx or a
+// 429), or at all (no such host, connection refused, a certificate that
+// does not verify, a timeout). RFC 9309 then has the crawler fetch nothing
+// of the host: the URL was not fetched. It matches both ErrRobotsUnavailable
+// and ErrDisallowed with errors.Is, so that code that only wants to skip
+// disallowed URLs does, and a link checker can tell a site that is down
+// from one that says no. Its FailKind is "robots_unavailable".
+type RobotsUnavailableError struct {
+	URL    string // the robots.txt
+	Status int    // its HTTP status (a 5xx, 429); 0 when no response came
+	Err    error  // the failure when no response came
+}
+
+func (e *RobotsUnavailableError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("robots.txt unavailable: %s: status %d", e.URL, e.Status)
+	}
+	return fmt.Sprintf("robots.txt unavailable: %s: %v", e.URL, e.Err)
+}
+
+// Unwrap returns the failure, for errors.Is and errors.As to look into.
+func (e *RobotsUnavailableError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrRobotsUnavailable or ErrDisallowed.
+func (e *RobotsUnavailableError) Is(target error) bool {
+	return target == ErrRobotsUnavailable || target == ErrDisallowed
 }
 
 // robotsCache holds the robots.txt rules of the hosts of a Run, parsed
@@ -837,7 +874,7 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 		h = &hostRobots{}
 		switch {
 		case l.Rules.Denied != "":
-			h.deny = fmt.Errorf("%w: robots.txt unreachable: %s", ErrDisallowed, l.Rules.Denied)
+			h.deny = &RobotsUnavailableError{URL: key + "/robots.txt", Err: errors.New(l.Rules.Denied)}
 		case l.Rules.Robots != nil:
 			h.rules = parseRobots(l.Rules.Robots, r.cfg.userAgent)
 		}
@@ -875,6 +912,17 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			}
 			normalize(next)
 			u = next.String()
+			if f.hostDelay > 0 {
+				// A redirect is one more request to the host: it waits
+				// its turn as any other would.
+				t := time.NewTimer(jitter(f.hostDelay))
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return nil, ctx.Err()
+				}
+			}
 		case resp.status >= 200 && resp.status <= 299 && resp.encoded:
 			// In a coding the crawler cannot decode: no rules to read.
 			return nil, nil

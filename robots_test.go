@@ -37,8 +37,12 @@ func wantDisallowed(t *testing.T, s *site, res map[string]crawl.Result, paths ..
 		if !errors.Is(r.Err, crawl.ErrDisallowed) || r.Status != 0 || r.Tries != 0 {
 			t.Errorf("%s: Err %v, status %d, %d tries; want ErrDisallowed, 0, 0", p, r.Err, r.Status, r.Tries)
 		}
-		if crawl.FailKind(r.Err) != "disallowed" {
-			t.Errorf("%s: FailKind %q, want disallowed", p, crawl.FailKind(r.Err))
+		want := "disallowed"
+		if errors.Is(r.Err, crawl.ErrRobotsUnavailable) {
+			want = "robots_unavailable"
+		}
+		if crawl.FailKind(r.Err) != want {
+			t.Errorf("%s: FailKind %q, want %s", p, crawl.FailKind(r.Err), want)
 		}
 		s.wantHits(t, p, 0)
 	}
@@ -147,6 +151,10 @@ func TestCrawlRobotsUnreachable(t *testing.T) {
 				}
 				if tt.cause != nil && !errors.Is(r.Err, tt.cause) {
 					t.Errorf("%s: Err %q does not wrap %v", r.URL, r.Err, tt.cause)
+				}
+				var ru *crawl.RobotsUnavailableError
+				if !errors.As(r.Err, &ru) || ru.Status != tt.status || !errors.Is(r.Err, crawl.ErrRobotsUnavailable) {
+					t.Errorf("%s: Err %v; want a RobotsUnavailableError with status %d", r.URL, r.Err, tt.status)
 				}
 			}
 			if stats.Done != 2 || s.Total() != 0 {

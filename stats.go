@@ -56,6 +56,19 @@ func (r *Result) Kind() string {
 	}
 }
 
+// Broken reports whether the URL is broken, as a link checker means it:
+// it failed (Err is set: a network error, robots.txt unavailable, ...) or
+// its server answered an error status, 4xx or 5xx, whatever the body (an
+// HTML 404 page is "html" to Kind, as in crawl.py's report, and broken
+// here). A URL that robots.txt disallows is not broken: it was not
+// checked.
+func (r *Result) Broken() bool {
+	if r.Err != nil {
+		return !errors.Is(r.Err, ErrDisallowed) || errors.Is(r.Err, ErrRobotsUnavailable)
+	}
+	return r.Status >= 400
+}
+
 // WriteReportLine writes r's line of crawl.py's report, as its url_report
 // does: "URL error ERR" for a failure, "URL STATUS redirect NEXT" for a
 // redirect, else "URL STATUS TYPE ENCODING SIZE NEW/TOTAL", with "?" for a
@@ -83,10 +96,12 @@ func orUnknown(s string) string {
 
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
-// "too_many_redirects", "no_location", "panic", "blocked", "dns",
-// "refused", "disallowed", "network" or "other". A URL disallowed because
-// its host's robots.txt could not be fetched gets the kind of that failure
-// when it is one of the kinds before "disallowed".
+// "too_many_redirects", "no_location", "panic", "blocked",
+// "robots_unavailable", "dns", "refused", "disallowed", "network" or
+// "other". A URL not fetched because its host's robots.txt could not be
+// (see RobotsUnavailableError) is "robots_unavailable", apart from the
+// URLs robots.txt disallows ("disallowed"), so that a site that is down
+// shows in the report.
 func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
@@ -107,6 +122,8 @@ func FailKind(err error) string {
 		return "panic"
 	case errors.Is(err, ErrBlockedAddress):
 		return "blocked"
+	case errors.Is(err, ErrRobotsUnavailable):
+		return "robots_unavailable"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
@@ -383,6 +400,8 @@ func (e *storedError) Is(target error) bool {
 		return target == context.DeadlineExceeded
 	case "disallowed":
 		return target == ErrDisallowed
+	case "robots_unavailable":
+		return target == ErrDisallowed || target == ErrRobotsUnavailable
 	}
 	return false
 }
