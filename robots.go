@@ -20,14 +20,15 @@ import (
 // robots.txt is parsed as RFC 9309 (the Robots Exclusion Protocol) says,
 // for one crawler, into the rules of the groups that apply to it. The
 // parser never fails: whatever it cannot read it skips, and it uses every
-// line it can read (section 2.3.1.5, parsing errors), including the lines
-// RFC 9309 does not define but that files in the wild contain and
-// Google's open-source parser reads as their writers meant (see
-// robotsLine and readRobots). Its memory is
-// proportional to the body, whose size the caller caps; it keeps every
-// rule of the groups that apply (no count limit), and compiles them into a
-// robotsMatcher, which rules out most of those that cannot match a path
-// without trying them (see robotsMatcher for its worst case).
+// line it can read (section 2.3.1.5, parsing errors), including lines
+// that RFC 9309 does not define but that files in the wild contain and
+// Google's open-source parser reads as their writers meant: misspelt
+// keys, a space instead of the colon, part of a byte order mark (see
+// parseRobots and robotsLine). Its memory is proportional to the body,
+// whose size the caller caps; it keeps every rule of the groups that
+// apply (no count limit), and compiles them into a robotsMatcher, which
+// rules out most of those that cannot match a path without trying them
+// (see robotsMatcher for its worst case).
 
 // robots is the parsed robots.txt of one host, as it applies to one user
 // agent. It is immutable after parseRobots returns and safe for concurrent

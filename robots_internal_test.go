@@ -243,7 +243,7 @@ type robotsWildCase struct {
 	body       string
 	ua         string
 	disallowed []string
-	allowedToo []string
+	allowed    []string
 }
 
 // TestRobotsInTheWild checks the lines that RFC 9309 does not define but
@@ -254,52 +254,53 @@ type robotsWildCase struct {
 func TestRobotsInTheWild(t *testing.T) {
 	for _, c := range []robotsWildCase{
 		// Misspellings of user-agent, and any case.
-		{name: "useragent", body: "useragent: asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "user agent", body: "user agent: asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
+		{name: "useragent", body: "useragent: asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "user agent", body: "user agent: asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
 		{name: "USER AGENT", body: "USER AGENT: *\ndisallow: /x", disallowed: []string{"/x"}},
 		{name: "UserAgent", body: "UserAgent: *\ndisallow: /x", disallowed: []string{"/x"}},
-		{name: "useragent starts a group", body: "user-agent: asyncrawl\ndisallow: /x\nuseragent: other\ndisallow: /y", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "user agent other crawler", body: "user agent: googlebot\ndisallow: /x", allowedToo: []string{"/x"}},
+		{name: "useragent starts a group", body: "user-agent: asyncrawl\ndisallow: /x\nuseragent: other\ndisallow: /y", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "user agent other crawler", body: "user agent: googlebot\ndisallow: /x", allowed: []string{"/x"}},
 		// Misspellings of disallow, and any case.
-		{name: "disalow", body: "user-agent: *\ndisalow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "dissallow", body: "user-agent: *\ndissallow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "dissalow", body: "user-agent: *\ndissalow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "diasllow", body: "user-agent: *\ndiasllow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "disallaw", body: "user-agent: *\ndisallaw: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
+		{name: "disalow", body: "user-agent: *\ndisalow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "dissallow", body: "user-agent: *\ndissallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "dissalow", body: "user-agent: *\ndissalow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "diasllow", body: "user-agent: *\ndiasllow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "disallaw", body: "user-agent: *\ndisallaw: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
 		{name: "DisAlow", body: "user-agent: *\nDisAlow: /x", disallowed: []string{"/x"}},
-		{name: "misspelling is a member", body: "user-agent: asyncrawl\ndisalow: /x\nuser-agent: other\ndisallow: /y", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "misspelling loses to longer allow", body: "user-agent: *\ndissallow: /a\nallow: /a/b", disallowed: []string{"/a/c"}, allowedToo: []string{"/a/b"}},
+		{name: "misspelling is a member", body: "user-agent: asyncrawl\ndisalow: /x\nuser-agent: other\ndisallow: /y", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "misspelling loses to longer allow", body: "user-agent: *\ndissallow: /a\nallow: /a/b", disallowed: []string{"/a/c"}, allowed: []string{"/a/b"}},
 		{name: "other misspellings not read", body: "user-agent: *\ndisalloww: /a\ndisallo: /b\nalow: /\ndisallow: /", disallowed: []string{"/a", "/b", "/c"}},
 		// A space instead of the colon, for the known keys.
-		{name: "disallow space", body: "user-agent: *\ndisallow /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "disallow tab", body: "user-agent: *\ndisallow\t/x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "allow space", body: "user-agent: *\ndisallow: /\nallow /x", disallowed: []string{"/y"}, allowedToo: []string{"/x"}},
-		{name: "user-agent space", body: "user-agent asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
+		{name: "disallow space", body: "user-agent: *\ndisallow /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "disallow tab", body: "user-agent: *\ndisallow\t/x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "allow space", body: "user-agent: *\ndisallow: /\nallow /x", disallowed: []string{"/y"}, allowed: []string{"/x"}},
+		{name: "user-agent space", body: "user-agent asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
 		{name: "user-agent space star", body: "user-agent *\ndisallow /x", disallowed: []string{"/x"}},
 		{name: "useragent space", body: "useragent asyncrawl\ndisallow /x", disallowed: []string{"/x"}},
 		{name: "misspelling space", body: "user-agent: *\ndissallow /x", disallowed: []string{"/x"}},
-		{name: "space and comment", body: "user-agent: *\ndisallow /x # private", disallowed: []string{"/x"}, allowedToo: []string{"/y"}},
-		{name: "space with colon in value", body: "user-agent: *\ndisallow /a:b", disallowed: []string{"/a:b"}, allowedToo: []string{"/a"}},
-		{name: "unknown key space", body: "user-agent: *\nnoindex /x\ndisallow: /y", allowedToo: []string{"/x"}, disallowed: []string{"/y"}},
+		{name: "space and comment", body: "user-agent: *\ndisallow /x # private", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "space with colon in value", body: "user-agent: *\ndisallow /a:b", disallowed: []string{"/a:b"}, allowed: []string{"/a"}},
+		{name: "unknown key space", body: "user-agent: *\nnoindex /x\ndisallow: /y", allowed: []string{"/x"}, disallowed: []string{"/y"}},
 		{name: "free text not read", body: "user-agent: *\nallow me to explain\ndisallow /", disallowed: []string{"/me", "/"}},
 		{name: "free text with colon not read", body: "user-agent: *\nallow me: /x\ndisallow: /", disallowed: []string{"/x", "/me:"}},
-		{name: "user agent space not read", body: "user agent asyncrawl\ndisallow: /x", allowedToo: []string{"/x"}},
-		{name: "key alone not read", body: "user-agent: *\ndisallow\ndisallow: /y", allowedToo: []string{"/x", "/disallow"}},
+		{name: "user agent space not read", body: "user agent asyncrawl\ndisallow: /x", allowed: []string{"/x"}},
+		{name: "key alone not read", body: "user-agent: *\ndisallow\ndisallow: /y", allowed: []string{"/x", "/disallow"}},
 		// A byte order mark, whole or its first octets only.
 		{name: "BOM", body: "\xef\xbb\xbfuser-agent: *\ndisallow: /x", disallowed: []string{"/x"}},
 		{name: "BOM first two octets", body: "\xef\xbbuser-agent: *\ndisallow: /x", disallowed: []string{"/x"}},
 		{name: "BOM first octet", body: "\xefuser-agent: *\ndisallow: /x", disallowed: []string{"/x"}},
-		{name: "BOM not at start", body: "\nuser-agent: *\n\xef\xbbdisallow: /x\ndisallow: /y", allowedToo: []string{"/x"}, disallowed: []string{"/y"}},
-		{name: "BOM twice", body: "\xef\xbb\xbf\xef\xbb\xbfuser-agent: *\ndisallow: /x", allowedToo: []string{"/x"}},
-		{name: "BOM wrong second octet", body: "\xef\xbfuser-agent: *\ndisallow: /x", allowedToo: []string{"/x"}},
+		{name: "BOM not at start", body: "\nuser-agent: *\n\xef\xbbdisallow: /x\ndisallow: /y", allowed: []string{"/x"}, disallowed: []string{"/y"}},
+		{name: "BOM twice", body: "\xef\xbb\xbf\xef\xbb\xbfuser-agent: *\ndisallow: /x", allowed: []string{"/x"}},
+		{name: "BOM wrong second octet", body: "\xef\xbfuser-agent: *\ndisallow: /x", allowed: []string{"/x"}},
 		// A user-agent value's product token.
 		{name: "token before space", body: "user-agent: asyncrawl extra words\ndisallow: /x", disallowed: []string{"/x"}},
 		{name: "token before tab", body: "user-agent: asyncrawl\tx\ndisallow: /x", disallowed: []string{"/x"}},
 		{name: "token before slash", body: "user-agent: asyncrawl/1.0 (+https://x)\ndisallow: /x", disallowed: []string{"/x"}},
 		{name: "token before space, space key", body: "useragent: AsyncRawl bot\ndisallow: /x", disallowed: []string{"/x"}},
-		{name: "other token before space", body: "user-agent: googlebot asyncrawl\ndisallow: /x", allowedToo: []string{"/x"}},
+		{name: "custom crawler, misspelt keys", body: "user agent: mybot\ndisalow /x", ua: "MyBot/1.0", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "other token before space", body: "user-agent: googlebot asyncrawl\ndisallow: /x", allowed: []string{"/x"}},
 		// The other keys, spelt as Google reads them.
-		{name: "crawl-delay space", body: "user-agent: *\ncrawl-delay 1\nuser-agent: other\ndisallow: /x", allowedToo: []string{"/x"}},
+		{name: "crawl-delay space", body: "user-agent: *\ncrawl-delay 1\nuser-agent: other\ndisallow: /x", allowed: []string{"/x"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ua := c.ua
@@ -312,7 +313,7 @@ func TestRobotsInTheWild(t *testing.T) {
 					t.Errorf("parseRobots(%q, %q).allowed(%q) = true, want false", c.body, ua, p)
 				}
 			}
-			for _, p := range c.allowedToo {
+			for _, p := range c.allowed {
 				if !r.allowed(p) {
 					t.Errorf("parseRobots(%q, %q).allowed(%q) = false, want true", c.body, ua, p)
 				}
@@ -815,6 +816,8 @@ func FuzzParseRobots(f *testing.F) {
 		{"user-agent: *\ndisallow: private\ndisallow: $\nallow: *$\ncrawl-delay: 99999", "/private"},
 		{"user-agent: a\nuser-agent: *\n# c\ndisallow: /100%\ncrawl-delay: .5\nuser-agent: b\nallow: /", "/100%25"},
 		{"disallow: /\nuser-agent:*\nallow:/$\ndisallow:/", "/"},
+		{"\xef\xbbuseragent asyncrawl\ndisalow /x\nuser agent: *\ndiasllow: /\nsite-map https://e.com/s.xml", "/x"},
+		{"\xefUser-Agent *\nAllow /a:b\ncrawl-delay 1\nallow me to explain: /x", "/a:b"},
 	} {
 		f.Add(seed.body, seed.path)
 	}
