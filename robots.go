@@ -20,11 +20,15 @@ import (
 // robots.txt is parsed as RFC 9309 (the Robots Exclusion Protocol) says,
 // for one crawler, into the rules of the groups that apply to it. The
 // parser never fails: whatever it cannot read it skips, and it uses every
-// line it can read (section 2.3.1.5, parsing errors). Its memory is
-// proportional to the body, whose size the caller caps; it keeps every
-// rule of the groups that apply (no count limit), and compiles them into a
-// robotsMatcher, which rules out most of those that cannot match a path
-// without trying them (see robotsMatcher for its worst case).
+// line it can read (section 2.3.1.5, parsing errors), including lines
+// that RFC 9309 does not define but that files in the wild contain and
+// Google's open-source parser reads as their writers meant: misspelt
+// keys, a space instead of the colon, part of a byte order mark (see
+// parseRobots and robotsLine). Its memory is proportional to the body,
+// whose size the caller caps; it keeps every rule of the groups that
+// apply (no count limit), and compiles them into a robotsMatcher, which
+// rules out most of those that cannot match a path without trying them
+// (see robotsMatcher for its worst case).
 
 // robots is the parsed robots.txt of one host, as it applies to one user
 // agent. It is immutable after parseRobots returns and safe for concurrent
@@ -60,7 +64,9 @@ type robotsRule struct {
 // not end it (the grammar of section 2.2), and rules before the first
 // user-agent line belong to no group and are ignored. Allow, disallow and
 // crawl-delay lines are the group's members: a user-agent line after one
-// of them starts a new group.
+// of them starts a new group. Keys are read in the spellings robotsLine
+// accepts, and a byte order mark at the start of body, whole or only its
+// first one or two octets, is skipped.
 func parseRobots(body []byte, userAgent string) *robots {
 	rules, delay, maps := readRobots(body, userAgent)
 	r := &robots{delay: delay, maps: maps}
@@ -88,7 +94,14 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 		// still being read.
 		isNamed, isStar, inGroup, inAgents bool
 	)
-	body = bytes.TrimPrefix(body, []byte("\ufeff"))
+	// A byte order mark (editors write one), or its first octets alone
+	// (where something cut or mangled it), is skipped.
+	for _, c := range []byte("\ufeff") {
+		if len(body) == 0 || body[0] != c {
+			break
+		}
+		body = body[1:]
+	}
 	for len(body) > 0 {
 		var line []byte
 		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
@@ -98,12 +111,9 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 		} else {
 			line, body = body, nil
 		}
-		key, value, ok := robotsLine(line)
-		if !ok {
-			continue
-		}
-		switch {
-		case bytes.EqualFold(key, []byte("user-agent")):
+		key, value := robotsLine(line)
+		switch key {
+		case keyUserAgent:
 			if !inAgents {
 				isNamed, isStar = false, false
 			}
@@ -113,7 +123,7 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 			} else if t := productToken(string(value)); t != "" && strings.EqualFold(t, token) {
 				isNamed, anyNamed = true, true
 			}
-		case bytes.EqualFold(key, []byte("allow")), bytes.EqualFold(key, []byte("disallow")):
+		case keyAllow, keyDisallow:
 			if !inGroup {
 				continue
 			}
@@ -124,13 +134,13 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 				// priority, the same as no rule too.
 				continue
 			}
-			rule := newRobotsRule(bytes.EqualFold(key, []byte("allow")), string(value))
+			rule := newRobotsRule(key == keyAllow, string(value))
 			if isNamed {
 				named = append(named, rule)
 			} else {
 				star = append(star, rule)
 			}
-		case bytes.EqualFold(key, []byte("crawl-delay")):
+		case keyCrawlDelay:
 			if !inGroup {
 				continue
 			}
@@ -144,7 +154,7 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 			} else if isStar {
 				starDelay = max(starDelay, d)
 			}
-		case bytes.EqualFold(key, []byte("sitemap")):
+		case keySitemap:
 			if len(value) > 0 {
 				maps = append(maps, string(value))
 			}
@@ -156,15 +166,78 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 	return star, starDelay, maps
 }
 
-// robotsLine splits a line into its key and value, both trimmed of spaces
-// and tabs, after removing a comment. ok is false for a line without a
-// colon, which includes blank and comment-only lines.
-func robotsLine(line []byte) (key, value []byte, ok bool) {
+// robotsKey is what the key of a robots.txt line names.
+type robotsKey uint8
+
+const (
+	keyUnknown robotsKey = iota // a key parseRobots does not read, or no key
+	keyUserAgent
+	keyAllow
+	keyDisallow
+	keyCrawlDelay
+	keySitemap
+)
+
+// robotsLine splits a line into what its key names and its value, trimmed
+// of spaces and tabs, after removing a comment. The key is the text before
+// the first colon, trimmed, or, if that is no key that parseRobots reads,
+// the text before the first space or tab, if it is one and the rest of
+// the line is a single word ("Disallow /private", "Sitemap
+// https://example.com/s.xml"): writers leave the colon out, and requiring
+// a known key and a single word keeps free text ("allow me to explain")
+// from being read as a rule. Blank, comment-only and unreadable lines are
+// keyUnknown.
+func robotsLine(line []byte) (key robotsKey, value []byte) {
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
-	key, value, ok = bytes.Cut(line, []byte(":"))
-	return bytes.Trim(key, " \t"), bytes.Trim(value, " \t"), ok
+	line = bytes.Trim(line, " \t")
+	if k, v, ok := bytes.Cut(line, []byte(":")); ok {
+		if key := robotsKeyOf(bytes.Trim(k, " \t")); key != keyUnknown {
+			return key, bytes.Trim(v, " \t")
+		}
+	}
+	i := bytes.IndexAny(line, " \t")
+	if i < 0 {
+		return keyUnknown, nil
+	}
+	value = bytes.TrimLeft(line[i:], " \t")
+	if bytes.ContainsAny(value, " \t") {
+		return keyUnknown, nil
+	}
+	return robotsKeyOf(line[:i]), value
+}
+
+// robotsKeyOf returns what key names, compared case-insensitively. Beside
+// the keys' own spellings it accepts those Google's open-source parser
+// accepts because they are common in the wild: "useragent" and "user
+// agent"; "disalow", "dissallow", "dissalow", "diasllow" and "disallaw";
+// "site-map". Other spellings, and keys that merely start with one of
+// these, are keyUnknown.
+func robotsKeyOf(key []byte) robotsKey {
+	var lower [len("crawl-delay")]byte
+	if len(key) > len(lower) {
+		return keyUnknown
+	}
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	switch string(lower[:len(key)]) {
+	case "user-agent", "useragent", "user agent":
+		return keyUserAgent
+	case "allow":
+		return keyAllow
+	case "disallow", "disalow", "dissallow", "dissalow", "diasllow", "disallaw":
+		return keyDisallow
+	case "crawl-delay":
+		return keyCrawlDelay
+	case "sitemap", "site-map":
+		return keySitemap
+	}
+	return keyUnknown
 }
 
 // robotsStarAgent reports whether a user-agent value is "*", which may be

@@ -62,8 +62,6 @@ func TestRobotsLines(t *testing.T) {
 		// others used.
 		{"unknown key", "user-agent: *\nnoindex: /x\ndisallow: /y", "", "/x", true},
 		{"unknown key keeps group", "user-agent: *\nhost: example.com\ndisallow: /y", "", "/y", false},
-		{"no colon", "user-agent: *\ndisallow /x\ndisallow: /y", "", "/x", true},
-		{"misspelling not read", "user-agent: *\ndissallow: /x", "", "/x", true},
 		{"garbage", "\x00\xff\xfe:::\n<html>\nuser-agent: *\ndisallow: /x", "", "/x", false},
 		{"html page", "<!DOCTYPE html><html><body>Not found</body></html>", "", "/x", true},
 		// Section 2.5: a file cut short by the size limit keeps its last
@@ -191,6 +189,157 @@ func TestRobotsPercentEncoding(t *testing.T) {
 		{"lone percent in path", "user-agent: *\ndisallow: /100%25", "", "/100%", false},
 		{"percent cut short", "user-agent: *\ndisallow: /a%4", "", "/a%254", false},
 	})
+}
+
+// TestRobotsRFCEncodingExamples checks each example of the table in RFC
+// 9309, section 2.2.2: a rule with the path of the first column is
+// compared in the encoded form of the second and matches the path of the
+// third, whichever of the three forms the rule or the URL is written in.
+func TestRobotsRFCEncodingExamples(t *testing.T) {
+	for _, ex := range []struct{ path, encoded, match string }{
+		{"/foo/bar?baz=quz", "/foo/bar?baz=quz", "/foo/bar?baz=quz"},
+		{"/foo/bar/ツ", "/foo/bar/%E3%83%84", "/foo/bar/%E3%83%84"},
+		{"/foo/bar/%E3%83%84", "/foo/bar/%E3%83%84", "/foo/bar/%E3%83%84"},
+		{"/foo/bar/%62%61%7A", "/foo/bar/%62%61%7A", "/foo/bar/baz"},
+	} {
+		t.Run(ex.path, func(t *testing.T) {
+			// The escaped form of each column is the escaped form of the
+			// third: the one form rules and paths are compared in.
+			want := robotsEscape(ex.match)
+			for _, s := range []string{ex.path, ex.encoded, ex.match} {
+				if got := robotsEscape(s); got != want {
+					t.Errorf("robotsEscape(%q) = %q, want %q", s, got, want)
+				}
+			}
+			// A rule in any of the three forms decides a URL in any of
+			// them: an allow overriding "Disallow: /", and a disallow.
+			for _, rule := range []string{ex.path, ex.encoded, ex.match} {
+				for _, url := range []string{ex.path, ex.encoded, ex.match} {
+					allow := "user-agent: *\ndisallow: /\nallow: " + rule
+					if got := parseRobots([]byte(allow), DefaultUserAgent).allowed(url); !got {
+						t.Errorf("parseRobots(%q).allowed(%q) = false, want true", allow, url)
+					}
+					deny := "user-agent: *\ndisallow: " + rule
+					if got := parseRobots([]byte(deny), DefaultUserAgent).allowed(url); got {
+						t.Errorf("parseRobots(%q).allowed(%q) = true, want false", deny, url)
+					}
+				}
+			}
+		})
+	}
+	// The encoded forms stay apart from paths that differ from them.
+	runRobotsCases(t, []robotsCase{
+		{"query differs", "user-agent: *\ndisallow: /foo/bar?baz=quz", "", "/foo/bar?baz=qux", true},
+		{"other character", "user-agent: *\ndisallow: /foo/bar/ツ", "", "/foo/bar/%E3%83%85", true},
+		{"lower-case escape of the character", "user-agent: *\ndisallow: /foo/bar/ツ", "", "/foo/bar/%e3%83%84", false},
+		{"decoded unreserved is not another word", "user-agent: *\ndisallow: /foo/bar/%62%61%7A", "", "/foo/bar/bar", true},
+	})
+}
+
+// robotsWildCase is a robots.txt and, for DefaultUserAgent (or ua, when
+// set), the paths it must disallow and those it must allow.
+type robotsWildCase struct {
+	name       string
+	body       string
+	ua         string
+	disallowed []string
+	allowed    []string
+}
+
+// TestRobotsInTheWild checks the lines that RFC 9309 does not define but
+// that robots.txt files in the wild contain and Google's open-source
+// parser reads as their writers meant: misspelt keys, a space instead of
+// the colon, a partial byte order mark, and a user-agent value with more
+// than a product token.
+func TestRobotsInTheWild(t *testing.T) {
+	for _, c := range []robotsWildCase{
+		// Misspellings of user-agent, and any case.
+		{name: "useragent", body: "useragent: asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "user agent", body: "user agent: asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "USER AGENT", body: "USER AGENT: *\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "UserAgent", body: "UserAgent: *\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "useragent starts a group", body: "user-agent: asyncrawl\ndisallow: /x\nuseragent: other\ndisallow: /y", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "user agent other crawler", body: "user agent: googlebot\ndisallow: /x", allowed: []string{"/x"}},
+		// Misspellings of disallow, and any case.
+		{name: "disalow", body: "user-agent: *\ndisalow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "dissallow", body: "user-agent: *\ndissallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "dissalow", body: "user-agent: *\ndissalow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "diasllow", body: "user-agent: *\ndiasllow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "disallaw", body: "user-agent: *\ndisallaw: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "DisAlow", body: "user-agent: *\nDisAlow: /x", disallowed: []string{"/x"}},
+		{name: "misspelling is a member", body: "user-agent: asyncrawl\ndisalow: /x\nuser-agent: other\ndisallow: /y", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "misspelling loses to longer allow", body: "user-agent: *\ndissallow: /a\nallow: /a/b", disallowed: []string{"/a/c"}, allowed: []string{"/a/b"}},
+		{name: "other misspellings not read", body: "user-agent: *\ndisalloww: /a\ndisallo: /b\nalow: /\ndisallow: /", disallowed: []string{"/a", "/b", "/c"}},
+		// A space instead of the colon, for the known keys.
+		{name: "disallow space", body: "user-agent: *\ndisallow /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "disallow tab", body: "user-agent: *\ndisallow\t/x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "allow space", body: "user-agent: *\ndisallow: /\nallow /x", disallowed: []string{"/y"}, allowed: []string{"/x"}},
+		{name: "user-agent space", body: "user-agent asyncrawl\ndisallow: /x", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "user-agent space star", body: "user-agent *\ndisallow /x", disallowed: []string{"/x"}},
+		{name: "useragent space", body: "useragent asyncrawl\ndisallow /x", disallowed: []string{"/x"}},
+		{name: "misspelling space", body: "user-agent: *\ndissallow /x", disallowed: []string{"/x"}},
+		{name: "space and comment", body: "user-agent: *\ndisallow /x # private", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "space with colon in value", body: "user-agent: *\ndisallow /a:b", disallowed: []string{"/a:b"}, allowed: []string{"/a"}},
+		{name: "unknown key space", body: "user-agent: *\nnoindex /x\ndisallow: /y", allowed: []string{"/x"}, disallowed: []string{"/y"}},
+		{name: "free text not read", body: "user-agent: *\nallow me to explain\ndisallow /", disallowed: []string{"/me", "/"}},
+		{name: "free text with colon not read", body: "user-agent: *\nallow me: /x\ndisallow: /", disallowed: []string{"/x", "/me:"}},
+		{name: "user agent space not read", body: "user agent asyncrawl\ndisallow: /x", allowed: []string{"/x"}},
+		{name: "key alone not read", body: "user-agent: *\ndisallow\ndisallow: /y", allowed: []string{"/x", "/disallow"}},
+		// A byte order mark, whole or its first octets only.
+		{name: "BOM", body: "\xef\xbb\xbfuser-agent: *\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "BOM first two octets", body: "\xef\xbbuser-agent: *\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "BOM first octet", body: "\xefuser-agent: *\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "BOM not at start", body: "\nuser-agent: *\n\xef\xbbdisallow: /x\ndisallow: /y", allowed: []string{"/x"}, disallowed: []string{"/y"}},
+		{name: "BOM twice", body: "\xef\xbb\xbf\xef\xbb\xbfuser-agent: *\ndisallow: /x", allowed: []string{"/x"}},
+		{name: "BOM wrong second octet", body: "\xef\xbfuser-agent: *\ndisallow: /x", allowed: []string{"/x"}},
+		// A user-agent value's product token.
+		{name: "token before space", body: "user-agent: asyncrawl extra words\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "token before tab", body: "user-agent: asyncrawl\tx\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "token before slash", body: "user-agent: asyncrawl/1.0 (+https://x)\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "token before space, space key", body: "useragent: AsyncRawl bot\ndisallow: /x", disallowed: []string{"/x"}},
+		{name: "custom crawler, misspelt keys", body: "user agent: mybot\ndisalow /x", ua: "MyBot/1.0", disallowed: []string{"/x"}, allowed: []string{"/y"}},
+		{name: "other token before space", body: "user-agent: googlebot asyncrawl\ndisallow: /x", allowed: []string{"/x"}},
+		// The other keys, spelt as Google reads them.
+		{name: "crawl-delay space", body: "user-agent: *\ncrawl-delay 1\nuser-agent: other\ndisallow: /x", allowed: []string{"/x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ua := c.ua
+			if ua == "" {
+				ua = DefaultUserAgent
+			}
+			r := parseRobots([]byte(c.body), ua)
+			for _, p := range c.disallowed {
+				if r.allowed(p) {
+					t.Errorf("parseRobots(%q, %q).allowed(%q) = true, want false", c.body, ua, p)
+				}
+			}
+			for _, p := range c.allowed {
+				if !r.allowed(p) {
+					t.Errorf("parseRobots(%q, %q).allowed(%q) = false, want true", c.body, ua, p)
+				}
+			}
+		})
+	}
+}
+
+// TestRobotsWildKeys checks the other keys' spellings through what they
+// set: crawl-delay and sitemap, with a space instead of the colon, and
+// site-map.
+func TestRobotsWildKeys(t *testing.T) {
+	body := "user-agent: *\ncrawl-delay 3\n" +
+		"site-map: https://example.com/a.xml\n" +
+		"Site-Map https://example.com/b.xml\n" +
+		"sitemap https://example.com/c.xml\n" +
+		"sitemap https://example.com/d.xml and more\n" +
+		"sitemaps: https://example.com/e.xml"
+	r := parseRobots([]byte(body), DefaultUserAgent)
+	if got, want := r.crawlDelay(), 3*time.Second; got != want {
+		t.Errorf("parseRobots(%q).crawlDelay() = %v, want %v", body, got, want)
+	}
+	want := []string{"https://example.com/a.xml", "https://example.com/b.xml", "https://example.com/c.xml"}
+	if got := r.sitemaps(); !slices.Equal(got, want) {
+		t.Errorf("parseRobots(%q).sitemaps() = %q, want %q", body, got, want)
+	}
 }
 
 func TestRobotsEscape(t *testing.T) {
@@ -667,6 +816,8 @@ func FuzzParseRobots(f *testing.F) {
 		{"user-agent: *\ndisallow: private\ndisallow: $\nallow: *$\ncrawl-delay: 99999", "/private"},
 		{"user-agent: a\nuser-agent: *\n# c\ndisallow: /100%\ncrawl-delay: .5\nuser-agent: b\nallow: /", "/100%25"},
 		{"disallow: /\nuser-agent:*\nallow:/$\ndisallow:/", "/"},
+		{"\xef\xbbuseragent asyncrawl\ndisalow /x\nuser agent: *\ndiasllow: /\nsite-map https://e.com/s.xml", "/x"},
+		{"\xefUser-Agent *\nAllow /a:b\ncrawl-delay 1\nallow me to explain: /x", "/a:b"},
 	} {
 		f.Add(seed.body, seed.path)
 	}
@@ -693,7 +844,7 @@ func FuzzParseRobots(f *testing.F) {
 		// the order given and reversed.
 		var rules []string
 		for _, l := range robotsLines(body) {
-			if key, _, ok := robotsLine([]byte(l)); !ok || !strings.EqualFold(string(key), "user-agent") {
+			if key, _ := robotsLine([]byte(l)); key != keyUserAgent {
 				rules = append(rules, l)
 			}
 		}
