@@ -503,7 +503,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease) {
 	if l.First.IsZero() {
 		l.First = time.Now()
 	}
-	res := Result{URL: l.URL, Depth: l.Depth, Tries: l.Tries}
+	res := Result{URL: l.URL, Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
 	v, at := r.try(ctx, w, l, &res)
 	// The frontier is told even when the Run's ctx is done: the lease
 	// must end, so that a durable frontier keeps the outcome.

@@ -593,3 +593,25 @@ func TestEdgeProgressCountsRobots(t *testing.T) {
 		t.Errorf("progress with the robots.txt in flight: Done %d, want 0", shown.Done)
 	}
 }
+
+// Each Result names the page where the crawl first found its URL.
+func TestEdgeReferrer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a", "/old")))
+	mux.Handle("/a", htmlPage("a"))
+	mux.Handle("/old", http.RedirectHandler("/new", http.StatusMovedPermanently))
+	mux.Handle("/new", htmlPage("new"))
+	s := newSite(t, mux)
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"/": "", "/a": "/", "/old": "/", "/new": "/old"} {
+		if want != "" {
+			want = s.URL + want
+		}
+		if got := res[s.URL+path].Referrer; got != want {
+			t.Errorf("%s: Referrer %q, want %q", path, got, want)
+		}
+	}
+}

@@ -20,6 +20,10 @@ import (
 type Result struct {
 	URL     string // the URL fetched, normalised
 	NextURL string // for a redirect, where it points, normalised
+	// Referrer is the URL of the page (or sitemap, redirect or robots.txt)
+	// where the crawl first found URL; empty for roots and URLs added
+	// with Crawl.Add.
+	Referrer string
 	// Status is the HTTP status of the last response; 0 when none came.
 	Status int
 	// Err says what went wrong, wrapped with the URL: a network failure
@@ -325,6 +329,7 @@ func (t *tally) snapshot() *Stats {
 // resultJSON is the stored form of a Result; see MarshalBinary.
 type resultJSON struct {
 	URL         string `json:"url"`
+	Referrer    string `json:"referrer,omitempty"`
 	NextURL     string `json:"next_url,omitempty"`
 	Status      int    `json:"status,omitempty"`
 	Err         string `json:"err,omitempty"`
@@ -347,7 +352,7 @@ type resultJSON struct {
 // delivered.
 func (r *Result) MarshalBinary() ([]byte, error) {
 	j := resultJSON{
-		URL: r.URL, NextURL: r.NextURL, Status: r.Status, Size: r.Size,
+		URL: r.URL, Referrer: r.Referrer, NextURL: r.NextURL, Status: r.Status, Size: r.Size,
 		ContentType: r.ContentType, Encoding: r.Encoding, NumURLs: r.NumURLs,
 		NumNewURLs: r.NumNewURLs, Depth: r.Depth, Tries: r.Tries, Elapsed: int64(r.Elapsed),
 	}
@@ -364,7 +369,7 @@ func (r *Result) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("decode result: %w", err)
 	}
 	*r = Result{
-		URL: j.URL, NextURL: j.NextURL, Status: j.Status, Size: j.Size,
+		URL: j.URL, Referrer: j.Referrer, NextURL: j.NextURL, Status: j.Status, Size: j.Size,
 		ContentType: j.ContentType, Encoding: j.Encoding, NumURLs: j.NumURLs,
 		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed),
 	}

@@ -44,6 +44,7 @@ func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
 type jsonResult struct {
 	Type        string  `json:"type"` // "result"
 	URL         string  `json:"url"`
+	Referrer    string  `json:"referrer,omitempty"` // the page that first linked to it
 	NextURL     string  `json:"next_url,omitempty"`
 	Status      int     `json:"status"`
 	Error       string  `json:"error,omitempty"`
@@ -98,6 +99,7 @@ func (j *jsonLines) result(r *crawl.Result) {
 	o := jsonResult{
 		Type:        "result",
 		URL:         r.URL,
+		Referrer:    r.Referrer,
 		NextURL:     r.NextURL,
 		Status:      r.Status,
 		Size:        r.Size,
