@@ -131,7 +131,6 @@ type run struct {
 	cfg       *config
 	scope     *scope
 	front     Frontier
-	client    *http.Client
 	fetch     *fetcher
 	tally     *tally
 	rules     robotsCache
@@ -236,7 +235,6 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		cfg:       cfg,
 		scope:     newScope(rootURLs, cfg),
 		front:     front,
-		client:    client,
 		fetch:     newFetcher(cfg, client),
 		tally:     newTally(cfg.workers),
 		debug:     cfg.logger.Enabled(ctx, slog.LevelDebug),
