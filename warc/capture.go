@@ -29,6 +29,9 @@ import (
 // negotiate HTTP/2. A proxy (rt.Proxy) is not supported for HTTPS: the
 // tunnelled bytes are encrypted, and such a connection records nothing.
 //
+// A response through the copy has no TLS connection state (Response.TLS
+// is nil): the transport sees the recording wrapper, not the *tls.Conn.
+//
 // Once w has failed to write, or is closed, requests through the copy fail
 // with that error, so that a crawl stops rather than lose records. The
 // returned RoundTripper is safe for concurrent use.
