@@ -544,13 +544,23 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
+// TestHTTPS checks that HTTPS is recorded in plain text, and over HTTP/1.1
+// from a server and a client transport that would both speak HTTP/2.
 func TestHTTPS(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 1 {
+			t.Errorf("request over %s, want HTTP/1.1", r.Proto)
+		}
 		io.WriteString(w, "secret")
 	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
 	defer srv.Close()
 	w := newWriter(t, Options{})
 	base := srv.Client().Transport.(*http.Transport)
+	if !base.ForceAttemptHTTP2 {
+		t.Fatal("the test server's client transport does not attempt HTTP/2")
+	}
 	client := &http.Client{Transport: w.Transport(base)}
 	if got := string(get(t, client, srv.URL+"/s")); got != "secret" {
 		t.Fatalf("GET /s: %q", got)
@@ -610,3 +620,47 @@ func TestNotATransport(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestNoBody checks the responses that have no body whatever their header
+// says: to HEAD, 204 and 304.
+func TestNoBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+		case "/304":
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+		}
+	}))
+	defer srv.Close()
+	w := newWriter(t, Options{})
+	client := &http.Client{Transport: w.Transport(nil)}
+	resp, err := client.Head(srv.URL + "/head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	get(t, client, srv.URL+"/204")
+	get(t, client, srv.URL+"/304")
+	get(t, client, srv.URL+"/after") // on the same connection
+	w.Close()
+	resp2 := responses(t, readAll(t, w))
+	for _, p := range []string{"/head", "/204", "/304", "/after"} {
+		r := resp2[srv.URL+p]
+		if r == nil {
+			t.Errorf("no response record for %s", p)
+			continue
+		}
+		_, payload := r.httpParts()
+		want := ""
+		if p == "/after" {
+			want = "hello"
+		}
+		if string(payload) != want || r.get("WARC-Truncated") != "" {
+			t.Errorf("%s: payload %q, WARC-Truncated %q; want %q, none", p, payload, r.get("WARC-Truncated"), want)
+		}
+	}
+}
