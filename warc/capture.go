@@ -14,7 +14,7 @@ import (
 )
 
 // Transport returns a copy of rt whose every HTTP exchange is recorded in
-// w; rt nil means http.DefaultTransport. rt must be an *http.Transport
+// w; rt nil means http.DefaultTransport's settings without its proxy. rt must be an *http.Transport
 // (the crawler's default client has one; a RoundTripper wrapping one, such
 // as the crawler's redirect guard, wraps the returned transport instead):
 // the recording sits on its connections. Any other RoundTripper makes every
@@ -26,8 +26,9 @@ import (
 // is written to it and read from it. It makes its TLS connections itself,
 // with rt's TLSClientConfig and TLSHandshakeTimeout, offering HTTP/1.1
 // only; a DialTLSContext of rt is used instead when set, and must then not
-// negotiate HTTP/2. A proxy (rt.Proxy) is not supported for HTTPS: the
-// tunnelled bytes are encrypted, and such a connection records nothing.
+// negotiate HTTP/2. A proxy (rt.Proxy) is not supported for HTTPS, whose
+// tunnelled bytes the transport encrypts itself: a request that would go
+// through one fails with an error saying so.
 //
 // A response through the copy has no TLS connection state (Response.TLS
 // is nil): the transport sees the recording wrapper, not the *tls.Conn.
@@ -37,7 +38,10 @@ import (
 // returned RoundTripper is safe for concurrent use.
 func (w *Writer) Transport(rt http.RoundTripper) http.RoundTripper {
 	if rt == nil {
-		rt = http.DefaultTransport
+		// As the crawler's own: no proxy from the environment.
+		dt := http.DefaultTransport.(*http.Transport).Clone()
+		dt.Proxy = nil
+		rt = dt
 	}
 	t, ok := rt.(*http.Transport)
 	if !ok {
@@ -120,6 +124,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 		return nil, err
+	}
+	if t.t.Proxy != nil && req.URL.Scheme == "https" {
+		if u, err := t.t.Proxy(req); err == nil && u != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, fmt.Errorf("warc: %s through the proxy %s: HTTPS through a proxy cannot be recorded", req.URL, u.Redacted())
+		}
 	}
 	return t.t.RoundTrip(req)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -662,5 +663,15 @@ func TestNoBody(t *testing.T) {
 		if string(payload) != want || r.get("WARC-Truncated") != "" {
 			t.Errorf("%s: payload %q, WARC-Truncated %q; want %q, none", p, payload, r.get("WARC-Truncated"), want)
 		}
+	}
+}
+
+func TestHTTPSProxyRefused(t *testing.T) {
+	w := newWriter(t, Options{})
+	proxy, _ := url.Parse("http://127.0.0.1:1")
+	client := &http.Client{Transport: w.Transport(&http.Transport{Proxy: http.ProxyURL(proxy)})}
+	if resp, err := client.Get("https://example.invalid/"); err == nil {
+		resp.Body.Close()
+		t.Fatal("GET https through a proxy: no error")
 	}
 }
