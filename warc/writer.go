@@ -52,7 +52,12 @@
 // A response whose payload digest was already recorded by this Writer is
 // written as a revisit record (profile identical-payload-digest) holding
 // the status line and header fields but not the body, unless
-// Options.NoRevisits is set.
+// Options.NoRevisits is set. Only a whole, non-empty payload is
+// deduplicated, and only within one Writer.
+//
+// An exchange is held in memory until its records are written (the digests
+// and lengths precede the block), so a body costs its size in memory while
+// it is read; a crawler's body size limit bounds it.
 package warc
 
 import (
