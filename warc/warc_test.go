@@ -1,0 +1,677 @@
+package warc
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// gzipped returns b compressed with gzip.
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// site is a test server's pages: the bytes each sends as its body.
+type site struct {
+	plain, chunked, html []byte
+	gz                   []byte // gzip of html
+}
+
+func newSite(t *testing.T) (*site, *httptest.Server) {
+	t.Helper()
+	s := &site{
+		plain:   []byte("plain text body\n"),
+		chunked: bytes.Repeat([]byte("chunk of a streamed body\n"), 300),
+		html:    bytes.Repeat([]byte("<p>compressible html</p>\n"), 200),
+	}
+	s.gz = gzipped(t, s.html)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(s.plain)
+	})
+	mux.HandleFunc("/chunked", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		for part := range bytes.SplitAfterSeq(s.chunked, []byte("\n")) {
+			w.Write(part)
+			w.(http.Flusher).Flush()
+		}
+	})
+	mux.HandleFunc("/gzip", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			t.Errorf("GET /gzip: Accept-Encoding %q, want gzip", r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Length", fmt.Sprint(len(s.gz)))
+		w.Write(s.gz)
+	})
+	mux.HandleFunc("/same/", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(s.plain)
+	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/plain", http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return s, srv
+}
+
+func newWriter(t *testing.T, opts Options) *Writer {
+	t.Helper()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	w, err := NewWriter(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// get fetches url with client and returns the body the caller reads.
+func get(t *testing.T, client *http.Client, url string) []byte {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: body: %v", url, err)
+	}
+	return b
+}
+
+// responses returns the response records by target URI, failing if a URI
+// has more than one.
+func responses(t *testing.T, recs []*record) map[string]*record {
+	t.Helper()
+	m := make(map[string]*record)
+	for _, r := range byType(recs, "response") {
+		u := r.get("WARC-Target-URI")
+		if m[u] != nil {
+			t.Errorf("two responses for %s", u)
+		}
+		m[u] = r
+	}
+	return m
+}
+
+func TestRecordsAsTransferred(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoGzip=%v", plain), func(t *testing.T) {
+			s, srv := newSite(t)
+			w := newWriter(t, Options{NoGzip: plain, Info: map[string]string{"operator": "test", "isPartOf": "unit"}})
+			client := &http.Client{Transport: w.Transport(nil)}
+			if got := get(t, client, srv.URL+"/gzip"); !bytes.Equal(got, s.html) {
+				t.Errorf("GET /gzip: the caller got %d bytes, want the %d decompressed", len(got), len(s.html))
+			}
+			get(t, client, srv.URL+"/plain")
+			get(t, client, srv.URL+"/chunked")
+			get(t, client, srv.URL+"/redirect") // and /plain again: a revisit
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			recs := readAll(t, w)
+
+			info := recs[0]
+			body := string(info.block)
+			for _, want := range []string{"software: ", "format: WARC File Format 1.1\r\n", "conformsTo: ", "operator: test\r\n", "isPartOf: unit\r\n"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("warcinfo block %q lacks %q", body, want)
+				}
+			}
+			if got, want := info.get("WARC-Filename"), filepath.Base(w.Files()[0]); got != want {
+				t.Errorf("warcinfo WARC-Filename %q, want %q", got, want)
+			}
+
+			resp := responses(t, recs)
+			host := strings.TrimPrefix(srv.URL, "http://")
+			for path, want := range map[string][]byte{"/gzip": s.gz, "/plain": s.plain, "/chunked": s.chunked, "/redirect": nil} {
+				r := resp[srv.URL+path]
+				if r == nil {
+					t.Errorf("no response record for %s", path)
+					continue
+				}
+				head, payload := r.httpParts()
+				if want != nil && !bytes.Equal(payload, want) {
+					t.Errorf("%s: payload of %d bytes, want the %d the server sent", path, len(payload), len(want))
+				}
+				if !bytes.HasPrefix(head, []byte("HTTP/1.1 ")) {
+					t.Errorf("%s: head starts %q, want the status line", path, head[:min(len(head), 20)])
+				}
+				if got, want := r.get("WARC-IP-Address"), "127.0.0.1"; got != want {
+					t.Errorf("%s: WARC-IP-Address %q, want %q", path, got, want)
+				}
+			}
+			if r := resp[srv.URL+"/gzip"]; r != nil {
+				head, _ := r.httpParts()
+				if !bytes.Contains(head, []byte("\r\nContent-Encoding: gzip\r\n")) {
+					t.Errorf("/gzip: head %q lacks Content-Encoding: gzip", head)
+				}
+			}
+			if r := resp[srv.URL+"/chunked"]; r != nil {
+				head, _ := r.httpParts()
+				if !bytes.Contains(head, []byte("\r\nX-Crawler-Transfer-Encoding: chunked\r\n")) || bytes.Contains(head, []byte("\r\nTransfer-Encoding")) {
+					t.Errorf("/chunked: head %q, want Transfer-Encoding renamed X-Crawler-Transfer-Encoding", head)
+				}
+			}
+
+			// Each response has one request, linked, as written.
+			reqs := byType(recs, "request")
+			all := append(byType(recs, "response"), byType(recs, "revisit")...)
+			if len(reqs) != len(all) || len(all) != 5 {
+				t.Errorf("got %d requests and %d responses and revisits, want 5 of each", len(reqs), len(all))
+			}
+			ids := make(map[string]*record)
+			for _, r := range all {
+				ids[r.get("WARC-Record-ID")] = r
+			}
+			for _, q := range reqs {
+				r := ids[q.get("WARC-Concurrent-To")]
+				if r == nil {
+					t.Errorf("request of %s: WARC-Concurrent-To %s names no response", q.get("WARC-Target-URI"), q.get("WARC-Concurrent-To"))
+					continue
+				}
+				if q.get("WARC-Target-URI") != r.get("WARC-Target-URI") {
+					t.Errorf("request of %s is concurrent to the response of %s", q.get("WARC-Target-URI"), r.get("WARC-Target-URI"))
+				}
+				path := strings.TrimPrefix(q.get("WARC-Target-URI"), srv.URL)
+				want := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n"
+				if !bytes.HasPrefix(q.block, []byte(want)) || !bytes.HasSuffix(q.block, []byte("\r\n\r\n")) {
+					t.Errorf("request block %q, want it to start %q and end with an empty line", q.block, want)
+				}
+				if !bytes.Contains(q.block, []byte("\r\nAccept-Encoding: gzip\r\n")) {
+					t.Errorf("request block %q lacks the Accept-Encoding the transport sent", q.block)
+				}
+			}
+			if n := len(byType(recs, "revisit")); n != 1 {
+				t.Errorf("got %d revisit records, want 1 (the second /plain)", n)
+			}
+		})
+	}
+}
+
+func TestGzipMembersSeekable(t *testing.T) {
+	_, srv := newSite(t)
+	w := newWriter(t, Options{})
+	client := &http.Client{Transport: w.Transport(nil)}
+	for _, p := range []string{"/plain", "/gzip", "/chunked"} {
+		get(t, client, srv.URL+p)
+	}
+	w.Close()
+	name := w.Files()[0]
+	recs := readWARC(t, name)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 7 {
+		t.Fatalf("got %d records, want 7 (warcinfo and 3 exchanges)", len(recs))
+	}
+	// From each member's offset alone, the record decompresses whole.
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		zr, err := gzip.NewReader(bytes.NewReader(data[r.offset:]))
+		if err != nil {
+			t.Fatalf("record %d at offset %d: %v", i, r.offset, err)
+		}
+		zr.Multistream(false)
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("record %d at offset %d: %v", i, r.offset, err)
+		}
+		got := parseRecords(t, name, b)
+		if len(got) != 1 || got[0].get("WARC-Record-ID") != r.get("WARC-Record-ID") {
+			t.Errorf("member at offset %d: got %d records, want the one record %s", r.offset, len(got), r.get("WARC-Record-ID"))
+		}
+	}
+}
+
+func TestRotation(t *testing.T) {
+	_, srv := newSite(t)
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoGzip=%v", plain), func(t *testing.T) {
+			const maxSize = 1500
+			w := newWriter(t, Options{Prefix: "rot", MaxSize: maxSize, NoGzip: plain, NoRevisits: true})
+			client := &http.Client{Transport: w.Transport(nil)}
+			const n = 12
+			for i := range n {
+				get(t, client, fmt.Sprintf("%s/same/%d", srv.URL, i))
+			}
+			w.Close()
+			files := w.Files()
+			if len(files) < 3 {
+				t.Fatalf("got %d files, want several at a %d byte limit", len(files), maxSize)
+			}
+			ext := ".warc.gz"
+			if plain {
+				ext = ".warc"
+			}
+			for i, f := range files {
+				if want := fmt.Sprintf("rot-%05d%s", i, ext); filepath.Base(f) != want {
+					t.Errorf("file %d is %s, want %s", i, filepath.Base(f), want)
+				}
+				st, err := os.Stat(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i < len(files)-1 && st.Size() < maxSize {
+					t.Errorf("%s: %d bytes, closed under the %d limit", f, st.Size(), maxSize)
+				}
+				recs := readWARC(t, f)
+				if got := recs[0].get("WARC-Filename"); got != filepath.Base(f) {
+					t.Errorf("%s: warcinfo WARC-Filename %q", f, got)
+				}
+				if len(byType(recs, "warcinfo")) != 1 {
+					t.Errorf("%s: %d warcinfo records, want 1", f, len(byType(recs, "warcinfo")))
+				}
+			}
+			recs := readAll(t, w)
+			if got := len(byType(recs, "response")); got != n {
+				t.Errorf("got %d responses over %d files, want %d", got, len(files), n)
+			}
+		})
+	}
+}
+
+func TestRevisit(t *testing.T) {
+	s, srv := newSite(t)
+	for _, noRevisits := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoRevisits=%v", noRevisits), func(t *testing.T) {
+			w := newWriter(t, Options{NoRevisits: noRevisits})
+			client := &http.Client{Transport: w.Transport(nil)}
+			get(t, client, srv.URL+"/same/a")
+			get(t, client, srv.URL+"/same/b")
+			get(t, client, srv.URL+"/same/a")
+			w.Close()
+			recs := readAll(t, w)
+			resps, revisits := byType(recs, "response"), byType(recs, "revisit")
+			if noRevisits {
+				if len(resps) != 3 || len(revisits) != 0 {
+					t.Fatalf("got %d responses and %d revisits, want 3 and 0", len(resps), len(revisits))
+				}
+				return
+			}
+			if len(resps) != 1 || len(revisits) != 2 {
+				t.Fatalf("got %d responses and %d revisits, want 1 and 2", len(resps), len(revisits))
+			}
+			first := resps[0]
+			_, payload := first.httpParts()
+			if !bytes.Equal(payload, s.plain) {
+				t.Errorf("first response payload %q, want %q", payload, s.plain)
+			}
+			for _, r := range revisits {
+				if got, want := r.get("WARC-Refers-To"), first.get("WARC-Record-ID"); got != want {
+					t.Errorf("revisit WARC-Refers-To %s, want %s", got, want)
+				}
+				if got, want := r.get("WARC-Refers-To-Target-URI"), srv.URL+"/same/a"; got != want {
+					t.Errorf("revisit WARC-Refers-To-Target-URI %s, want %s", got, want)
+				}
+				if got, want := r.get("WARC-Refers-To-Date"), first.get("WARC-Date"); got != want {
+					t.Errorf("revisit WARC-Refers-To-Date %s, want %s", got, want)
+				}
+				if got, want := r.get("WARC-Payload-Digest"), first.get("WARC-Payload-Digest"); got != want {
+					t.Errorf("revisit WARC-Payload-Digest %s, want %s", got, want)
+				}
+				head, body := r.httpParts()
+				if len(body) != 0 || !bytes.HasPrefix(head, []byte("HTTP/1.1 200 OK\r\n")) {
+					t.Errorf("revisit block %q, want the response head and no body", r.block)
+				}
+			}
+			if got, want := revisits[0].get("WARC-Target-URI"), srv.URL+"/same/b"; got != want {
+				t.Errorf("first revisit of %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// rawServer serves each connection with handle, on a loopback listener.
+func rawServer(t *testing.T, handle func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				handle(c)
+			})
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// readRequest reads a request head from c.
+func readRequest(c net.Conn) {
+	var head []byte
+	buf := make([]byte, 1)
+	for !bytes.HasSuffix(head, []byte("\r\n\r\n")) {
+		if _, err := c.Read(buf); err != nil {
+			return
+		}
+		head = append(head, buf[0])
+	}
+}
+
+func TestFailedConnectionWritesNothing(t *testing.T) {
+	// A port with nothing listening.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+	cases := map[string]string{
+		"refused":       refused,
+		"closed":        rawServer(t, func(c net.Conn) {}),
+		"after request": rawServer(t, func(c net.Conn) { readRequest(c) }),
+		"mid-head": rawServer(t, func(c net.Conn) {
+			readRequest(c)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n")
+		}),
+	}
+	for name, url := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWriter(t, Options{})
+			client := &http.Client{Transport: w.Transport(nil)}
+			if resp, err := client.Get(url); err == nil {
+				resp.Body.Close()
+				t.Fatalf("GET %s: no error", url)
+			}
+			w.Close()
+			if recs := readAll(t, w); len(recs) != 1 {
+				t.Errorf("got %d records, want only the warcinfo", len(recs))
+			}
+		})
+	}
+}
+
+func TestTruncated(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	t.Run("by the caller", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+			w.Write(big)
+		}))
+		defer srv.Close()
+		w := newWriter(t, Options{})
+		client := &http.Client{Transport: w.Transport(nil)}
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.CopyN(io.Discard, resp.Body, 10<<10)
+		resp.Body.Close()
+		w.Close()
+		resps := byType(readAll(t, w), "response")
+		if len(resps) != 1 {
+			t.Fatalf("got %d responses, want 1", len(resps))
+		}
+		r := resps[0]
+		_, payload := r.httpParts()
+		if got, want := r.get("WARC-Truncated"), "length"; got != want {
+			t.Errorf("WARC-Truncated %q, want %q (payload %d of %d bytes)", got, want, len(payload), len(big))
+		}
+		if len(payload) < 10<<10 || len(payload) >= len(big) || !bytes.Equal(payload, big[:len(payload)]) {
+			t.Errorf("payload of %d bytes, want a prefix of the %d sent, at least the 10240 read", len(payload), len(big))
+		}
+	})
+	t.Run("by the server", func(t *testing.T) {
+		url := rawServer(t, func(c net.Conn) {
+			readRequest(c)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this")
+		})
+		w := newWriter(t, Options{})
+		client := &http.Client{Transport: w.Transport(nil)}
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(resp.Body); err == nil {
+			t.Errorf("reading a body cut short: no error")
+		}
+		resp.Body.Close()
+		w.Close()
+		resps := byType(readAll(t, w), "response")
+		if len(resps) != 1 {
+			t.Fatalf("got %d responses, want 1", len(resps))
+		}
+		_, payload := resps[0].httpParts()
+		if got, want := resps[0].get("WARC-Truncated"), "disconnect"; got != want || string(payload) != "only this" {
+			t.Errorf("WARC-Truncated %q, payload %q; want %q, %q", got, payload, want, "only this")
+		}
+	})
+}
+
+func TestRetriesEachRecorded(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			http.Error(w, "try again", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	w := newWriter(t, Options{})
+	client := &http.Client{Transport: w.Transport(nil)}
+	get(t, client, srv.URL+"/x")
+	get(t, client, srv.URL+"/x")
+	w.Close()
+	resps := byType(readAll(t, w), "response")
+	if len(resps) != 2 {
+		t.Fatalf("got %d responses, want one per attempt, 2", len(resps))
+	}
+	for i, want := range []string{"HTTP/1.1 503 ", "HTTP/1.1 200 "} {
+		if !bytes.HasPrefix(resps[i].block, []byte(want)) {
+			t.Errorf("response %d starts %q, want %q", i, resps[i].block[:20], want)
+		}
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "page %s\n", r.URL.Path)
+	}))
+	defer srv.Close()
+	w := newWriter(t, Options{MaxSize: 8 << 10})
+	tr := w.Transport(&http.Transport{MaxIdleConnsPerHost: 4})
+	client := &http.Client{Transport: tr}
+	const workers, each = 8, 25
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			for j := range each {
+				url := fmt.Sprintf("%s/%d/%d", srv.URL, i, j)
+				resp, err := client.Get(url)
+				if err != nil {
+					t.Errorf("GET %s: %v", url, err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readAll(t, w)
+	resp := responses(t, recs)
+	if len(resp) != workers*each || len(byType(recs, "request")) != workers*each {
+		t.Errorf("got %d responses and %d requests, want %d of each", len(resp), len(byType(recs, "request")), workers*each)
+	}
+	for u, r := range resp {
+		_, payload := r.httpParts()
+		if want := "page " + strings.TrimPrefix(u, srv.URL) + "\n"; string(payload) != want {
+			t.Errorf("%s: payload %q, want %q", u, payload, want)
+		}
+	}
+}
+
+// TestHTTPS checks that HTTPS is recorded in plain text, and over HTTP/1.1
+// from a server and a client transport that would both speak HTTP/2.
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 1 {
+			t.Errorf("request over %s, want HTTP/1.1", r.Proto)
+		}
+		io.WriteString(w, "secret")
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	w := newWriter(t, Options{})
+	base := srv.Client().Transport.(*http.Transport)
+	if !base.ForceAttemptHTTP2 {
+		t.Fatal("the test server's client transport does not attempt HTTP/2")
+	}
+	client := &http.Client{Transport: w.Transport(base)}
+	if got := string(get(t, client, srv.URL+"/s")); got != "secret" {
+		t.Fatalf("GET /s: %q", got)
+	}
+	w.Close()
+	resp := responses(t, readAll(t, w))
+	r := resp[srv.URL+"/s"]
+	if r == nil || !strings.HasPrefix(srv.URL, "https://") {
+		t.Fatalf("no response record for %s/s: %v", srv.URL, resp)
+	}
+	if _, payload := r.httpParts(); string(payload) != "secret" {
+		t.Errorf("payload %q, want %q", payload, "secret")
+	}
+}
+
+func TestWriteErrorStopsRequests(t *testing.T) {
+	_, srv := newSite(t)
+	opened := 0
+	w := newWriter(t, Options{NoGzip: true, Create: func(string) (io.WriteCloser, error) {
+		opened++
+		return &fullFile{room: 2000}, nil
+	}})
+	client := &http.Client{Transport: w.Transport(nil)}
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		var resp *http.Response
+		resp, err = client.Get(fmt.Sprintf("%s/same/%d", srv.URL, i))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	if !errors.Is(err, errFull) {
+		t.Fatalf("GET after the disk filled: error %v, want one wrapping %v", err, errFull)
+	}
+	if !errors.Is(w.Err(), errFull) || !errors.Is(w.Close(), errFull) {
+		t.Errorf("Err %v, Close %v; want both wrapping %v", w.Err(), w.Close(), errFull)
+	}
+}
+
+func TestUnwritableDir(t *testing.T) {
+	_, err := NewWriter(Options{Dir: filepath.Join(t.TempDir(), "missing")})
+	if err == nil {
+		t.Fatal("NewWriter in a missing directory: no error")
+	}
+}
+
+func TestNotATransport(t *testing.T) {
+	w := newWriter(t, Options{})
+	rt := w.Transport(roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil }))
+	req, _ := http.NewRequest("GET", "http://example.invalid/", nil)
+	if _, err := rt.RoundTrip(req); err == nil {
+		t.Error("RoundTrip through a Transport of a non-*http.Transport: no error")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestNoBody checks the responses that have no body whatever their header
+// says: to HEAD, 204 and 304.
+func TestNoBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+		case "/304":
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+		}
+	}))
+	defer srv.Close()
+	w := newWriter(t, Options{})
+	client := &http.Client{Transport: w.Transport(nil)}
+	resp, err := client.Head(srv.URL + "/head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	get(t, client, srv.URL+"/204")
+	get(t, client, srv.URL+"/304")
+	get(t, client, srv.URL+"/after") // on the same connection
+	w.Close()
+	resp2 := responses(t, readAll(t, w))
+	for _, p := range []string{"/head", "/204", "/304", "/after"} {
+		r := resp2[srv.URL+p]
+		if r == nil {
+			t.Errorf("no response record for %s", p)
+			continue
+		}
+		_, payload := r.httpParts()
+		want := ""
+		if p == "/after" {
+			want = "hello"
+		}
+		if string(payload) != want || r.get("WARC-Truncated") != "" {
+			t.Errorf("%s: payload %q, WARC-Truncated %q; want %q, none", p, payload, r.get("WARC-Truncated"), want)
+		}
+	}
+}
+
+func TestHTTPSProxyRefused(t *testing.T) {
+	w := newWriter(t, Options{})
+	proxy, _ := url.Parse("http://127.0.0.1:1")
+	client := &http.Client{Transport: w.Transport(&http.Transport{Proxy: http.ProxyURL(proxy)})}
+	if resp, err := client.Get("https://example.invalid/"); err == nil {
+		resp.Body.Close()
+		t.Fatal("GET https through a proxy: no error")
+	}
+}
