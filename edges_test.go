@@ -615,3 +615,36 @@ func TestEdgeReferrer(t *testing.T) {
 		}
 	}
 }
+
+// WithTransportWrapper sees every request of a Run, robots.txt included,
+// and the guard of WithBlockPrivateNetworks still holds under it.
+func TestEdgeTransportWrapper(t *testing.T) {
+	s := newSite(t, htmlPage(crawlerLinks("/a")))
+	var mu sync.Mutex
+	var seen []string
+	wrap := func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			seen = append(seen, r.URL.Path)
+			mu.Unlock()
+			return rt.RoundTrip(r)
+		})
+	}
+	if _, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithTransportWrapper(wrap)); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sortedCopy(seen), " "); got != "/ /a /robots.txt" {
+		t.Errorf("the wrapper saw %q, want %q", got, "/ /a /robots.txt")
+	}
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithTransportWrapper(wrap), crawl.WithBlockPrivateNetworks(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[s.URL+"/"]; !errors.Is(r.Err, crawl.ErrBlockedAddress) {
+		t.Errorf("loopback root with the guard on, under a wrapper: Err %v, want ErrBlockedAddress", r.Err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -108,7 +108,16 @@ func (c *config) newClient() (*http.Client, bool, error) {
 			}
 			cl.Transport, owned = t, true
 		}
-		cl.Transport = locationGuard{cl.Transport}
+		var inner http.RoundTripper // the Run's own clone, if any
+		if owned {
+			inner = cl.Transport
+		}
+		if c.wrapTransport != nil {
+			// A wrapper (a WARC recorder) may clone the transport: its
+			// connections are then the Run's own.
+			cl.Transport, owned = c.wrapTransport(cl.Transport), true
+		}
+		cl.Transport = locationGuard{rt: cl.Transport, inner: inner}
 		return &cl, owned, nil
 	}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
@@ -130,7 +139,11 @@ func (c *config) newClient() (*http.Client, bool, error) {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 	}
-	return &http.Client{Transport: locationGuard{t}, CheckRedirect: stop}, true, nil
+	var rt http.RoundTripper = t
+	if c.wrapTransport != nil {
+		rt = c.wrapTransport(t)
+	}
+	return &http.Client{Transport: locationGuard{rt: rt, inner: t}, CheckRedirect: stop}, true, nil
 }
 
 // maxHeaderBytes caps the response headers the default transport reads.
@@ -144,7 +157,10 @@ const badLocationHeader = "X-Crawl-Bad-Location"
 // whole request on a bad one, which would look like a network error and be
 // retried; moved aside, the response reaches the crawler, which records it
 // as an ErrNoLocation Result.
-type locationGuard struct{ rt http.RoundTripper }
+type locationGuard struct {
+	rt    http.RoundTripper
+	inner http.RoundTripper // under a WithTransportWrapper wrapper, or rt
+}
 
 func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	rt := g.rt
@@ -185,8 +201,10 @@ func (resp *response) location() (*url.URL, error) {
 // CloseIdleConnections closes the idle connections of the transport under
 // the guard, so that http.Client.CloseIdleConnections reaches it.
 func (g locationGuard) CloseIdleConnections() {
-	if c, ok := g.rt.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
+	for _, rt := range []http.RoundTripper{g.rt, g.inner} {
+		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
 	}
 }
 

@@ -106,6 +106,7 @@ type config struct {
 	progressEvery  time.Duration
 	progress       func(Progress)
 	frontier       Frontier // nil: a MemoryFrontier per Run
+	wrapTransport  func(http.RoundTripper) http.RoundTripper
 
 	// valid is set by validate: a Crawler's zero value has not been.
 	valid bool
@@ -627,4 +628,22 @@ func (s safeHandler) WithGroup(name string) slog.Handler {
 	h := s.h
 	protect("log handler", func() error { h = s.h.WithGroup(name); return nil })
 	return safeHandler{h}
+}
+
+// WithTransportWrapper sets a function that wraps the transport of each
+// Run's client, to see every exchange as it is sent and received: the
+// crawler's own transport (or the one of WithHTTPClient's client), after
+// WithBlockPrivateNetworks has guarded its dialer, is given to wrap, and
+// every request, robots.txt and sitemaps included, goes through what wrap
+// returns. Its main use is to archive a crawl as transferred:
+//
+//	w, err := warc.NewWriter(warc.Options{Dir: "archive"})
+//	...
+//	c, err := crawl.New(crawl.WithTransportWrapper(w.Transport))
+//
+// wrap is called once per Run. The Run closes the idle connections of
+// what it returns (through a CloseIdleConnections method, if it has one)
+// when it ends. The default is none.
+func WithTransportWrapper(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return optionFunc(func(c *config) { c.wrapTransport = wrap })
 }

@@ -101,6 +101,12 @@ type Options struct {
 	// An existing file is never overwritten: NewWriter, or the rotation
 	// to it, fails instead.
 	Prefix string
+	// File, when set, names the first file exactly, as a command line's
+	// -warc site.warc.gz does, and Dir and Prefix are not used; the files
+	// a rotation starts insert -00001, -00002, ... before its extension
+	// (".warc.gz" or ".warc": site-00001.warc.gz). A name ending in ".gz"
+	// is gzip, any other plain, whatever NoGzip says.
+	File string
 	// MaxSize is the size in bytes from which a file is closed and the
 	// next record starts a new one (so a file passes MaxSize by at most
 	// one record). 0 means DefaultMaxSize; negative means no limit.
@@ -156,6 +162,9 @@ type original struct {
 func NewWriter(opts Options) (*Writer, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = "crawl"
+	}
+	if opts.File != "" {
+		opts.NoGzip = !strings.HasSuffix(opts.File, ".gz")
 	}
 	if opts.Software == "" {
 		opts.Software = "github.com/asyncrawl/crawl/warc"
@@ -222,6 +231,19 @@ func (w *Writer) Files() []string {
 }
 
 func (w *Writer) fileName(n int) string {
+	if f := w.opts.File; f != "" {
+		if n == 0 {
+			return f
+		}
+		base, ext := f, ""
+		for _, e := range []string{".warc.gz", ".warc", ".gz"} {
+			if strings.HasSuffix(f, e) {
+				base, ext = strings.TrimSuffix(f, e), e
+				break
+			}
+		}
+		return fmt.Sprintf("%s-%05d%s", base, n, ext)
+	}
 	ext := ".warc.gz"
 	if w.opts.NoGzip {
 		ext = ".warc"

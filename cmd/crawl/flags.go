@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/warc"
 )
 
 // config is what the command line asks for.
@@ -52,6 +53,8 @@ type config struct {
 	output      string
 	graph       string
 	state       string
+	warc        string
+	warcMaxSize int64
 }
 
 // A flagSpec is one flag as -h shows it: its names (the first is the main
@@ -97,6 +100,7 @@ func newCLI(cfg *config) *cli {
 		hostWorkers: crawl.DefaultHostWorkers,
 		robots:      true,
 		maxBody:     crawl.DefaultMaxBodySize,
+		warcMaxSize: warc.DefaultMaxSize,
 		timeout:     crawl.DefaultRequestTimeout,
 		demoLatency: 20 * time.Millisecond,
 
@@ -149,6 +153,10 @@ func newCLI(cfg *config) *cli {
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
 	c.add(&stringFlag{p: &cfg.output}, "FILE", "write the report or the JSON lines to FILE instead of stdout", "o")
 	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
+
+	c.group("Archiving")
+	c.add(&stringFlag{p: &cfg.warc}, "FILE", "record every exchange, as transferred, in WARC 1.1 files: FILE (.warc.gz: a gzip member per record; .warc: plain), then FILE-00001... past -warc_max_size", "warc")
+	c.add(&sizeFlag{p: &cfg.warcMaxSize}, "SIZE", "start the next WARC file once one reaches SIZE (bytes, or with k, M, G)", "warc_max_size")
 
 	c.group("Resuming")
 	c.add(&stringFlag{p: &cfg.state}, "FILE", "keep the crawl in FILE: run the same command again after a crash or Ctrl-C and it goes on where it stopped", "state")

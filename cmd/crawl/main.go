@@ -34,6 +34,7 @@ import (
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/boltfrontier"
+	"github.com/asyncrawl/crawl/warc"
 )
 
 func main() {
@@ -176,6 +177,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			graph.result(&r)
 		}
 	}))
+	var archive *warc.Writer
+	if cfg.warc != "" {
+		w, err := warc.NewWriter(warc.Options{
+			File:     cfg.warc,
+			MaxSize:  cfg.warcMaxSize,
+			Software: "asyncrawl/" + crawl.Version,
+			Info:     map[string]string{"http-header-user-agent": cfg.userAgent, "robots": robotsPolicy(cfg.robots)},
+		})
+		if err != nil {
+			return fail("-warc: %v", err)
+		}
+		defer w.Close()
+		archive = w
+		opts = append(opts, crawl.WithTransportWrapper(w.Transport))
+	}
 	var state *boltfrontier.Frontier
 	if cfg.state != "" {
 		f, err := boltfrontier.Open(cfg.state, nil)
@@ -236,6 +252,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if graph != nil {
 		if err := graph.writeDOT(graphFile, cfg.roots[0]); err != nil {
 			return fail("-graph: %v", err)
+		}
+	}
+	if archive != nil {
+		if err := archive.Close(); err != nil {
+			return fail("-warc: %v", err)
 		}
 	}
 	if state != nil {
@@ -316,4 +337,12 @@ func sameFile(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// robotsPolicy names the robots policy for a WARC's warcinfo record.
+func robotsPolicy(obey bool) string {
+	if obey {
+		return "obey"
+	}
+	return "ignore"
 }
