@@ -58,6 +58,38 @@
 // An exchange is held in memory until its records are written (the digests
 // and lengths precede the block), so a body costs its size in memory while
 // it is read; a crawler's body size limit bounds it.
+//
+// # The CDXJ index
+//
+// With Options.Index set, the Writer also writes a CDXJ index of the
+// files, the sorted "urlkey timestamp {json}" lines that pywb replays an
+// archive from, so that it needs no indexing of its own. The index is built
+// as the records are written, not by reading the files back: each response
+// and revisit record adds a line in memory, saying where the record was
+// placed, and Close sorts the lines bytewise (as LC_ALL=C sort does, and as
+// pywb requires) and writes them. A line costs its length in memory until
+// Close, about 250 bytes per response; a process that ends without Close
+// leaves the WARC files valid but the index empty (warcio's cdx-index or
+// pywb's cdxj-indexer rebuild it from the files).
+//
+// Each line is the one warcio.js's cdx-index and pywb's cdxj-indexer write
+// for the same record:
+//
+//	com,example)/a?x=1&y=2 20260102150405 {"url":"https://www.example.com/a?y=2&x=1","mime":"text/html","status":"200","digest":"BASE32…","length":"1234","offset":"567","filename":"site.warc.gz"}
+//
+// The urlkey is SURT of the target URI and the timestamp the first 14
+// digits of WARC-Date; the JSON object holds, in this order, url
+// (WARC-Target-URI), mime (the response's Content-Type without its
+// parameters, absent when it has none; "warc/revisit" for a revisit),
+// status, digest (WARC-Payload-Digest without its "sha1:" label), length
+// and offset (of the record's gzip member in a .warc.gz file, of the record
+// itself in a .warc) and filename (the base name of the WARC file); numbers
+// are JSON strings, as both indexers write them. Request and warcinfo
+// records are not indexed, as neither indexer does by default. A request
+// other than GET adds method and requestBody fields, and
+// __wb_method=METHOD&__wb_post_data=BASE64-OF-THE-BODY to the urlkey's
+// query, as warcio does for a body it does not parse; unlike warcio, a
+// form, JSON or multipart body is not turned into query arguments.
 package warc
 
 import (
@@ -127,8 +159,15 @@ type Options struct {
 	// in the order of their names. Names and values must not contain
 	// line breaks.
 	Info map[string]string
-	// Create opens a new file for writing; nil means os.OpenFile with
-	// O_CREATE|O_EXCL. Tests use it to fail writes (a full disk).
+	// Index, when set, is the path of a CDXJ index of the response and
+	// revisit records that Close writes (see "The CDXJ index" above). It
+	// is created by NewWriter, so that an unwritable path is reported
+	// before anything is fetched, and, as the WARC files, never
+	// overwrites an existing file. "" writes no index.
+	Index string
+	// Create opens a new file for writing, the index included; nil means
+	// os.OpenFile with O_CREATE|O_EXCL. Tests use it to fail writes (a
+	// full disk).
 	Create func(name string) (io.WriteCloser, error)
 }
 
@@ -150,6 +189,8 @@ type Writer struct {
 	digests map[string]original // payload digest → first response
 	gz      *gzip.Writer
 	buf     bytes.Buffer
+	index   io.WriteCloser // nil without Options.Index
+	lines   []string       // of the index, unsorted
 }
 
 // original is what a revisit record refers to.
@@ -174,7 +215,8 @@ func NewWriter(opts Options) (*Writer, error) {
 			return nil, fmt.Errorf("warc: Info field %q: name empty or with a colon, or a line break in name or value", k)
 		}
 	}
-	if opts.Create == nil {
+	ownCreate := opts.Create == nil
+	if ownCreate {
 		opts.Create = func(name string) (io.WriteCloser, error) {
 			return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		}
@@ -184,9 +226,23 @@ func NewWriter(opts Options) (*Writer, error) {
 		w.maxSize = DefaultMaxSize
 	}
 	w.gz, _ = gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression)
+	if opts.Index != "" {
+		f, err := opts.Create(opts.Index)
+		if err != nil {
+			return nil, fmt.Errorf("warc: index: %w", err)
+		}
+		w.index = f
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.open(); err != nil {
+		if w.index != nil {
+			w.index.Close()
+			if ownCreate {
+				// Created empty just now; nothing will fill it.
+				os.Remove(opts.Index)
+			}
+		}
 		return nil, err
 	}
 	return w, nil
@@ -199,9 +255,10 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
-// Close closes the current file. It returns the first write error the
-// Writer met, if any. Records arriving after Close are dropped, and
-// requests through its Transport fail with ErrClosed.
+// Close closes the current file and writes the index (Options.Index),
+// even after a write error, of the records written whole. It returns the
+// first error the Writer met, if any. Records arriving after Close are
+// dropped, and requests through its Transport fail with ErrClosed.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -214,6 +271,12 @@ func (w *Writer) Close() error {
 			w.err = fmt.Errorf("warc: close %s: %w", w.name, err)
 		}
 		w.f = nil
+	}
+	if w.index != nil {
+		if err := writeIndex(w.index, w.lines); err != nil && w.err == nil {
+			w.err = fmt.Errorf("warc: index %s: %w", w.opts.Index, err)
+		}
+		w.index, w.lines = nil, nil
 	}
 	return w.err
 }
@@ -283,7 +346,8 @@ func (w *Writer) open() error {
 		{"Content-Type", "application/warc-fields"},
 		{"WARC-Block-Digest", digest(info.Bytes())},
 	}
-	return w.writeRaw(h, info.Bytes())
+	_, err = w.writeRaw(h, info.Bytes())
+	return err
 }
 
 // field is a WARC named field.
@@ -291,35 +355,38 @@ type field struct{ name, value string }
 
 // writeRecord writes one record, opening the next file first if the last
 // was closed at its size limit, and closes the file once it reaches that
-// limit. w.mu is held.
-func (w *Writer) writeRecord(h []field, block ...[]byte) error {
+// limit. It returns where the record was written. w.mu is held.
+func (w *Writer) writeRecord(h []field, block ...[]byte) (placement, error) {
 	if w.err != nil {
-		return w.err
+		return placement{}, w.err
 	}
 	if w.closed {
-		return ErrClosed
+		return placement{}, ErrClosed
 	}
 	if w.f == nil {
 		if err := w.open(); err != nil {
-			return err
+			return placement{}, err
 		}
 	}
-	if err := w.writeRaw(h, block...); err != nil {
-		return err
+	p, err := w.writeRaw(h, block...)
+	if err != nil {
+		return placement{}, err
 	}
 	if w.maxSize > 0 && w.size >= w.maxSize {
 		err := w.f.Close()
 		w.f = nil
 		if err != nil {
 			w.err = fmt.Errorf("warc: close %s: %w", w.name, err)
-			return w.err
+			return placement{}, w.err
 		}
 	}
-	return nil
+	return p, nil
 }
 
-// writeRaw writes one record to the current file. w.mu is held.
-func (w *Writer) writeRaw(h []field, block ...[]byte) error {
+// writeRaw writes one record to the current file and returns where: the
+// offset and length of its gzip member, or of the record in a plain file.
+// w.mu is held.
+func (w *Writer) writeRaw(h []field, block ...[]byte) (placement, error) {
 	var n int64
 	for _, b := range block {
 		n += int64(len(b))
@@ -351,13 +418,14 @@ func (w *Writer) writeRaw(h []field, block ...[]byte) error {
 	}
 	// One Write of the whole record: a record is in the file whole or,
 	// after a failed write, the Writer stops.
+	p := placement{file: w.name, offset: w.size, length: int64(w.buf.Len())}
 	m, err := w.f.Write(w.buf.Bytes())
 	w.size += int64(m)
 	if err != nil {
 		w.err = fmt.Errorf("warc: write %s: %w", w.name, err)
-		return w.err
+		return placement{}, w.err
 	}
-	return nil
+	return p, nil
 }
 
 // exchange is one HTTP exchange as it was transferred.
@@ -398,7 +466,10 @@ func (w *Writer) writeExchange(x *exchange) error {
 	}
 	orig, seen := w.digests[payload]
 	revisit := seen && !w.opts.NoRevisits && len(x.body) > 0 && x.truncated == ""
-	var err error
+	var (
+		p   placement
+		err error
+	)
 	if revisit {
 		h := append(common("revisit", respID),
 			field{"WARC-Profile", RevisitProfile},
@@ -409,7 +480,7 @@ func (w *Writer) writeExchange(x *exchange) error {
 			field{"WARC-Payload-Digest", payload},
 			field{"WARC-Block-Digest", digest(x.head)},
 		)
-		err = w.writeRecord(h, x.head)
+		p, err = w.writeRecord(h, x.head)
 	} else {
 		h := append(common("response", respID),
 			field{"Content-Type", "application/http;msgtype=response"},
@@ -419,7 +490,7 @@ func (w *Writer) writeExchange(x *exchange) error {
 		if x.truncated != "" {
 			h = append(h, field{"WARC-Truncated", x.truncated})
 		}
-		err = w.writeRecord(h, x.head, x.body)
+		p, err = w.writeRecord(h, x.head, x.body)
 		if err == nil && !seen && len(x.body) > 0 && x.truncated == "" {
 			w.digests[payload] = original{id: respID, uri: x.targetURI, date: date}
 		}
@@ -427,12 +498,21 @@ func (w *Writer) writeExchange(x *exchange) error {
 	if err != nil {
 		return err
 	}
+	if w.index != nil {
+		line, err := indexLine(x, p, revisit, payload)
+		if err != nil {
+			w.err = fmt.Errorf("warc: index %s: %w", x.targetURI, err)
+			return w.err
+		}
+		w.lines = append(w.lines, line)
+	}
 	h := append(common("request", reqID),
 		field{"WARC-Concurrent-To", respID},
 		field{"Content-Type", "application/http;msgtype=request"},
 		field{"WARC-Block-Digest", digest(x.request)},
 	)
-	return w.writeRecord(h, x.request)
+	_, err = w.writeRecord(h, x.request)
+	return err
 }
 
 // formatDate gives t as WARC-Date: UTC, RFC 3339, to the microsecond, as
