@@ -82,8 +82,9 @@
 // (WARC-Target-URI), mime (the response's Content-Type without its
 // parameters, absent when it has none; "warc/revisit" for a revisit),
 // status, digest (WARC-Payload-Digest without its "sha1:" label), length
-// and offset (of the record's gzip member in a .warc.gz file, of the record
-// itself in a .warc) and filename (the base name of the WARC file); numbers
+// and offset (of the record's gzip member in a .warc.gz file; of the record
+// itself in a .warc, its length without the CRLF CRLF that ends it, as both
+// indexers count it) and filename (the base name of the WARC file); numbers
 // are JSON strings, as both indexers write them. Request and warcinfo
 // records are not indexed, as neither indexer does by default. A request
 // other than GET adds method and requestBody fields, and
@@ -384,7 +385,8 @@ func (w *Writer) writeRecord(h []field, block ...[]byte) (placement, error) {
 }
 
 // writeRaw writes one record to the current file and returns where: the
-// offset and length of its gzip member, or of the record in a plain file.
+// offset and length of its gzip member, or of the record in a plain file
+// up to its closing CRLF CRLF.
 // w.mu is held.
 func (w *Writer) writeRaw(h []field, block ...[]byte) (placement, error) {
 	var n int64
@@ -419,6 +421,11 @@ func (w *Writer) writeRaw(h []field, block ...[]byte) (placement, error) {
 	// One Write of the whole record: a record is in the file whole or,
 	// after a failed write, the Writer stops.
 	p := placement{file: w.name, offset: w.size, length: int64(w.buf.Len())}
+	if w.opts.NoGzip {
+		// As pywb's and warcio's indexers count a record of a plain
+		// file: without the empty lines that end it.
+		p.length -= int64(len("\r\n\r\n"))
+	}
 	m, err := w.f.Write(w.buf.Bytes())
 	w.size += int64(m)
 	if err != nil {
