@@ -55,6 +55,7 @@ type config struct {
 	state       string
 	warc        string
 	warcMaxSize int64
+	warcIndex   string
 }
 
 // A flagSpec is one flag as -h shows it: its names (the first is the main
@@ -157,6 +158,7 @@ func newCLI(cfg *config) *cli {
 	c.group("Archiving")
 	c.add(&stringFlag{p: &cfg.warc}, "FILE", "record every exchange, as transferred, in WARC 1.1 files: FILE (.warc.gz: a gzip member per record; .warc: plain), then FILE-00001... past -warc_max_size", "warc")
 	c.add(&sizeFlag{p: &cfg.warcMaxSize}, "SIZE", "start the next WARC file once one reaches SIZE (bytes, or with k, M, G)", "warc_max_size")
+	c.add(&stringFlag{p: &cfg.warcIndex}, "FILE", "write a CDXJ index of the -warc files' responses to FILE, sorted, as pywb replays from (written at the end of the crawl, Ctrl-C included)", "warc_index")
 
 	c.group("Resuming")
 	c.add(&stringFlag{p: &cfg.state}, "FILE", "keep the crawl in FILE: run the same command again after a crash or Ctrl-C and it goes on where it stopped", "state")

@@ -101,6 +101,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if cfg.demo && cfg.state != "" {
 		return fail("-state cannot resume -demo: the demo site gets a new port each run")
 	}
+	if cfg.warcIndex != "" && cfg.warc == "" {
+		return fail("-warc_index indexes the archive -warc writes: give -warc FILE too")
+	}
 	if cfg.output != "" && cfg.graph != "" && sameFile(cfg.output, cfg.graph) {
 		return fail("-o and -graph name the same file, %s: each would overwrite the other", cfg.graph)
 	}
@@ -182,6 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		w, err := warc.NewWriter(warc.Options{
 			File:     cfg.warc,
 			MaxSize:  cfg.warcMaxSize,
+			Index:    cfg.warcIndex,
 			Software: "asyncrawl/" + crawl.Version,
 			Info:     map[string]string{"http-header-user-agent": cfg.userAgent, "robots": robotsPolicy(cfg.robots)},
 		})

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -52,5 +55,75 @@ func TestWARC(t *testing.T) {
 	r = runCrawl(t, "-q", "-warc", filepath.Join(t.TempDir(), "no", "such", "dir", "x.warc.gz"), s.base+"/")
 	if r.code != 1 || !strings.Contains(r.stderr, "-warc") || s.Total() != before {
 		t.Errorf("unwritable -warc: exit %d, stderr %q, %d requests; want 1, a message, none", r.code, r.stderr, s.Total()-before)
+	}
+}
+
+// -warc_index FILE writes a CDXJ index of the archive: a sorted line per
+// response, each pointing at a gzip member holding that response.
+func TestWARCIndex(t *testing.T) {
+	s := knownSite(t)
+	dir := t.TempDir()
+	file, index := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj")
+	r := runCrawl(t, "-q", "-warc", file, "-warc_index", index, s.base+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	archive, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the WARC file: %v", err)
+	}
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatalf("the index: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if !slices.IsSorted(lines) {
+		t.Errorf("index lines not sorted:\n%s", b)
+	}
+	urls := make(map[string]bool)
+	for _, line := range lines {
+		f := strings.SplitN(line, " ", 3)
+		var fields struct{ URL, Filename, Offset, Length string }
+		if len(f) != 3 || json.Unmarshal([]byte(f[2]), &fields) != nil {
+			t.Fatalf("index line %q, want urlkey timestamp {json}", line)
+		}
+		urls[fields.URL] = true
+		if fields.Filename != "site.warc.gz" {
+			t.Errorf("%s: filename %q, want %q", fields.URL, fields.Filename, "site.warc.gz")
+		}
+		off, err1 := strconv.Atoi(fields.Offset)
+		n, err2 := strconv.Atoi(fields.Length)
+		if err1 != nil || err2 != nil || off < 0 || n <= 0 || off+n > len(archive) {
+			t.Fatalf("%s: offset %q, length %q in a file of %d bytes", fields.URL, fields.Offset, fields.Length, len(archive))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(archive[off : off+n]))
+		if err != nil {
+			t.Fatalf("%s: gzip member at %d: %v", fields.URL, off, err)
+		}
+		rec, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%s: gzip member at %d: %v", fields.URL, off, err)
+		}
+		if !bytes.Contains(rec, []byte("\r\nWARC-Target-URI: "+fields.URL+"\r\n")) || !bytes.Contains(rec, []byte("\r\nWARC-Type: response\r\n")) && !bytes.Contains(rec, []byte("\r\nWARC-Type: revisit\r\n")) {
+			t.Errorf("%s: the member at %d holds %q, want the response of that URL", fields.URL, off, rec[:min(len(rec), 300)])
+		}
+	}
+	for _, p := range []string{"/robots.txt", "/", "/about", "/blog/", "/blog/first", "/logo.png", "/missing", "/old"} {
+		if !urls[s.base+p] {
+			t.Errorf("%s: no index line", p)
+		}
+	}
+
+	// An unwritable index is an error before anything is fetched, as is
+	// an index without an archive.
+	before := s.Total()
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "x.cdxj")
+	r = runCrawl(t, "-q", "-warc", filepath.Join(t.TempDir(), "x.warc.gz"), "-warc_index", bad, s.base+"/")
+	if r.code != 1 || !strings.Contains(r.stderr, bad) || s.Total() != before {
+		t.Errorf("unwritable -warc_index: exit %d, stderr %q, %d requests; want 1, a message naming it, none", r.code, r.stderr, s.Total()-before)
+	}
+	r = runCrawl(t, "-q", "-warc_index", filepath.Join(t.TempDir(), "x.cdxj"), s.base+"/")
+	if r.code != 1 || !strings.Contains(r.stderr, "-warc_index") || s.Total() != before {
+		t.Errorf("-warc_index without -warc: exit %d, stderr %q, %d requests; want 1, a message, none", r.code, r.stderr, s.Total()-before)
 	}
 }
