@@ -341,3 +341,41 @@ func TestIndexWriteError(t *testing.T) {
 		t.Errorf("Close with a full disk under the index: got %v, want %v", err, errFull)
 	}
 }
+
+// SURT gives the urlkey warcio.js's getSurt gives, on target URIs as an
+// HTTP client writes them.
+func TestSURTWarcio(t *testing.T) {
+	dir := warcioDir(t)
+	urls := []string{
+		"http://example.com", "http://example.com/", "https://www.example.com/a/b.html",
+		"http://WWW.example.com/A", "http://www3.Example.com:8080/x?b=2&a=1&a=0",
+		"https://example.com:443/", "http://example.com:80/p?", "https://example.com:80/p",
+		"http://127.0.0.1:8080/a?q=%2F%20x", "http://[::1]:8080/a", "http://[2001:db8::1]/",
+		"http://example.com/a%2Fb;p=1?x=%7E&y", "http://example.com/~user/?&&", "http://sub.www.example.co.uk/",
+		"http://example.com/%E2%82%AC?q=%E2%82%AC", "ftp://example.com/a", "http://user:pw@example.com/",
+		"http://example.com/a?b=1&B=2&a=3",
+	}
+	script := `const { getSurt } = await import(process.argv[1]);
+for (const u of JSON.parse(process.argv[2])) console.log(getSurt(u));`
+	js, err := json.Marshal(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := "file://" + filepath.Join(dir, "node_modules", "warcio", "dist", "index.js")
+	cmd := exec.Command("node", "--input-type=module", "-e", script, mod, string(js))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || stderr.Len() > 0 {
+		t.Fatalf("node getSurt: %v\n%s", err, stderr.Bytes())
+	}
+	want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(want) != len(urls) {
+		t.Fatalf("node getSurt printed %d lines for %d URLs:\n%s", len(want), len(urls), out)
+	}
+	for i, u := range urls {
+		if got := SURT(u); got != want[i] {
+			t.Errorf("SURT(%q) = %q, want warcio's %q", u, got, want[i])
+		}
+	}
+}
