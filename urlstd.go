@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -47,12 +48,19 @@ func (u *stdURL) String() string {
 	return u.scheme + "://" + u.host + u.path + q
 }
 
-// urlValue returns u as a url.URL whose String and RequestURI give u's
-// serialisation byte for byte, as url.Parse of that serialisation would
-// set it: Path is the decoded path, RawPath the serialised one when the
-// default encoding of Path differs from it.
+// urlValue returns u as a new url.URL (see setURL).
 func (u *stdURL) urlValue() *url.URL {
-	r := &url.URL{Scheme: u.scheme, Host: u.host, Path: u.path, RawQuery: u.query, ForceQuery: u.hasQuery && u.query == ""}
+	r := new(url.URL)
+	u.setURL(r)
+	return r
+}
+
+// setURL sets r to u, as url.Parse of u's serialisation would, so that
+// r's String and RequestURI give that serialisation byte for byte: Path
+// is the decoded path, and RawPath the serialised one when the default
+// encoding of Path differs from it.
+func (u *stdURL) setURL(r *url.URL) {
+	*r = url.URL{Scheme: u.scheme, Host: u.host, Path: u.path, RawQuery: u.query, ForceQuery: u.hasQuery && u.query == ""}
 	if strings.ContainsAny(u.path, "%!'()*[]") {
 		// The serialised path never has a malformed escape.
 		p, err := url.PathUnescape(u.path)
@@ -63,13 +71,40 @@ func (u *stdURL) urlValue() *url.URL {
 			}
 		}
 	}
-	return r
 }
 
 // stdFromURL returns an http(s) url.URL parsed anew as the URL Standard
-// parses its string form.
+// parses its string form (see refString).
 func stdFromURL(u *url.URL) (stdURL, error) {
-	return parseStd(u.String(), nil)
+	return parseStd(refString(u), nil)
+}
+
+// refString returns the string form of u, as url.URL.String does, but
+// for its path as spelled in RawPath when that decodes to Path, even
+// where net/url would not use it ("/a%2Fb/café", whose non-ASCII bytes
+// make RawPath no valid encoding): the Standard's parser then encodes
+// what needs it, and "%2F" stays a "%2F". The fragment is left out.
+func refString(u *url.URL) string {
+	if u.RawPath == "" || u.Opaque != "" {
+		if u.Fragment == "" {
+			return u.String()
+		}
+		v := *u
+		v.Fragment, v.RawFragment = "", ""
+		return v.String()
+	}
+	if p, err := url.PathUnescape(u.RawPath); err != nil || p != u.Path {
+		v := *u
+		v.RawPath, v.Fragment, v.RawFragment = "", "", ""
+		return v.String()
+	}
+	v := *u
+	v.Path, v.RawPath, v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = "", "", "", false, "", ""
+	s := v.String() + u.RawPath
+	if u.ForceQuery || u.RawQuery != "" {
+		s += "?" + u.RawQuery
+	}
+	return s
 }
 
 // resolveRef resolves the reference ref (an href, a Location, a sitemap
@@ -229,19 +264,16 @@ func parseAuthority(u *stdURL, s string) error {
 	}
 	h, err := parseHost(host)
 	if err != nil {
-		return err
+		return fmt.Errorf("host %q: %w", auth, err)
 	}
 	if hasPort && port != "" {
 		if strings.Trim(port, "0123456789") != "" {
-			return errURLFailure
+			return fmt.Errorf("host %q: port not a number: %w", auth, errURLFailure)
 		}
 		p := strings.TrimLeft(port, "0")
-		if len(p) > 5 {
-			return errURLFailure
-		}
 		n, _ := strconv.Atoi(p)
-		if n > 65535 {
-			return errURLFailure
+		if len(p) > 5 || n > 65535 {
+			return fmt.Errorf("host %q: port out of range: %w", auth, errURLFailure)
 		}
 		if !(n == 80 && u.scheme == "http" || n == 443 && u.scheme == "https") {
 			h += ":" + strconv.Itoa(n)
