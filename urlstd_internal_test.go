@@ -171,3 +171,51 @@ func checkWire(t *testing.T, u *url.URL) {
 		t.Errorf("http.NewRequest(%q).URL: got %q, want %q", s, got, s)
 	}
 }
+
+// FuzzWHATWG checks resolveRef on any reference against a few bases: it
+// never panics, its result is its own normal form (parsed anew, and by
+// normalize), and that form is what a request made from it sends.
+func FuzzWHATWG(f *testing.F) {
+	for _, c := range stdCases {
+		f.Add(c.ref)
+	}
+	for _, s := range []string{
+		"%", "%%2e%2e/", "/a/%2e%2", "//[::1]:0x/", "http://\u00e9.example/%zz?%zz",
+		"http://a/b|c%7c", "\\\\?\\", "http://1.2.3.0x100/", "http://[::1.2.3.4]/", "?\x00#\x00",
+	} {
+		f.Add(s)
+	}
+	var bases []*url.URL
+	for _, b := range []string{"http://h/a/b?q", "https://x.example:8443/%2F/", "http://[::1]/"} {
+		u, err := url.Parse(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		bases = append(bases, u)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		for _, base := range append(bases, nil) {
+			u, err := resolveRef(base, ref)
+			if err != nil {
+				continue
+			}
+			s := u.String()
+			if u.Fragment != "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
+				t.Errorf("resolveRef(%v, %q) = %q, want http(s) without userinfo and fragment", base, ref, s)
+			}
+			again, err := resolveRef(nil, s)
+			if err != nil || again.String() != s {
+				t.Errorf("resolveRef(%v, %q) = %q, parsed again: got %v, %v; want it unchanged", base, ref, s, again, err)
+			}
+			v := *u
+			normalize(&v)
+			if v.String() != s {
+				t.Errorf("resolveRef(%v, %q) = %q, normalised: got %q, want it unchanged", base, ref, s, v.String())
+			}
+			if h, err := canonicalHostPort(u.Host, u.Scheme); err != nil || h != u.Host {
+				t.Errorf("resolveRef(%v, %q) = %q: canonicalHostPort(%q) = %q, %v; want it unchanged", base, ref, s, u.Host, h, err)
+			}
+			checkWire(t, u)
+		}
+	})
+}
