@@ -744,7 +744,10 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *
 		if u == nil {
 			continue
 		}
-		if v, err := parseStd(refString(u), &std); err == nil && stdErr == nil {
+		if u == w.page.last {
+			// The default extractor's link, which link resolved
+			// and normalised: the common case, at no cost.
+		} else if v, err := parseStd(refString(u), &std); err == nil && stdErr == nil {
 			v.setURL(u)
 		} else {
 			continue

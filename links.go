@@ -12,7 +12,9 @@ import (
 // ExtractLinks is the default LinkExtractor. For a page whose ContentType is
 // text/html or application/xhtml+xml it returns the absolute http(s) URLs,
 // without fragment, that the page links to, in document order and with
-// duplicates; for any other page it returns nothing.
+// duplicates; for any other page it returns nothing. Each link is resolved
+// as the WHATWG URL Standard resolves it, as a browser does, and
+// normalised as the crawler dedupes (see Page.Resolve).
 //
 // It runs the x/net/html tokenizer over p.Body (no regexp, no DOM), so
 // entities are decoded, unquoted attributes work and comments, scripts and
@@ -72,6 +74,9 @@ type pageLinks struct {
 	base *url.URL // the document base URL
 	std  stdURL   // base, parsed by the URL Standard
 	ok   bool     // base parsed: links resolve
+	// last is the URL link returned last, which follow knows to be
+	// resolved and normalised already.
+	last *url.URL
 	meta robotsMeta
 }
 
@@ -80,7 +85,7 @@ type pageLinks struct {
 // all of them if a meta tag says nofollow.
 func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	clear(pl.refs)
-	pl.refs, pl.meta = pl.refs[:0], robotsMeta{}
+	pl.refs, pl.meta, pl.last = pl.refs[:0], robotsMeta{}, nil
 	meta := &pl.meta
 	z := html.NewTokenizer(bytes.NewReader(body))
 	// The first <base href> applies to the whole document, links before it
@@ -203,7 +208,8 @@ func (pl *pageLinks) link(i int) *url.URL {
 	if err != nil {
 		return nil
 	}
-	return u.urlValue()
+	pl.last = u.urlValue()
+	return pl.last
 }
 
 // readMeta reads the attributes of a <meta> tag into m if it is a robots

@@ -275,7 +275,12 @@ func parseAuthority(u *stdURL, s string) error {
 		if len(p) > 5 || n > 65535 {
 			return fmt.Errorf("host %q: port out of range: %w", auth, errURLFailure)
 		}
-		if !(n == 80 && u.scheme == "http" || n == 443 && u.scheme == "https") {
+		switch {
+		case n == 80 && u.scheme == "http" || n == 443 && u.scheme == "https":
+		case h == host && p == port:
+			// Already canonical, the usual case: no new string.
+			h = auth[:len(host)+1+len(port)]
+		default:
 			h += ":" + strconv.Itoa(n)
 		}
 	}
@@ -316,7 +321,7 @@ func parseHost(s string) (string, error) {
 	if err != nil {
 		return "", errURLFailure
 	}
-	if endsInNumber(h) {
+	if endsInNumber(h) && !isDottedDecimal(h) {
 		return parseIPv4(h)
 	}
 	return h, nil
@@ -342,6 +347,33 @@ func endsInNumber(h string) bool {
 		return true
 	}
 	return false
+}
+
+// isDottedDecimal reports whether h is an IPv4 address as the URL
+// Standard serialises it: four decimal numbers up to 255 without leading
+// zeros, so that parseIPv4 would return it unchanged.
+func isDottedDecimal(h string) bool {
+	for i := range 4 {
+		end := strings.IndexByte(h, '.')
+		if i == 3 {
+			end = len(h)
+		}
+		if end < 1 || end > 3 || end > 1 && h[0] == '0' {
+			return false
+		}
+		n := 0
+		for _, c := range []byte(h[:end]) {
+			if c < '0' || c > '9' {
+				return false
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n > 255 {
+			return false
+		}
+		h = h[min(end+1, len(h)):]
+	}
+	return h == ""
 }
 
 // parseIPv4 is the URL Standard's IPv4 parser, for a host without a
