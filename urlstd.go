@@ -39,15 +39,6 @@ type stdURL struct {
 	hasQuery bool   // the query is not null ("?" alone gives "")
 }
 
-// String returns the serialisation of u.
-func (u *stdURL) String() string {
-	q := ""
-	if u.hasQuery {
-		q = "?" + u.query
-	}
-	return u.scheme + "://" + u.host + u.path + q
-}
-
 // urlValue returns u as a new url.URL (see setURL).
 func (u *stdURL) urlValue() *url.URL {
 	r := new(url.URL)
@@ -528,8 +519,7 @@ func inSet(c byte, set uint8) bool {
 // path p, then the query state; the fragment is dropped. It sets u.path,
 // and u.query and u.hasQuery if s holds a query.
 func parsePathQuery(u *stdURL, p string, s string) {
-	var frag int
-	if frag = strings.IndexByte(s, '#'); frag >= 0 {
+	if frag := strings.IndexByte(s, '#'); frag >= 0 {
 		s = s[:frag]
 	}
 	var query string
