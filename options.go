@@ -595,11 +595,18 @@ func WithFrontier(f Frontier) Option {
 	return optionFunc(func(c *config) { c.frontier = f })
 }
 
+// urlNormalisation names the version of how URLs are normalised (the URL
+// Standard, RFC 3986's equivalences, the canonical host); change it with
+// any change that makes one URL normalise to another string.
+const urlNormalisation = "whatwg-1"
+
 // scopeID names the options that decide which URLs a crawl admits, for a
 // durable Frontier to refuse a crawl resumed under others. Filters are
 // code and cannot be named: they are the caller's to keep.
 func (c *config) scopeID() string {
-	return fmt.Sprintf("lenient=%t exclude=%q max_depth=%d sitemaps=%t robots=%t", c.lenient, c.excludeSrc, c.maxDepth, c.sitemaps, c.robots)
+	// urls names how URLs are normalised: the seen set of a state file
+	// made under another normalisation would not dedupe this one's.
+	return fmt.Sprintf("urls=%s lenient=%t exclude=%q max_depth=%d sitemaps=%t robots=%t", urlNormalisation, c.lenient, c.excludeSrc, c.maxDepth, c.sitemaps, c.robots)
 }
 
 // safeHandler passes records to the program's log handler, turning a
