@@ -793,7 +793,13 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *
 	}
 	res.NumURLs += len(w.batch) - start
 	if deep {
-		// Nothing is queued, so no limit bit.
+		// Nothing is queued: the depth refuses what the filters let
+		// through, and no other limit bit.
+		if n := len(w.batch) - start; n > 0 {
+			var d [numRefusals]int
+			d[refuseDepth] = n
+			r.tally.refuse(&d)
+		}
 		w.batch = w.batch[:start]
 		return nil
 	}

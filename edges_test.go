@@ -648,3 +648,19 @@ func TestEdgeTransportWrapper(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Links left for WithMaxDepth are counted as refusals, as the other limits'
+// are.
+func TestEdgeDepthRefusals(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a")))
+	mux.Handle("/a", htmlPage(crawlerLinks("/b", "/c", "/")))
+	s := newSite(t, mux)
+	stats, _, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithMaxDepth(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stats.Refused["max_depth"]; got != 3 || stats.Done != 2 {
+		t.Errorf("Refused[max_depth] %d, Done %d; want 3 (the links of /a, seen or not), 2", got, stats.Done)
+	}
+}

@@ -373,6 +373,7 @@ const (
 	refuseURLLength              // WithMaxURLLength
 	refuseLinksPerPage           // WithMaxLinksPerPage
 	refuseSegmentRepeats         // WithMaxSegmentRepeats
+	refuseDepth                  // WithMaxDepth
 	numRefusals
 )
 
@@ -381,6 +382,7 @@ var refusalNames = [numRefusals]string{
 	refuseURLLength:      "url_length",
 	refuseLinksPerPage:   "links_per_page",
 	refuseSegmentRepeats: "segment_repeats",
+	refuseDepth:          "max_depth",
 }
 
 // trap applies the trap limits on one URL to a link or redirect target that

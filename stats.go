@@ -169,7 +169,9 @@ type Stats struct {
 	// Refused counts the links and redirect targets that a trap limit kept
 	// from the queue, by the limit's name: "url_length"
 	// (WithMaxURLLength), "links_per_page" (WithMaxLinksPerPage) and
-	// "segment_repeats" (WithMaxSegmentRepeats). They got no Result.
+	// "segment_repeats" (WithMaxSegmentRepeats); and the links in scope
+	// not queued because they are past WithMaxDepth, as "max_depth".
+	// They got no Result.
 	Refused map[string]int
 	// Todo is the number of URLs still queued when the Run stopped early;
 	// they got no Result.
