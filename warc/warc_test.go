@@ -580,10 +580,11 @@ func TestHTTPS(t *testing.T) {
 func TestWriteErrorStopsRequests(t *testing.T) {
 	_, srv := newSite(t)
 	opened := 0
+	var told []error
 	w := newWriter(t, Options{NoGzip: true, Create: func(string) (io.WriteCloser, error) {
 		opened++
 		return &fullFile{room: 2000}, nil
-	}})
+	}, OnError: func(err error) { told = append(told, err) }})
 	client := &http.Client{Transport: w.Transport(nil)}
 	var err error
 	for i := 0; i < 10 && err == nil; i++ {
@@ -599,6 +600,9 @@ func TestWriteErrorStopsRequests(t *testing.T) {
 	}
 	if !errors.Is(w.Err(), errFull) || !errors.Is(w.Close(), errFull) {
 		t.Errorf("Err %v, Close %v; want both wrapping %v", w.Err(), w.Close(), errFull)
+	}
+	if len(told) != 1 || !errors.Is(told[0], errFull) {
+		t.Errorf("OnError was told %v, want once, an error wrapping %v", told, errFull)
 	}
 }
 

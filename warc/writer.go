@@ -166,6 +166,12 @@ type Options struct {
 	// before anything is fetched, and, as the WARC files, never
 	// overwrites an existing file. "" writes no index.
 	Index string
+	// OnError, if set, is called once, with the first error that stops
+	// the Writer (a write that failed: a full disk), as it happens, so
+	// that a crawl can stop at once rather than fail every request after
+	// it. It is called with the Writer's lock held: it must not call the
+	// Writer. A context's cancel function is what it is for.
+	OnError func(error)
 	// Create opens a new file for writing, the index included; nil means
 	// os.OpenFile with O_CREATE|O_EXCL. Tests use it to fail writes (a
 	// full disk).
@@ -249,6 +255,18 @@ func NewWriter(opts Options) (*Writer, error) {
 	return w, nil
 }
 
+// setErr records err as the error that stops the Writer, unless one
+// already does, and tells Options.OnError. w.mu is held.
+func (w *Writer) setErr(err error) {
+	if w.err != nil {
+		return
+	}
+	w.err = err
+	if w.opts.OnError != nil {
+		w.opts.OnError(err)
+	}
+}
+
 // Err returns the first write error the Writer met, or nil.
 func (w *Writer) Err() error {
 	w.mu.Lock()
@@ -269,13 +287,13 @@ func (w *Writer) Close() error {
 	w.closed = true
 	if w.f != nil {
 		if err := w.f.Close(); err != nil && w.err == nil {
-			w.err = fmt.Errorf("warc: close %s: %w", w.name, err)
+			w.setErr(fmt.Errorf("warc: close %s: %w", w.name, err))
 		}
 		w.f = nil
 	}
 	if w.index != nil {
 		if err := writeIndex(w.index, w.lines); err != nil && w.err == nil {
-			w.err = fmt.Errorf("warc: index %s: %w", w.opts.Index, err)
+			w.setErr(fmt.Errorf("warc: index %s: %w", w.opts.Index, err))
 		}
 		w.index, w.lines = nil, nil
 	}
@@ -320,7 +338,7 @@ func (w *Writer) open() error {
 	name := w.fileName(w.next)
 	f, err := w.opts.Create(name)
 	if err != nil {
-		w.err = fmt.Errorf("warc: %w", err)
+		w.setErr(fmt.Errorf("warc: %w", err))
 		return w.err
 	}
 	w.next++
@@ -377,7 +395,7 @@ func (w *Writer) writeRecord(h []field, block ...[]byte) (placement, error) {
 		err := w.f.Close()
 		w.f = nil
 		if err != nil {
-			w.err = fmt.Errorf("warc: close %s: %w", w.name, err)
+			w.setErr(fmt.Errorf("warc: close %s: %w", w.name, err))
 			return placement{}, w.err
 		}
 	}
@@ -429,7 +447,7 @@ func (w *Writer) writeRaw(h []field, block ...[]byte) (placement, error) {
 	m, err := w.f.Write(w.buf.Bytes())
 	w.size += int64(m)
 	if err != nil {
-		w.err = fmt.Errorf("warc: write %s: %w", w.name, err)
+		w.setErr(fmt.Errorf("warc: write %s: %w", w.name, err))
 		return placement{}, w.err
 	}
 	return p, nil
@@ -508,7 +526,7 @@ func (w *Writer) writeExchange(x *exchange) error {
 	if w.index != nil {
 		line, err := indexLine(x, p, revisit, payload)
 		if err != nil {
-			w.err = fmt.Errorf("warc: index %s: %w", x.targetURI, err)
+			w.setErr(fmt.Errorf("warc: index %s: %w", x.targetURI, err))
 			return w.err
 		}
 		w.lines = append(w.lines, line)

@@ -180,9 +180,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			graph.result(&r)
 		}
 	}))
+	// A write error of the archive stops the crawl at once.
+	ctx, stopCrawl := context.WithCancelCause(ctx)
+	defer stopCrawl(nil)
 	var archive *warc.Writer
 	if cfg.warc != "" {
 		w, err := warc.NewWriter(warc.Options{
+			OnError:  stopCrawl,
 			File:     cfg.warc,
 			MaxSize:  cfg.warcMaxSize,
 			Index:    cfg.warcIndex,
@@ -229,6 +233,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	}
 	stats, err := c.Run(ctx, cfg.roots...)
 	stopProgress()
+	if archive != nil && archive.Err() != nil {
+		return fail("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
+	}
 	interrupted := err != nil && ctx.Err() != nil
 	switch {
 	case err != nil && !interrupted:
