@@ -164,8 +164,10 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 	defer s.release()
 	s.headers(header)
 	switch contentType {
-	case "text/html", "application/xhtml+xml", "image/svg+xml":
-		s.html(body, 0, resolveDoc)
+	case "text/html", "application/xhtml+xml":
+		s.html(body, 0, resolveDoc, false)
+	case "image/svg+xml":
+		s.html(body, 0, resolveDoc, true)
 	case "text/css":
 		s.css(body, "css url", "css @import", 0, resolvePage)
 	}
@@ -308,8 +310,9 @@ func (s *linkScanner) reportURIs(policy, source string, level int, res uint8) {
 	}
 }
 
-// html scans an HTML, XHTML or SVG document at nesting level.
-func (s *linkScanner) html(body []byte, level int, res uint8) {
+// html scans an HTML, XHTML or SVG document at nesting level; foreign
+// says it starts in SVG, where a tag closes itself with "/>".
+func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 	if level > 0 {
 		// Markup inside markup has anchors of its own.
 		outer, text := s.anchor, s.text
@@ -340,7 +343,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8) {
 		case html.CommentToken:
 			if level < maxNest {
 				if inner, ok := conditionalComment(z.Text()); ok {
-					s.html(inner, level+1, res)
+					s.html(inner, level+1, res, foreign)
 				}
 			}
 		case html.DoctypeToken:
@@ -348,13 +351,13 @@ func (s *linkScanner) html(body []byte, level int, res uint8) {
 				s.add(ref, Reference, "doctype", "", level, res)
 			}
 		case html.EndTagToken:
-			if s.anchor >= 0 || s.formPost {
-				switch name, _ := z.TagName(); string(name) {
-				case "a":
-					s.closeAnchor()
-				case "form":
-					s.formPost = false
-				}
+			switch name, _ := z.TagName(); string(name) {
+			case "a":
+				s.closeAnchor()
+			case "form":
+				s.formPost = false
+			case "svg", "math":
+				foreign = false
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
@@ -372,6 +375,12 @@ func (s *linkScanner) html(body []byte, level int, res uint8) {
 				z.NextIsNotRawText()
 			case "style":
 				inStyle = tt == html.StartTagToken
+			case "svg", "math":
+				foreign = foreign || tt == html.StartTagToken
+			}
+			if foreign && tt == html.SelfClosingTagToken {
+				// <script/> in SVG has no content; in HTML it would.
+				z.NextIsNotRawText()
 			}
 			if len(attrs) > 0 {
 				s.element(name, attrs, level, res)
@@ -469,7 +478,7 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 		}
 		if v, ok := getAttr(attrs, "srcdoc"); ok && level < maxNest {
 			// about:srcdoc documents take their parent's base URL.
-			s.html(v, level+1, res)
+			s.html(v, level+1, res, false)
 		}
 	case "img", "image":
 		for _, a := range attrs {
@@ -1089,10 +1098,12 @@ func (s *linkScanner) dataURI(v []byte, level int) {
 		mt = mt[:i]
 	}
 	mt = trimSpace(mt)
-	kind := 0
+	kind, svg := 0, false
 	switch {
-	case asciiIs(mt, "text/html"), asciiIs(mt, "application/xhtml+xml"), asciiIs(mt, "image/svg+xml"):
+	case asciiIs(mt, "text/html"), asciiIs(mt, "application/xhtml+xml"):
 		kind = 1
+	case asciiIs(mt, "image/svg+xml"):
+		kind, svg = 1, true
 	case asciiIs(mt, "text/css"):
 		kind = 2
 	default:
@@ -1120,7 +1131,7 @@ func (s *linkScanner) dataURI(v []byte, level int) {
 		return
 	}
 	if kind == 1 {
-		s.html(data, level+1, resolveNone)
+		s.html(data, level+1, resolveNone, svg)
 	} else {
 		s.css(data, "css url", "css @import", level+1, resolveNone)
 	}
