@@ -323,6 +323,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 		}()
 	}
 	z := html.NewTokenizer(bytes.NewReader(body))
+	var nameBuf [32]byte
 	inStyle := false
 	for {
 		tt := z.Next()
@@ -351,7 +352,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 				s.add(ref, Reference, "doctype", "", level, res)
 			}
 		case html.EndTagToken:
-			switch name, _ := z.TagName(); string(name) {
+			switch name := lowerTagName(&nameBuf, z.Raw()); string(name) {
 			case "a":
 				s.closeAnchor()
 			case "form":
@@ -360,12 +361,20 @@ func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 				foreign = false
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
+			// Tokenizer.TagName and TagAttr copy what they return, so the
+			// name is read from the raw tag, and attributes only of
+			// elements that may have a URL in one.
+			raw := z.Raw()
+			name := lowerTagName(&nameBuf, raw)
 			attrs := s.attrs[level][:0]
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				attrs = append(attrs, attr{k, v})
+			if urlElement(name) || hasGenericAttr(raw) {
+				for more := true; more; {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					if k != nil {
+						attrs = append(attrs, attr{k, v})
+					}
+				}
 			}
 			s.attrs[level] = attrs
 			switch string(name) {
@@ -387,6 +396,76 @@ func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 			}
 		}
 	}
+}
+
+// lowerTagName returns the name of the start or end tag whose raw text is
+// raw ("<A href=...>", "</A>" give "a"), in lower case, in buf if it fits.
+func lowerTagName(buf *[32]byte, raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '<' {
+		return nil
+	}
+	i := 1
+	if raw[1] == '/' {
+		i = 2
+	}
+	j := i
+	for j < len(raw) && !isSpace(raw[j]) && raw[j] != '/' && raw[j] != '>' {
+		j++
+	}
+	name := raw[i:j]
+	if len(name) > len(buf) {
+		return bytes.ToLower(name)
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(name)]
+}
+
+// urlElement reports whether an element, by its lower-case name, may have
+// a URL in an attribute other than style, background and datasrc.
+func urlElement(name []byte) bool {
+	switch string(name) {
+	case "a", "area", "link", "base", "frame", "iframe", "img", "image", "source",
+		"script", "use", "feimage", "video", "audio", "track", "bgsound", "layer",
+		"ilayer", "embed", "object", "applet", "param", "form", "input", "button",
+		"isindex", "blockquote", "q", "ins", "del", "html", "head", "xml", "meta":
+		return true
+	}
+	return false
+}
+
+// hasGenericAttr reports whether the raw text of a tag may have a style,
+// background or datasrc attribute, which any element may have: whether
+// one of those names, in any case, follows white space, a quote or a
+// slash.
+func hasGenericAttr(raw []byte) bool {
+	for i := 1; i < len(raw); i++ {
+		switch raw[i-1] {
+		case ' ', '\t', '\n', '\f', '\r', '"', '\'', '/':
+		default:
+			continue
+		}
+		rest := raw[i:]
+		switch raw[i] | 0x20 {
+		case 's':
+			if len(rest) >= 5 && asciiIs(rest[:5], "style") {
+				return true
+			}
+		case 'b':
+			if len(rest) >= 10 && asciiIs(rest[:10], "background") {
+				return true
+			}
+		case 'd':
+			if len(rest) >= 7 && asciiIs(rest[:7], "datasrc") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // getAttr returns the value of the attribute key, a lower-case name.
@@ -690,7 +769,7 @@ func (s *linkScanner) anchorText(t []byte, sep bool) {
 	if len(s.text) > maxLinkText {
 		return
 	}
-	if sep && len(s.text) > 0 {
+	if sep && len(s.text) > 0 && s.text[len(s.text)-1] != ' ' {
 		s.text = append(s.text, ' ')
 	}
 	s.text = appendCollapsed(s.text, t)
@@ -701,23 +780,28 @@ func (s *linkScanner) closeAnchor() {
 	if s.anchor < 0 {
 		return
 	}
-	s.pend[s.anchor].text = collapse(nil, s.text)
+	// The text is collapsed already: trim and cut it.
+	s.pend[s.anchor].text = cutText(bytes.TrimSpace(s.text))
 	s.anchor, s.text = -1, s.text[:0]
 }
 
 // collapse returns t with runs of white space made one space, trimmed, cut
 // at a character boundary to at most maxLinkText bytes; buf is scratch.
 func collapse(buf, t []byte) string {
-	buf = appendCollapsed(buf[:0], t)
-	buf = bytes.TrimSpace(buf)
-	if len(buf) > maxLinkText {
+	return cutText(bytes.TrimSpace(appendCollapsed(buf[:0], t)))
+}
+
+// cutText returns t cut at a character boundary to at most maxLinkText
+// bytes.
+func cutText(t []byte) string {
+	if len(t) > maxLinkText {
 		n := maxLinkText
-		for n > 0 && !utf8.RuneStart(buf[n]) {
+		for n > 0 && !utf8.RuneStart(t[n]) {
 			n--
 		}
-		buf = bytes.TrimSpace(buf[:n])
+		t = bytes.TrimSpace(t[:n])
 	}
-	return string(buf)
+	return string(t)
 }
 
 // appendCollapsed appends t to dst with runs of white space made one space,
