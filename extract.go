@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,6 +179,7 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 		}
 	}
 	pageStr := ""
+	dst = slices.Grow(dst, len(s.pend))
 	for i := range s.pend {
 		pl := &s.pend[i]
 		var u *url.URL
