@@ -1305,7 +1305,8 @@ func cssString(b []byte, i int) ([]byte, int) {
 	for i < len(b) && b[i] != q && b[i] != '\n' {
 		if b[i] == '\\' {
 			escaped = true
-			i++
+			i = skipEscape(b, i)
+			continue
 		}
 		i++
 	}
@@ -1336,7 +1337,8 @@ func cssURL(b []byte, i int) ([]byte, int) {
 		for i < len(b) && b[i] != ')' && !isSpace(b[i]) {
 			if b[i] == '\\' {
 				escaped = true
-				i++
+				i = skipEscape(b, i)
+				continue
 			}
 			i++
 		}
@@ -1349,6 +1351,24 @@ func cssURL(b []byte, i int) ([]byte, int) {
 		i++
 	}
 	return ref, i + 1
+}
+
+// skipEscape returns the index past the CSS escape whose backslash is at
+// b[i]: one to six hex digits and a white space after them, or one
+// character.
+func skipEscape(b []byte, i int) int {
+	i++
+	if i >= len(b) || !isHex(b[i]) {
+		return min(i+1, len(b))
+	}
+	j := i
+	for j < len(b) && j < i+6 && isHex(b[j]) {
+		j++
+	}
+	if j < len(b) && isSpace(b[j]) {
+		j++
+	}
+	return j
 }
 
 // cssUnescape resolves the CSS escapes in s into a new slice: a backslash
