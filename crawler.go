@@ -592,12 +592,23 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// links as written, to be resolved as follow takes them.
 		w.page.scan(base, p.Body, r.cfg.robots)
 		n, link = len(w.page.refs), w.page.link
+		docBase := *w.page.base
+		p.Base = &docBase
 		if r.cfg.robots {
 			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
 		}
 	} else if r.cfg.robots && isHTML(p.ContentType) && !resp.encoded {
 		meta := pageMeta(p.Body)
 		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+	}
+	if p.Base == nil {
+		// Relative links of a custom extractor resolve against the
+		// document base too.
+		if isHTML(p.ContentType) && !resp.encoded && l.Kind == PageRequest {
+			base = documentBase(base, p.Body)
+		}
+		docBase := *base
+		p.Base = &docBase
 	}
 	if r.cfg.robots {
 		h := headerRobots(resp.header, r.token)
@@ -725,15 +736,22 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *
 		maxLinks = 0
 	}
 	var refused [numRefusals]int
+	// Relative links resolve against base as the URL Standard has it; a
+	// base it refuses leaves them out.
+	std, stdErr := stdFromURL(base)
 	for i := range n {
 		u := link(i)
 		if u == nil {
 			continue
 		}
-		if !u.IsAbs() {
-			*u = *base.ResolveReference(u)
+		if u == w.page.last {
+			// The default extractor's link, which link resolved
+			// and normalised: the common case, at no cost.
+		} else if v, err := parseStd(refString(u), &std); err == nil && stdErr == nil {
+			v.setURL(u)
+		} else {
+			continue
 		}
-		normalize(u)
 		if !r.scope.contains(u) {
 			continue
 		}

@@ -649,7 +649,7 @@ func TestCrawlBadRoots(t *testing.T) {
 		{"   ", true},
 		{"ftp://x/", true},
 		{"http://", true},
-		{"https:///path", true},
+		{"https://:443/path", true},
 		{"mailto:a@b", true},
 		{"javascript:alert(1)", true},
 		{":%%", true},

@@ -75,6 +75,32 @@ type Page struct {
 	// they are read only when WithRobots is on. With NoFollow, none of the
 	// page's links is followed.
 	NoIndex, NoFollow bool
+	// Base is the document base URL, which the page's relative links
+	// resolve against: for an HTML page, its first <base href> resolved
+	// against URL (as the HTML standard has it, when that gives an
+	// http(s) URL); else a copy of URL. The crawler sets it; what a hook
+	// does to it changes nothing for the crawl.
+	Base *url.URL
+}
+
+// Resolve resolves ref, a URL reference as written in the page, against
+// p.Base (p.URL when Base is nil) as the WHATWG URL Standard's parser
+// does, as a browser would, and returns it in the form the crawler queues:
+// without userinfo and fragment, percent-encoded unreserved characters
+// decoded and the hex digits of other escapes upper-cased. It fails for a
+// reference that does not parse and for one that is not an http(s) URL
+// ("mailto:", "javascript:"). It is safe for concurrent use if nothing
+// changes p.Base or p.URL meanwhile.
+func (p *Page) Resolve(ref string) (*url.URL, error) {
+	base := p.Base
+	if base == nil {
+		base = p.URL
+	}
+	u, err := resolveRef(base, ref)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %q: %w", ref, err)
+	}
+	return u, nil
 }
 
 // response is the outcome of the last attempt at a URL.
@@ -165,17 +191,24 @@ func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // location returns the target of a redirect response, resolved against
-// the URL requested. A missing Location, or one the guard moved aside,
+// the URL requested as the URL Standard resolves it, and normalised (see
+// resolveRef); a target that is not http(s) is resolved by url.URL.Parse,
+// to be reported and not followed. A Location the guard moved aside, one
+// net/url cannot parse, is resolved too, as a browser would: "/a%zz" is
+// followed to "/a%25zz". A missing Location, or one that fails to parse,
 // gives an error wrapping ErrNoLocation.
 func (resp *response) location() (*url.URL, error) {
 	loc := resp.header.Get("Location")
 	if loc == "" {
-		if bad := resp.header.Get(badLocationHeader); bad != "" {
-			return nil, fmt.Errorf("unparseable Location %q: %w", bad, ErrNoLocation)
-		}
+		loc = resp.header.Get(badLocationHeader)
+	}
+	if loc == "" {
 		return nil, ErrNoLocation
 	}
-	next, err := resp.url.Parse(loc)
+	next, err := resolveRef(resp.url, loc)
+	if errors.Is(err, errNotHTTP) {
+		next, err = resp.url.Parse(loc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("Location %q: %w: %v", loc, ErrNoLocation, err)
 	}

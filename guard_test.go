@@ -80,17 +80,18 @@ func TestBlockPrivateNetworksSpellings(t *testing.T) {
 	for _, tc := range []struct {
 		host string // the URL's host, without its port
 		v6   bool   // on the IPv6 server
-		// resolves says whether Go, with the guard off, reaches the
-		// server: it reads IP literals and the hosts file, but not the
-		// numeric forms of inet_aton, which it sends to DNS.
+		// resolves says whether the crawl, with the guard off, reaches
+		// the server: the numeric forms of inet_aton are IPv4
+		// addresses to the URL Standard's host parser, which normalize
+		// turns into the dotted literal.
 		resolves bool
 	}{
 		{"127.0.0.1", false, true},
-		{"2130706433", false, false},
-		{"0x7f.1", false, false},
-		{"0x7f000001", false, false},
-		{"127.1", false, false},
-		{"0177.0.0.1", false, false},
+		{"2130706433", false, true},
+		{"0x7f.1", false, true},
+		{"0x7f000001", false, true},
+		{"127.1", false, true},
+		{"0177.0.0.1", false, true},
 		{"127.0.0.1.", false, true}, // normalize removes the trailing dot: the IP literal
 		{"[::ffff:127.0.0.1]", false, true},
 		{"[::ffff:7f00:1]", false, true},

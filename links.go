@@ -12,7 +12,9 @@ import (
 // ExtractLinks is the default LinkExtractor. For a page whose ContentType is
 // text/html or application/xhtml+xml it returns the absolute http(s) URLs,
 // without fragment, that the page links to, in document order and with
-// duplicates; for any other page it returns nothing.
+// duplicates; for any other page it returns nothing. Each link is resolved
+// as the WHATWG URL Standard resolves it, as a browser does, and
+// normalised as the crawler dedupes (see Page.Resolve).
 //
 // It runs the x/net/html tokenizer over p.Body (no regexp, no DOM), so
 // entities are decoded, unquoted attributes work and comments, scripts and
@@ -69,7 +71,12 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.
 // the crawl considers. A worker reuses one.
 type pageLinks struct {
 	refs []string
-	base *url.URL
+	base *url.URL // the document base URL
+	std  stdURL   // base, parsed by the URL Standard
+	ok   bool     // base parsed: links resolve
+	// last is the URL link returned last, which follow knows to be
+	// resolved and normalised already.
+	last *url.URL
 	meta robotsMeta
 }
 
@@ -78,7 +85,7 @@ type pageLinks struct {
 // all of them if a meta tag says nofollow.
 func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	clear(pl.refs)
-	pl.refs, pl.meta = pl.refs[:0], robotsMeta{}
+	pl.refs, pl.meta, pl.last = pl.refs[:0], robotsMeta{}, nil
 	meta := &pl.meta
 	z := html.NewTokenizer(bytes.NewReader(body))
 	// The first <base href> applies to the whole document, links before it
@@ -133,32 +140,76 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 		case tag == tagBase:
 			if !baseSeen {
 				baseSeen = true
-				baseRef = strings.TrimSpace(string(ref))
+				baseRef = string(ref)
 			}
 		default:
-			pl.refs = append(pl.refs, strings.TrimSpace(string(ref)))
+			// The URL Standard's parser strips what may be
+			// stripped: C0 controls and spaces, not U+00A0.
+			pl.refs = append(pl.refs, string(ref))
 		}
 	}
 	if obey && meta.nofollow {
 		pl.refs = pl.refs[:0]
 	}
+	// The document base URL of the HTML standard: the first <base href>
+	// resolved against the page, if it parses to an http(s) URL.
 	pl.base = page
 	if baseSeen {
-		if b, err := page.Parse(baseRef); err == nil && isHTTP(b) {
+		if b, err := resolveRef(page, baseRef); err == nil {
 			pl.base = b
+		}
+	}
+	var err error
+	pl.std, err = stdFromURL(pl.base)
+	pl.ok = err == nil
+}
+
+// documentBase returns the document base URL of the HTML document body,
+// fetched from page: its first <base href> resolved against page (see
+// resolveRef), or page when it has none or that is not an http(s) URL.
+func documentBase(page *url.URL, body []byte) *url.URL {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return page
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		switch linkTag(rawTagName(z.Raw())) {
+		case tagNoscript:
+			z.NextIsNotRawText()
+		case tagBase:
+			for {
+				k, v, more := z.TagAttr()
+				if string(k) == "href" {
+					if b, err := resolveRef(page, string(v)); err == nil {
+						return b
+					}
+					return page
+				}
+				if !more {
+					break
+				}
+			}
 		}
 	}
 }
 
-// link returns reference i resolved: an absolute http(s) URL without
-// fragment, or nil when it is not one.
+// link returns reference i resolved against the document base as the URL
+// Standard resolves it, normalised (see resolveRef): an absolute http(s)
+// URL without fragment, or nil when it is not one.
 func (pl *pageLinks) link(i int) *url.URL {
-	u, err := pl.base.Parse(pl.refs[i])
-	if err != nil || !isHTTP(u) {
+	if !pl.ok {
 		return nil
 	}
-	u.Fragment, u.RawFragment = "", ""
-	return u
+	u, err := parseStd(pl.refs[i], &pl.std)
+	if err != nil {
+		return nil
+	}
+	pl.last = u.urlValue()
+	return pl.last
 }
 
 // readMeta reads the attributes of a <meta> tag into m if it is a robots

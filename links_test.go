@@ -174,7 +174,7 @@ func TestExtractLinks(t *testing.T) {
 			body: `<a href="javascript:void(0)">j</a><a href="mailto:a@example.com">m</a>` +
 				`<a href="ftp://example.com/f">f</a><a href="tel:+123">t</a><a href="data:text/html,<a>">d</a>` +
 				`<a href="https://secure.example.com/s">s</a><a href="HTTP://Example.com/up">u</a>`,
-			want: []string{"https://secure.example.com/s", "http://Example.com/up"},
+			want: []string{"https://secure.example.com/s", "http://example.com/up"},
 		},
 		{
 			name: "protocol-relative uses the page's scheme",

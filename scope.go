@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -38,81 +39,56 @@ func parseRoot(s string) (*url.URL, error) {
 		}
 		raw = "http://" + raw
 	}
-	u, err := url.Parse(raw)
+	u, err := resolveRef(nil, raw)
+	if errors.Is(err, errNotHTTP) {
+		scheme, _, _ := strings.Cut(raw, ":")
+		return nil, fmt.Errorf("crawl: root %q: scheme %q: %w", s, lowerASCII(scheme), ErrBadRoot)
+	}
 	if err != nil {
+		if _, perr := url.Parse(raw); perr != nil {
+			// What net/url says too, for a caller that looks for a
+			// *url.Error.
+			return nil, fmt.Errorf("crawl: root %q: %w: %w: %w", s, ErrBadRoot, err, perr)
+		}
 		return nil, fmt.Errorf("crawl: root %q: %w: %w", s, ErrBadRoot, err)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("crawl: root %q: scheme %q: %w", s, u.Scheme, ErrBadRoot)
-	}
-	if u.Hostname() == "" {
-		return nil, fmt.Errorf("crawl: root %q: no host: %w", s, ErrBadRoot)
-	}
-	if _, err := canonicalHostPort(u.Host, u.Scheme); err != nil {
-		return nil, fmt.Errorf("crawl: root %q: host %q: %w: %w", s, u.Host, err, ErrBadRoot)
-	}
-	normalize(u)
 	return u, nil
 }
 
 // normalize rewrites u in place into the form the crawl dedupes on, and
 // from which the host key, the scope and the robots.txt cache take the
-// host. The scheme is lower-cased. The userinfo is dropped, so that
-// "http://u@h/p" and "http://h/p" are one URL on one host: a crawl's
-// credentials belong in WithRequestHook or WithHTTPClient, not in the
-// URLs it finds. The host is made canonical by canonicalHostPort (IDNA to
-// ASCII, lower case, one trailing dot removed, the port without leading
-// zeros, the scheme's default port dropped), so that
-// "HTTP://Example.COM.:80" is "http://example.com/" and
-// "http://Bücher.example" is "http://xn--bcher-kva.example/". The fragment
-// is dropped and an empty path made "/". In the path and query,
-// percent-encoded unreserved characters are decoded and the hex digits of
-// the rest upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is
-// "/~user"; and dot segments are removed ("/a/./b/../c" is "/a/c").
+// host: u's string form parsed anew by the URL Standard's basic URL
+// parser (see resolveRef), as a browser would parse it, so that
+// "HTTP://Example.COM.:80" is "http://example.com/", "http://Bücher.example"
+// is "http://xn--bcher-kva.example/", "http://0x7f.1/a/./b/../c" is
+// "http://127.0.0.1/a/c" and a space in the path is "%20". The userinfo
+// is dropped, so that "http://u@h/p" and "http://h/p" are one URL on one
+// host: a crawl's credentials belong in WithRequestHook or
+// WithHTTPClient, not in the URLs it finds. The host is made canonical
+// as canonicalHost makes it (one trailing dot removed among others). The
+// fragment is dropped. In the path and query, percent-encoded unreserved
+// characters are decoded and the hex digits of the other escapes
+// upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is "/~user"
+// while "/a%3Bb" and "/a;b" stay two URLs.
 //
-// A host that cannot be made canonical (an empty label, a name that fails
-// IDNA, a malformed port) is only ASCII-lower-cased, port and all, and
-// scope.contains refuses it: a URL that names no valid host is never
+// A URL the Standard's parser refuses, or whose host canonicalHost
+// refuses (an empty label, a name that fails IDNA, a malformed port), is
+// only lower-cased in scheme and host, with userinfo and fragment dropped,
+// and scope.contains refuses it: a URL that names no valid host is never
 // crawled. normalize is idempotent.
 func normalize(u *url.URL) {
+	if v, err := parseStd(refString(u), nil); err == nil {
+		v.setURL(u)
+		return
+	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	u.User = nil
-	if u.Host != "" {
-		if h, err := canonicalHostPort(u.Host, u.Scheme); err == nil {
-			u.Host = h
-		} else {
-			// Trimming a port or a dot here could make another,
-			// maybe valid, host ("//h::/x" parses without a
-			// scheme, and keeps it when resolved against an http
-			// page): the URL would then be fetched under a second
-			// key.
-			u.Host = lowerASCII(u.Host)
-		}
-	}
+	// Trimming a port or a dot here could make another, maybe valid,
+	// host: the URL would then be fetched under a second key.
+	u.Host = lowerASCII(u.Host)
 	u.Fragment, u.RawFragment = "", ""
 	if u.Path == "" && u.Opaque == "" && u.Host != "" {
 		u.Path, u.RawPath = "/", ""
-	}
-	// RawPath is set only when the link spelled its path in a way the
-	// default encoding of Path would not; RawQuery is always as spelled.
-	// Only URLs with a host are crawled, and their paths start with "/",
-	// clear of url.URL's special cases for relative paths such as "*".
-	if u.RawPath != "" && u.Host != "" {
-		u.RawPath = normalizePercent(escapeRawPath(u.RawPath))
-		if u.RawPath == (&url.URL{Path: u.Path}).EscapedPath() {
-			u.RawPath = ""
-		}
-	}
-	if strings.IndexByte(u.RawQuery, '%') >= 0 {
-		u.RawQuery = normalizePercent(u.RawQuery)
-	}
-	// Links are resolved with ResolveReference, which removes dot
-	// segments, but roots, redirect targets and the URLs of a custom
-	// extractor may still have them. After the percent decoding, so that
-	// "%2e%2e" counts as "..".
-	if u.Host != "" && strings.Contains(u.Path, "/.") {
-		r := u.ResolveReference(&url.URL{})
-		u.Path, u.RawPath = r.Path, r.RawPath
 	}
 }
 
@@ -179,7 +155,8 @@ var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transition
 // ASCII by IDNA ("BÜCHER.example" is "xn--bcher-kva.example", as is
 // "XN--BCHER-KVA.example"), lower case, one trailing dot removed
 // ("example.com." is "example.com"). An IPv4 address is left as it is, an
-// IPv6 literal only lower-cased. It fails for an empty name, for one that
+// IPv6 literal only lower-cased. It fails for an empty name, for an IPv6
+// literal with a zone, for one not in UTF-8, for one that
 // fails IDNA (a bad "xn--" label, a disallowed rune), for one with an
 // empty label ("a..b", "example.com.."), and for one with a byte other
 // than a letter, a digit, "-", "_" or ".", which net's resolver would
@@ -187,12 +164,16 @@ var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transition
 func canonicalHost(name string) (string, error) {
 	if strings.HasPrefix(name, "[") {
 		a, err := netip.ParseAddr(strings.TrimSuffix(name[1:], "]"))
-		if err != nil || !a.Is6() || !strings.HasSuffix(name, "]") {
+		if err != nil || !a.Is6() || a.Zone() != "" || !strings.HasSuffix(name, "]") {
 			return "", errors.New("not an IPv6 literal")
 		}
 		return lowerASCII(name), nil
 	}
 	h := lowerASCII(name)
+	if !utf8.ValidString(h) {
+		// The URL Standard decodes it to U+FFFD, which IDNA refuses.
+		return "", errors.New("not UTF-8")
+	}
 	if !isLDH(h) || strings.HasPrefix(h, "xn--") || strings.Contains(h, ".xn--") {
 		// Names of letters, digits, "-", "_" and "." are their own
 		// ASCII form, unless a label is punycode, which must decode
@@ -269,44 +250,6 @@ func normalizePercent(s string) string {
 		i += 2
 	}
 	return b.String()
-}
-
-// escapeRawPath percent-encodes the bytes of a path as spelled that may not
-// stand bare in a URL (non-ASCII, space, quote), in upper-case hex. Without
-// that, net/url would drop the whole spelling for the encoding of the
-// decoded path, and an escape such as "%2F" with it: "/a%2Fb/café" would
-// become "/a/b/caf%C3%A9", another URL.
-func escapeRawPath(s string) string {
-	n := 0
-	for i := range len(s) {
-		if !isPathByte(s[i]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	b.Grow(len(s) + 2*n)
-	for i := range len(s) {
-		c := s[i]
-		if isPathByte(c) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
-
-// isPathByte reports whether c may stand bare in a path as net/url keeps
-// it spelled: an unreserved character, a sub-delimiter, ":", "@", "/", the
-// "%" of an escape, or a bracket, which browsers leave alone.
-func isPathByte(c byte) bool {
-	return isUnreserved(c) || strings.IndexByte("!$&'()*+,;=:@/%[]", c) >= 0
 }
 
 // writeNormalEscape writes the escape "%" h1 h2, hex digits, in its

@@ -243,7 +243,7 @@ func TestParseRoot(t *testing.T) {
 		{"", ""},
 		{"   ", ""},
 		{"http://", ""},
-		{"https:///path", ""},
+		{"https:///path", "https://path/"}, // the URL Standard skips the slashes
 		{"http://:80/", ""},
 		{"http://[::1", ""},
 		{"http://exa mple.com/", ""},
@@ -309,11 +309,11 @@ func TestScopeContains(t *testing.T) {
 		{
 			name:  "strict adds www",
 			roots: []string{"http://example.com/"},
-			in: []string{"http://example.com/x", "https://example.com/", "http://www.example.com/",
+			in: []string{"http://example.com/x", "http:example.com", "https://example.com/", "http://www.example.com/",
 				"http://EXAMPLE.com/", "http://example.com:8080/", "https://WWW.Example.com:8443/y"},
 			out: []string{"http://sub.example.com/", "http://www.www.example.com/", "http://example.org/",
 				"http://notexample.com/", "http://example.com.evil.org/", "ftp://example.com/",
-				"mailto:a@example.com", "http:example.com"},
+				"mailto:a@example.com"},
 		},
 		{
 			name:  "strict with a trailing dot",

@@ -324,9 +324,10 @@ func (p *sitemapParser) leaveOut(err error) {
 }
 
 // isAbsHTTP reports whether s is an absolute http or https URL with a host.
+// It parses s as the URL Standard does, as the crawler will.
 func isAbsHTTP(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+	_, err := parseStd(s, nil)
+	return err == nil
 }
 
 // truncate shortens s to at most n bytes, for an error message.
@@ -411,12 +412,8 @@ const maxSitemapNesting = 1
 func (r *run) sitemaps(key string, named []string) []Request {
 	var reqs []Request
 	add := func(s string) {
-		u, err := url.Parse(s)
-		if err != nil || !isHTTP(u) {
-			return
-		}
-		normalize(u)
-		if !r.scope.contains(u) {
+		u, err := resolveRef(nil, s)
+		if err != nil || !r.scope.contains(u) {
 			return
 		}
 		ok, err := r.allows(u.String(), u)
@@ -448,7 +445,9 @@ type sitemapReader struct {
 }
 
 // read returns the pages and the sitemaps listed by a sitemap file fetched
-// from base at depth, as absolute http(s) URLs, and the error of a file
+// from base at depth, as absolute http(s) URLs resolved against base as
+// the URL Standard resolves them and normalised (see resolveRef), and the
+// error of a file
 // over the limits of sitemaps.org (read up to them) or malformed (read up
 // to the fault).
 func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps []*url.URL, err error) {
@@ -457,11 +456,15 @@ func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps
 		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", base.String(), "entries", len(indexed), "depth", depth)
 		indexed = nil
 	}
+	b, berr := stdFromURL(base)
 	parse := func(ss []string) []*url.URL {
 		us := make([]*url.URL, 0, len(ss))
 		for _, s := range ss {
-			if u, err := base.Parse(s); err == nil && isHTTP(u) {
-				us = append(us, u)
+			if berr != nil {
+				break
+			}
+			if u, err := parseStd(s, &b); err == nil {
+				us = append(us, u.urlValue())
 			}
 		}
 		return us

@@ -128,7 +128,7 @@ func sitemapCases(t testing.TB) []sitemapCase {
 		{name: "gzip text", body: gzipBytes(t, []byte(text)), urls: abc[:2]},
 		{
 			name: "text with entries not absolute http(s) URLs left out",
-			body: []byte("http://example.com/a\n/relative\nftp://example.com/f\nmailto:a@example.com\nhttp://example.com/b\nhttp:///nohost\n"),
+			body: []byte("http://example.com/a\n/relative\nftp://example.com/f\nmailto:a@example.com\nhttp://example.com/b\nhttp://:80/nohost\n"),
 			urls: abc[:2],
 			err:  errAnySitemap,
 		},

@@ -1,0 +1,223 @@
+package crawl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// uriServer is an httptest server that serves one HTML page of links at
+// "/" and an empty page elsewhere, and records the request-target of each
+// request as the server read it off the wire.
+type uriServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	uris map[string]int
+}
+
+func newURIServer(t *testing.T, page string) *uriServer {
+	s := &uriServer{uris: make(map[string]int)}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.uris[r.RequestURI]++
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/" {
+			fmt.Fprint(w, page)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *uriServer) requested() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var uris []string
+	for u, n := range s.uris {
+		for range n {
+			uris = append(uris, u)
+		}
+	}
+	slices.Sort(uris)
+	return uris
+}
+
+// TestCrawlSendsStandardURLs checks what goes on the wire for links a
+// browser would send as the URL Standard's parser serialises them, and
+// which of them are one URL.
+func TestCrawlSendsStandardURLs(t *testing.T) {
+	links := []string{
+		"/q?x=a b",       // a space in the query: %20
+		"/caf\u00e9",     // non-ASCII: UTF-8, percent-encoded
+		`/"q"`,           // a quote in the path: %22
+		"/a%3Bb", "/a;b", // a reserved escape is not its character: two URLs
+		"/a b", "/a%20b", // one URL
+		"/%7Euser", "/~user", // an unreserved escape is its character: one URL
+		"/x/%2e%2E/d", "/d", // a dot segment spelled with escapes: one URL
+		"\\e\\f", " /e/f\t\n ", // backslashes, white space: one URL
+		"/a%2fb", // hex upper-cased, not decoded
+	}
+	var b strings.Builder
+	for _, l := range links {
+		fmt.Fprintf(&b, "<a href=\"%s\">x</a>\n", html.EscapeString(l))
+	}
+	s := newURIServer(t, b.String())
+	c, err := crawl.New(crawl.WithRobots(false), crawl.WithMaxDepth(1))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := c.Run(context.Background(), s.URL+"/"); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{
+		"/", "/%22q%22", "/a%20b", "/a%2Fb", "/a%3Bb", "/a;b",
+		"/caf%C3%A9", "/d", "/e/f", "/q?x=a%20b", "/~user",
+	}
+	if got := s.requested(); !slices.Equal(got, want) {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+}
+
+// TestPageBaseAndResolve checks Page.Base for a page with and without
+// <base href>, and Page.Resolve against it.
+func TestPageBaseAndResolve(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<a href="/plain/p">p</a><a href="/based/p">b</a>`)
+		case "/based/p":
+			fmt.Fprint(w, `<head><base href="/other/dir/"></head><a href="q">q</a>`)
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, custom := range []bool{false, true} {
+		var mu sync.Mutex
+		bases := make(map[string]string)
+		resolved := make(map[string]string)
+		opts := []crawl.Option{crawl.WithRobots(false), crawl.WithMaxDepth(1),
+			crawl.WithPageHook(func(p *crawl.Page) {
+				u, err := p.Resolve("x y/../z?q=\u00e9#f")
+				mu.Lock()
+				defer mu.Unlock()
+				bases[p.URL.Path] = p.Base.String()
+				if err != nil {
+					resolved[p.URL.Path] = err.Error()
+					return
+				}
+				resolved[p.URL.Path] = u.String()
+			})}
+		if custom {
+			opts = append(opts, crawl.WithLinkExtractor(crawl.ExtractLinks))
+		}
+		c, err := crawl.New(opts...)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		for path, want := range map[string]string{
+			"/":        srv.URL + "/",
+			"/plain/p": srv.URL + "/plain/p",
+			"/based/p": srv.URL + "/other/dir/",
+		} {
+			if got := bases[path]; got != want {
+				t.Errorf("custom extractor %v: Base of %s: got %q, want %q", custom, path, got, want)
+			}
+			dir := want[:strings.LastIndexByte(want, '/')+1]
+			if got, want := resolved[path], dir+"z?q=%C3%A9"; got != want {
+				t.Errorf("custom extractor %v: Resolve on %s: got %q, want %q", custom, path, got, want)
+			}
+		}
+	}
+}
+
+func TestPageResolve(t *testing.T) {
+	page, _ := url.Parse("http://example.com/a/b")
+	base, _ := url.Parse("https://other.example/c/")
+	for _, tt := range []struct {
+		base *url.URL
+		ref  string
+		want string // "" for an error
+	}{
+		{nil, "d", "http://example.com/a/d"},
+		{base, "d", "https://other.example/c/d"},
+		{base, "//x.example", "https://x.example/"},
+		{base, "http:d", "http://d/"},
+		{nil, "http:d", "http://example.com/a/d"},
+		{nil, "mailto:a@example.com", ""},
+		{nil, "javascript:void(0)", ""},
+		{nil, "http://[::1", ""},
+		{nil, "http://h:65536/", ""},
+	} {
+		p := &crawl.Page{URL: page, Base: tt.base}
+		u, err := p.Resolve(tt.ref)
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("Resolve(%q) with Base %v: got %q, want an error", tt.ref, tt.base, u)
+		case tt.want != "" && err != nil:
+			t.Errorf("Resolve(%q) with Base %v: got error %v, want %q", tt.ref, tt.base, err, tt.want)
+		case tt.want != "" && u.String() != tt.want:
+			t.Errorf("Resolve(%q) with Base %v: got %q, want %q", tt.ref, tt.base, u, tt.want)
+		}
+	}
+}
+
+// TestRedirectLocationStandard checks that a Location header is resolved
+// as a browser resolves it, one net/url refuses included.
+func TestRedirectLocationStandard(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.RequestURI)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Location", "/to/a b?c=\u00e9")
+			w.WriteHeader(http.StatusFound)
+		case "/r2":
+			w.Header().Set("Location", "/100%")
+			w.WriteHeader(http.StatusFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var rmu sync.Mutex
+	next := make(map[string]string)
+	c, err := crawl.New(crawl.WithRobots(false), crawl.WithResultHook(func(r crawl.Result) {
+		rmu.Lock()
+		defer rmu.Unlock()
+		next[r.URL] = r.NextURL
+		if r.NextURL == "" && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+			t.Errorf("%s: %v", r.URL, r.Err)
+		}
+	}))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := c.Run(context.Background(), srv.URL+"/", srv.URL+"/r2"); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	slices.Sort(got)
+	want := []string{"/", "/100%25", "/r2", "/to/a%20b?c=%C3%A9"}
+	if !slices.Equal(got, want) {
+		t.Errorf("requests: got %q, want %q", got, want)
+	}
+	if n := next[srv.URL+"/"]; n != srv.URL+"/to/a%20b?c=%C3%A9" {
+		t.Errorf("NextURL of /: got %q, want %q", n, srv.URL+"/to/a%20b?c=%C3%A9")
+	}
+}
