@@ -190,7 +190,7 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 		case resolvePage:
 			u, err = resolveRef(page, pl.ref)
 		default:
-			u, err = url.Parse(strings.TrimSpace(pl.ref))
+			u, err = resolveRef(nil, pl.ref)
 		}
 		if err != nil || !isHTTP(u) {
 			continue

@@ -94,7 +94,7 @@ func TestExtractTypedLinksMaze(t *testing.T) {
 			want: []string{m + "s.css requisite link href", m + "i.ico requisite link href", m + "f requisite link href",
 				m + "pf requisite link href", m + "m.json requisite link href", m + "alt.css requisite link href"}},
 		{name: "link rel preconnect", ct: "text/html", body: `<link rel=preconnect href="https://cdn.example">`,
-			want: []string{"https://cdn.example reference link href"}},
+			want: []string{"https://cdn.example/ reference link href"}},
 		{name: "cite", ct: "text/html",
 			body: `<blockquote cite="/bq">x</blockquote><q cite="/q">y</q><ins cite="/ins">z</ins><del cite="/del">w</del>`,
 			want: []string{m + "bq navigation blockquote cite", m + "q navigation q cite", m + "ins navigation ins cite", m + "del navigation del cite"}},
