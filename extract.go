@@ -178,21 +178,34 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 			base = b
 		}
 	}
+	// Each base is converted to the URL Standard's form once, not once a
+	// link, as resolveRef would.
+	var std [2]stdURL
+	var stdOK [2]bool
+	for i, b := range [2]*url.URL{base, page} {
+		var err error
+		std[i], err = stdFromURL(b)
+		stdOK[i] = err == nil
+	}
 	pageStr := ""
 	dst = slices.Grow(dst, len(s.pend))
 	for i := range s.pend {
 		pl := &s.pend[i]
-		var u *url.URL
-		var err error
+		var b *stdURL
 		switch pl.res {
-		case resolveDoc:
-			u, err = resolveRef(base, pl.ref)
-		case resolvePage:
-			u, err = resolveRef(page, pl.ref)
-		default:
-			u, err = resolveRef(nil, pl.ref)
+		case resolveDoc, resolvePage:
+			k := int(pl.res) // resolveDoc is 0, resolvePage 1
+			if !stdOK[k] {
+				continue
+			}
+			b = &std[k]
 		}
-		if err != nil || !isHTTP(u) {
+		su, err := parseStd(pl.ref, b)
+		if err != nil {
+			continue
+		}
+		u := su.urlValue()
+		if !isHTTP(u) {
 			continue
 		}
 		u.Fragment, u.RawFragment = "", ""
