@@ -165,9 +165,9 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 	defer s.release()
 	s.headers(header)
 	switch contentType {
-	case "text/html", "application/xhtml+xml":
+	case "text/html":
 		s.html(body, 0, resolveDoc, false)
-	case "image/svg+xml":
+	case "application/xhtml+xml", "image/svg+xml":
 		s.html(body, 0, resolveDoc, true)
 	case "text/css":
 		s.css(body, "css url", "css @import", 0, resolvePage)
@@ -325,9 +325,11 @@ func (s *linkScanner) reportURIs(policy, source string, level int, res uint8) {
 	}
 }
 
-// html scans an HTML, XHTML or SVG document at nesting level; foreign
-// says it starts in SVG, where a tag closes itself with "/>".
-func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
+// html scans an HTML, XHTML or SVG document at nesting level. In an XML
+// document (xml: XHTML, SVG), as in SVG and MathML inside HTML, a tag
+// closes itself with "/>", <script/> included.
+func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
+	foreign := false // inside <svg> or <math> in HTML
 	if level > 0 {
 		// Markup inside markup has anchors of its own.
 		outer, text := s.anchor, s.text
@@ -359,7 +361,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 		case html.CommentToken:
 			if level < maxNest {
 				if inner, ok := conditionalComment(z.Text()); ok {
-					s.html(inner, level+1, res, foreign)
+					s.html(inner, level+1, res, xml)
 				}
 			}
 		case html.DoctypeToken:
@@ -402,8 +404,8 @@ func (s *linkScanner) html(body []byte, level int, res uint8, foreign bool) {
 			case "svg", "math":
 				foreign = foreign || tt == html.StartTagToken
 			}
-			if foreign && tt == html.SelfClosingTagToken {
-				// <script/> in SVG has no content; in HTML it would.
+			if (xml || foreign) && tt == html.SelfClosingTagToken {
+				// <script/> in XML has no content; in HTML it would.
 				z.NextIsNotRawText()
 			}
 			if len(attrs) > 0 {
@@ -1197,12 +1199,12 @@ func (s *linkScanner) dataURI(v []byte, level int) {
 		mt = mt[:i]
 	}
 	mt = trimSpace(mt)
-	kind, svg := 0, false
+	kind, xml := 0, false
 	switch {
-	case asciiIs(mt, "text/html"), asciiIs(mt, "application/xhtml+xml"):
+	case asciiIs(mt, "text/html"):
 		kind = 1
-	case asciiIs(mt, "image/svg+xml"):
-		kind, svg = 1, true
+	case asciiIs(mt, "application/xhtml+xml"), asciiIs(mt, "image/svg+xml"):
+		kind, xml = 1, true
 	case asciiIs(mt, "text/css"):
 		kind = 2
 	default:
@@ -1230,7 +1232,7 @@ func (s *linkScanner) dataURI(v []byte, level int) {
 		return
 	}
 	if kind == 1 {
-		s.html(data, level+1, resolveNone, svg)
+		s.html(data, level+1, resolveNone, xml)
 	} else {
 		s.css(data, "css url", "css @import", level+1, resolveNone)
 	}

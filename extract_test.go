@@ -180,6 +180,11 @@ func TestExtractTypedLinksMaze(t *testing.T) {
 		{name: "svg body", ct: "image/svg+xml",
 			body: `<?xml version="1.0"?><svg xmlns:xlink="http://www.w3.org/1999/xlink"><a xlink:href="/n"><image xlink:href="i.png"/></a><style>rect{fill:url(/g.svg#g)}</style><feImage href="/fe.png"/></svg>`,
 			want: []string{m + "n navigation a xlink:href", m + "dir/i.png requisite image xlink:href", m + "g.svg requisite style url", m + "fe.png requisite feimage href"}},
+		{name: "xhtml body", ct: "application/xhtml+xml",
+			body: `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><script src="/x.js"/><style/></head><body><a href="/after">a</a></body></html>`,
+			want: []string{m + "x.js requisite script src", m + "after navigation a href"}},
+		{name: "script/ in html", ct: "text/html", body: `<script src="/x.js"/><a href="/in-script">`,
+			want: []string{m + "x.js requisite script src"}},
 		{name: "plain text body", ct: "text/plain", body: `<a href="/no">`},
 
 		// What is left out or changed.
