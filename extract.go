@@ -85,10 +85,10 @@ type Link struct {
 type TypedLinkExtractor func(ctx context.Context, p *Page) ([]Link, error)
 
 // Typed adapts a LinkExtractor that returns only URLs to a
-// TypedLinkExtractor: each URL it returns, resolved against p.URL, becomes
-// a Navigation link with Source "extractor" and the page's URL. Relative
-// URLs that do not resolve, and URLs that are not http(s), are left out,
-// and fragments are removed. The result is safe for concurrent use if e
+// TypedLinkExtractor: each URL it returns becomes a Navigation link with
+// Source "extractor" and the page's URL, resolved against p.URL and
+// normalised as ExtractTypedLinks's links are. URLs that do not resolve to
+// an http(s) URL are left out. The result is safe for concurrent use if e
 // is.
 func Typed(e LinkExtractor) TypedLinkExtractor {
 	return func(ctx context.Context, p *Page) ([]Link, error) {
@@ -105,18 +105,11 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 			if u == nil {
 				continue
 			}
-			if !u.IsAbs() && p.URL != nil {
-				u = p.URL.ResolveReference(u)
-			}
-			if !isHTTP(u) {
+			r, rerr := resolveRef(p.URL, u.String())
+			if rerr != nil || !isHTTP(r) {
 				continue
 			}
-			if u.Fragment != "" || u.RawFragment != "" {
-				c := *u
-				c.Fragment, c.RawFragment = "", ""
-				u = &c
-			}
-			links = append(links, Link{URL: u, Role: Navigation, Source: "extractor", Page: page})
+			links = append(links, Link{URL: r, Role: Navigation, Source: "extractor", Page: page})
 		}
 		return links, err
 	}
@@ -129,8 +122,10 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 // left to the crawler), then those of the body for HTML and XHTML, SVG and
 // CSS. Links in markup resolve against the document's base URL (the first
 // <base href> with an http(s) URL, else p.URL), links in headers and CSS
-// against p.URL. URLs that are not http(s) after resolution, or do not
-// parse, are left out; data: URIs of HTML, SVG or CSS are decoded and
+// against p.URL, as the WHATWG URL Standard resolves them, and come in the
+// form the crawler queues (see Page.Resolve): without userinfo and
+// fragment. URLs that are not http(s) after resolution, or do not parse,
+// are left out; data: URIs of HTML, SVG or CSS are decoded and
 // scanned instead, to a nesting depth of 2 and 64 KiB each, and only the
 // absolute URLs in them count. Nofollow links are kept (with their Rel),
 // robots directives are the crawler's to apply. A body still in a content

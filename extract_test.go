@@ -378,3 +378,33 @@ func ExampleExtractTypedLinks() {
 	// navigation https://example.com/next (a href) rel="nofollow" text="Next"
 	// reference https://example.com/comment (form action) rel="" text=""
 }
+
+// TestExtractTypedLinksAgreesWithExtractLinks checks that on an ordinary
+// page the navigation links are the links ExtractLinks returns, in order.
+func TestExtractTypedLinksAgreesWithExtractLinks(t *testing.T) {
+	u, err := url.Parse("https://blog.example.com/2024/05/async-crawlers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &crawl.Page{URL: u, Status: 200, ContentType: "text/html", Body: benchLinksPage()}
+	old, err := crawl.ExtractLinks(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed, err := crawl.ExtractTypedLinks(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, l := range old {
+		want = append(want, l.String())
+	}
+	for _, l := range typed {
+		if l.Role == crawl.Navigation {
+			got = append(got, l.URL.String())
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("navigation links:\ngot  %q\nwant %q (ExtractLinks)", got, want)
+	}
+}
