@@ -58,7 +58,7 @@ type Link struct {
 	Role LinkRole
 	// Source is how the page named the URL: the element and attribute, in
 	// lower case ("a href", "img srcset", "iframe src", "td background",
-	// "meta refresh", "doctype"), the header ("header Link", "header
+	// "meta refresh", "doctype", "sitemap loc"), the header ("header Link", "header
 	// Refresh", "header Content-Location", "header Content-Security-Policy")
 	// or the CSS construct ("css url", "css @import" in a stylesheet;
 	// "style url", "style @import" in a <style> element; "style attribute
@@ -119,8 +119,9 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 // role and source, in document order and with duplicates: first those of
 // the response headers (Refresh, Link, Content-Location,
 // Content-Security-Policy report-uri; Location is the redirect's and is
-// left to the crawler), then those of the body for HTML and XHTML, SVG and
-// CSS. Links in markup resolve against the document's base URL (the first
+// left to the crawler), then those of the body for HTML and XHTML, SVG,
+// CSS, and XML (the <loc> and <image:loc> of a sitemap, as a page the
+// crawl links to; the crawler reads the sitemaps it finds itself). Links in markup resolve against the document's base URL (the first
 // <base href> with an http(s) URL, else p.URL), links in headers and CSS
 // against p.URL, as the WHATWG URL Standard resolves them, and come in the
 // form the crawler queues (see Page.Resolve): without userinfo and
@@ -162,7 +163,9 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 	switch contentType {
 	case "text/html":
 		s.html(body, 0, resolveDoc, false)
-	case "application/xhtml+xml", "image/svg+xml":
+	case "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml":
+		// XML is read for sitemaps' <loc>, Atom's <link href> and
+		// XHTML or SVG elements; its other elements name nothing.
 		s.html(body, 0, resolveDoc, true)
 	case "text/css":
 		s.css(body, "css url", "css @import", 0, resolvePage)
@@ -336,23 +339,38 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	var nameBuf [32]byte
-	inStyle := false
+	// What the text token right after a start tag is: the CSS of a
+	// <style>, the URL of a sitemap's <loc>, or neither.
+	const (
+		textOther = iota
+		textStyle
+		textLoc
+		textImageLoc
+	)
+	next := textOther
 	for {
 		tt := z.Next()
 		if tt != html.TextToken {
-			inStyle = false // a <style> element's text is the token after it
+			next = textOther
 		}
 		switch tt {
 		case html.ErrorToken:
 			s.closeAnchor()
 			return
 		case html.TextToken:
-			if inStyle {
+			switch next {
+			case textStyle:
 				s.css(z.Text(), "style url", "style @import", level, res)
-				inStyle = false
-			} else if s.anchor >= 0 {
-				s.anchorText(z.Text(), false)
+			case textLoc:
+				s.add(z.Text(), Navigation, "sitemap loc", "", level, res)
+			case textImageLoc:
+				s.add(z.Text(), Requisite, "sitemap image:loc", "", level, res)
+			default:
+				if s.anchor >= 0 {
+					s.anchorText(z.Text(), false)
+				}
 			}
+			next = textOther
 		case html.CommentToken:
 			if level < maxNest {
 				if inner, ok := conditionalComment(z.Text()); ok {
@@ -395,7 +413,17 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				// what a browser without them shows, as markup.
 				z.NextIsNotRawText()
 			case "style":
-				inStyle = tt == html.StartTagToken
+				if tt == html.StartTagToken {
+					next = textStyle
+				}
+			case "loc":
+				if xml && tt == html.StartTagToken {
+					next = textLoc
+				}
+			case "image:loc":
+				if xml && tt == html.StartTagToken {
+					next = textImageLoc
+				}
 			case "svg", "math":
 				foreign = foreign || tt == html.StartTagToken
 			}

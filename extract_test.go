@@ -185,6 +185,13 @@ func TestExtractTypedLinksMaze(t *testing.T) {
 			want: []string{m + "x.js requisite script src", m + "after navigation a href"}},
 		{name: "script/ in html", ct: "text/html", body: `<script src="/x.js"/><a href="/in-script">`,
 			want: []string{m + "x.js requisite script src"}},
+		{name: "sitemap body", ct: "application/xml",
+			body: `<?xml version="1.0"?><urlset xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"><url><loc> https://maze.example/s1 </loc><image:image><image:loc>https://maze.example/i.jpg</image:loc></image:image></url><url><loc>/s2</loc></url></urlset>`,
+			want: []string{m + "s1 navigation sitemap loc", m + "i.jpg requisite sitemap image:loc", m + "s2 navigation sitemap loc"}},
+		{name: "sitemap index", ct: "text/xml",
+			body: `<sitemapindex><sitemap><loc>https://maze.example/sitemap-1.xml</loc></sitemap></sitemapindex>`,
+			want: []string{m + "sitemap-1.xml navigation sitemap loc"}},
+		{name: "loc in html is text", ct: "text/html", body: `<loc>/no</loc>`},
 		{name: "plain text body", ct: "text/plain", body: `<a href="/no">`},
 
 		// What is left out or changed.
