@@ -1,0 +1,1446 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+)
+
+// LinkRole says what a page does with a URL it names. The zero LinkRole is
+// Navigation, so a Link made from a bare URL is a link to follow.
+type LinkRole uint8
+
+const (
+	// Navigation is a URL the page leads to: a link, a frame, a redirect by
+	// meta refresh or header, a GET form, a citation. A crawler follows it
+	// within its scope, and it counts toward the crawl's depth.
+	Navigation LinkRole = iota
+	// Requisite is a URL the page needs to render: an image, a script, a
+	// stylesheet and what it imports, a font, a media file, an embedded
+	// object.
+	Requisite
+	// Reference is a URL the page names that a browser neither follows nor
+	// needs to render, but that a site map or a security scan wants: a
+	// ping, a POST form's action, an applet's archive, the <base href>, the
+	// DOCTYPE's system identifier, a CSP report-uri.
+	Reference
+)
+
+// String returns "navigation", "requisite" or "reference".
+func (r LinkRole) String() string {
+	switch r {
+	case Navigation:
+		return "navigation"
+	case Requisite:
+		return "requisite"
+	case Reference:
+		return "reference"
+	}
+	return "LinkRole(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Link is a URL a page names, with how and where it names it. Links are
+// values: a Filter or a program may keep them.
+type Link struct {
+	// URL is absolute, http or https, without fragment.
+	URL *url.URL
+	// Role says whether a crawler follows the URL, fetches it to render
+	// the page, or only records it.
+	Role LinkRole
+	// Source is how the page named the URL: the element and attribute, in
+	// lower case ("a href", "img srcset", "iframe src", "td background",
+	// "meta refresh", "doctype", "sitemap loc"), the header ("header Link", "header
+	// Refresh", "header Content-Location", "header Content-Security-Policy")
+	// or the CSS construct ("css url", "css @import" in a stylesheet;
+	// "style url", "style @import" in a <style> element; "style attribute
+	// url" in a style attribute). A URL found in markup inside markup (an
+	// iframe's srcdoc, a conditional comment, a data: URI) has the Source
+	// of the construct that names it there.
+	Source string
+	// Rel is the link's relation types, lower case and separated by one
+	// space ("next", "nofollow noopener"), from the rel attribute of a, area
+	// and link or the rel parameter of a Link header; empty otherwise. The
+	// crawler, not the extractor, acts on "nofollow".
+	Rel string
+	// Text is the anchor text of an a element (the alt text of an img in it
+	// included), or the alt text of an area, with white space collapsed,
+	// at most 200 bytes; empty otherwise.
+	Text string
+	// Page is the URL of the page the link is on.
+	Page string
+}
+
+// TypedLinkExtractor returns the typed links of a fetched page, as
+// ExtractTypedLinks does. It may be called from several goroutines at once,
+// and p.Body is valid only during the call.
+type TypedLinkExtractor func(ctx context.Context, p *Page) ([]Link, error)
+
+// Typed adapts a LinkExtractor that returns only URLs to a
+// TypedLinkExtractor: each URL it returns becomes a Navigation link with
+// Source "extractor" and the page's URL, resolved against p.URL and
+// normalised as ExtractTypedLinks's links are. URLs that do not resolve to
+// an http(s) URL are left out. The result is safe for concurrent use if e
+// is.
+func Typed(e LinkExtractor) TypedLinkExtractor {
+	return func(ctx context.Context, p *Page) ([]Link, error) {
+		urls, err := e(ctx, p)
+		if len(urls) == 0 {
+			return nil, err
+		}
+		page := ""
+		if p.URL != nil {
+			page = p.URL.String()
+		}
+		links := make([]Link, 0, len(urls))
+		for _, u := range urls {
+			if u == nil {
+				continue
+			}
+			r, rerr := resolveRef(p.URL, u.String())
+			if rerr != nil || !isHTTP(r) {
+				continue
+			}
+			links = append(links, Link{URL: r, Role: Navigation, Source: "extractor", Page: page})
+		}
+		return links, err
+	}
+}
+
+// ExtractTypedLinks returns every URL a page names, each as a Link with its
+// role and source, in document order and with duplicates: first those of
+// the response headers (Refresh, Link, Content-Location,
+// Content-Security-Policy report-uri; Location is the redirect's and is
+// left to the crawler), then those of the body for HTML and XHTML, SVG,
+// CSS, and XML (the <loc> and <image:loc> of a sitemap, as a page the
+// crawl links to; the crawler reads the sitemaps it finds itself). Links in markup resolve against the document's base URL (the first
+// <base href> with an http(s) URL, else p.URL), links in headers and CSS
+// against p.URL, as the WHATWG URL Standard resolves them, and come in the
+// form the crawler queues (see Page.Resolve): without userinfo and
+// fragment. URLs that are not http(s) after resolution, or do not parse,
+// are left out; data: URIs of HTML, SVG or CSS are decoded and
+// scanned instead, to a nesting depth of 2 and 64 KiB each, and only the
+// absolute URLs in them count. Nofollow links are kept (with their Rel),
+// robots directives are the crawler's to apply. A body still in a content
+// coding (Content-Encoding left in p.Header) is not read.
+//
+// It reads HTML in one pass of the x/net/html tokenizer, with the contents
+// of <noscript> and <noframes> as markup, and reads the markup in an
+// iframe's srcdoc and in IE conditional comments (<!--[if IE]> ...
+// <![endif]-->) as markup too. It never returns an error and is safe for
+// concurrent use.
+func ExtractTypedLinks(ctx context.Context, p *Page) ([]Link, error) {
+	if p == nil || p.URL == nil {
+		return nil, nil
+	}
+	body := p.Body
+	if p.Header.Get("Content-Encoding") != "" {
+		body = nil
+	}
+	ct, _ := mediaType(p.ContentType)
+	links, _, _ := scanLinks(nil, p.URL, p.Header, body, ct)
+	return links, nil
+}
+
+// scanLinks appends to dst the links of a response from page: those of its
+// header, then those of its body if contentType (a media type, lower case,
+// no parameters) is HTML, XHTML, SVG or CSS. It returns what the body's
+// robots meta tags say and the document's base URL (page unless a <base
+// href> set another). One tokenizer pass reads an HTML body, so a crawler
+// gets links and robots directives together.
+func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, contentType string) ([]Link, robotsMeta, *url.URL) {
+	s := scannerPool.Get().(*linkScanner)
+	defer s.release()
+	s.headers(header)
+	switch contentType {
+	case "text/html":
+		s.html(body, 0, resolveDoc, false)
+	case "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml":
+		// XML is read for sitemaps' <loc>, Atom's <link href> and
+		// XHTML or SVG elements; its other elements name nothing.
+		s.html(body, 0, resolveDoc, true)
+	case "text/css":
+		s.css(body, "css url", "css @import", 0, resolvePage)
+	}
+	base := page
+	if s.baseSeen {
+		if b, err := resolveRef(page, s.baseRef); err == nil && isHTTP(b) {
+			base = b
+		}
+	}
+	// Each base is converted to the URL Standard's form once, not once a
+	// link, as resolveRef would.
+	var std [2]stdURL
+	var stdOK [2]bool
+	for i, b := range [2]*url.URL{base, page} {
+		var err error
+		std[i], err = stdFromURL(b)
+		stdOK[i] = err == nil
+	}
+	pageStr := ""
+	dst = slices.Grow(dst, len(s.pend))
+	for i := range s.pend {
+		pl := &s.pend[i]
+		var b *stdURL
+		switch pl.res {
+		case resolveDoc, resolvePage:
+			k := int(pl.res) // resolveDoc is 0, resolvePage 1
+			if !stdOK[k] {
+				continue
+			}
+			b = &std[k]
+		}
+		su, err := parseStd(pl.ref, b)
+		if err != nil {
+			continue
+		}
+		u := su.urlValue()
+		if !isHTTP(u) {
+			continue
+		}
+		u.Fragment, u.RawFragment = "", ""
+		if pageStr == "" {
+			pageStr = page.String()
+		}
+		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr})
+	}
+	return dst, s.meta, base
+}
+
+// How a reference found in a document resolves.
+const (
+	resolveDoc  = iota // against the document's base URL
+	resolvePage        // against the page's URL (headers, stylesheets)
+	resolveNone        // not at all: a data: document has no usable base
+)
+
+// Bounds on markup inside markup.
+const (
+	maxNest     = 2       // nesting depth of srcdoc, conditional comments, data: URIs
+	maxDataURI  = 1 << 16 // decoded bytes of a data: URI that is scanned
+	maxLinkText = 200     // bytes of Link.Text
+)
+
+// pendingLink is a reference as a document writes it. References are
+// resolved once the scan is over, since the first <base href> applies to
+// the links before it too.
+type pendingLink struct {
+	ref    string
+	role   LinkRole
+	res    uint8
+	source string
+	rel    string
+	text   string
+}
+
+// attr is an attribute of the current tag, its key and value slices of the
+// tokenizer's buffer.
+type attr struct{ key, val []byte }
+
+// linkScanner holds the state of one scanLinks call. Scanners are pooled:
+// a crawl reuses a few, with their buffers.
+type linkScanner struct {
+	pend  []pendingLink
+	attrs [maxNest + 1][]attr // the current tag's attributes, per nesting level
+	text  []byte              // the open anchor's text
+	meta  robotsMeta
+
+	baseRef  string
+	baseSeen bool
+
+	anchor   int  // index in pend of the open <a>'s link, or -1
+	formPost bool // the open form does not GET
+}
+
+var scannerPool = sync.Pool{New: func() any { return &linkScanner{anchor: -1} }}
+
+func (s *linkScanner) release() {
+	clear(s.pend)
+	s.pend = s.pend[:0]
+	for i := range s.attrs {
+		clear(s.attrs[i])
+		s.attrs[i] = s.attrs[i][:0]
+	}
+	s.text = s.text[:0]
+	s.meta = robotsMeta{}
+	s.baseRef, s.baseSeen = "", false
+	s.anchor, s.formPost = -1, false
+	scannerPool.Put(s)
+}
+
+// add records a reference of the document at nesting level. A data: URI of
+// HTML, SVG or CSS is scanned in its place.
+func (s *linkScanner) add(ref []byte, role LinkRole, source, rel string, level int, res uint8) int {
+	ref = trimSpace(ref)
+	if len(ref) == 0 {
+		return -1
+	}
+	if len(ref) > 5 && asciiIs(ref[:5], "data:") {
+		s.dataURI(ref[5:], level)
+		return -1
+	}
+	s.pend = append(s.pend, pendingLink{ref: string(ref), role: role, res: res, source: source, rel: rel})
+	return len(s.pend) - 1
+}
+
+// headers reads the links of a response's header.
+func (s *linkScanner) headers(h http.Header) {
+	for _, v := range h["Refresh"] {
+		if ref, ok := parseRefresh([]byte(v)); ok {
+			s.add(ref, Navigation, "header Refresh", "", 0, resolvePage)
+		}
+	}
+	for _, v := range h["Link"] {
+		parseLinkHeader(v, func(ref, rel string) {
+			s.add([]byte(ref), relRole(rel), "header Link", normRel([]byte(rel)), 0, resolvePage)
+		})
+	}
+	for _, v := range h["Content-Location"] {
+		s.add([]byte(v), Navigation, "header Content-Location", "", 0, resolvePage)
+	}
+	for _, v := range h["Content-Security-Policy"] {
+		s.reportURIs(v, "header Content-Security-Policy", 0, resolvePage)
+	}
+}
+
+// reportURIs records the report-uri URLs of a Content-Security-Policy.
+func (s *linkScanner) reportURIs(policy, source string, level int, res uint8) {
+	for d := range strings.SplitSeq(policy, ";") {
+		f := strings.Fields(d)
+		if len(f) > 1 && strings.EqualFold(f[0], "report-uri") {
+			for _, ref := range f[1:] {
+				s.add([]byte(ref), Reference, source, "", level, res)
+			}
+		}
+	}
+}
+
+// html scans an HTML, XHTML or SVG document at nesting level. In an XML
+// document (xml: XHTML, SVG), as in SVG and MathML inside HTML, a tag
+// closes itself with "/>", <script/> included.
+func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
+	foreign := false // inside <svg> or <math> in HTML
+	if level > 0 {
+		// Markup inside markup has anchors of its own.
+		outer, text := s.anchor, s.text
+		s.anchor, s.text = -1, nil
+		defer func() {
+			s.closeAnchor()
+			s.anchor, s.text = outer, text
+		}()
+	}
+	z := html.NewTokenizer(bytes.NewReader(body))
+	var nameBuf [32]byte
+	// What the text token right after a start tag is: the CSS of a
+	// <style>, the URL of a sitemap's <loc>, or neither.
+	const (
+		textOther = iota
+		textStyle
+		textLoc
+		textImageLoc
+	)
+	next := textOther
+	for {
+		tt := z.Next()
+		if tt != html.TextToken {
+			next = textOther
+		}
+		switch tt {
+		case html.ErrorToken:
+			s.closeAnchor()
+			return
+		case html.TextToken:
+			switch next {
+			case textStyle:
+				s.css(z.Text(), "style url", "style @import", level, res)
+			case textLoc:
+				s.add(z.Text(), Navigation, "sitemap loc", "", level, res)
+			case textImageLoc:
+				s.add(z.Text(), Requisite, "sitemap image:loc", "", level, res)
+			default:
+				if s.anchor >= 0 {
+					s.anchorText(z.Text(), false)
+				}
+			}
+			next = textOther
+		case html.CommentToken:
+			if level < maxNest {
+				if inner, ok := conditionalComment(z.Text()); ok {
+					s.html(inner, level+1, res, xml)
+				}
+			}
+		case html.DoctypeToken:
+			if ref := doctypeSystemID(z.Text()); ref != nil {
+				s.add(ref, Reference, "doctype", "", level, res)
+			}
+		case html.EndTagToken:
+			switch name := lowerTagName(&nameBuf, z.Raw()); string(name) {
+			case "a":
+				s.closeAnchor()
+			case "form":
+				s.formPost = false
+			case "svg", "math":
+				foreign = false
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			// Tokenizer.TagName and TagAttr copy what they return, so the
+			// name is read from the raw tag, and attributes only of
+			// elements that may have a URL in one.
+			raw := z.Raw()
+			name := lowerTagName(&nameBuf, raw)
+			attrs := s.attrs[level][:0]
+			if urlElement(name) || hasGenericAttr(raw) {
+				for more := true; more; {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					if k != nil {
+						attrs = append(attrs, attr{k, v})
+					}
+				}
+			}
+			s.attrs[level] = attrs
+			switch string(name) {
+			case "noscript", "noframes":
+				// The crawler runs no script and shows no frames: it reads
+				// what a browser without them shows, as markup.
+				z.NextIsNotRawText()
+			case "style":
+				if tt == html.StartTagToken {
+					next = textStyle
+				}
+			case "loc":
+				if xml && tt == html.StartTagToken {
+					next = textLoc
+				}
+			case "image:loc":
+				if xml && tt == html.StartTagToken {
+					next = textImageLoc
+				}
+			case "svg", "math":
+				foreign = foreign || tt == html.StartTagToken
+			}
+			if (xml || foreign) && tt == html.SelfClosingTagToken {
+				// <script/> in XML has no content; in HTML it would.
+				z.NextIsNotRawText()
+			}
+			if len(attrs) > 0 {
+				s.element(name, attrs, level, res)
+			}
+		}
+	}
+}
+
+// lowerTagName returns the name of the start or end tag whose raw text is
+// raw ("<A href=...>", "</A>" give "a"), in lower case, in buf if it fits.
+func lowerTagName(buf *[32]byte, raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '<' {
+		return nil
+	}
+	i := 1
+	if raw[1] == '/' {
+		i = 2
+	}
+	j := i
+	for j < len(raw) && !isSpace(raw[j]) && raw[j] != '/' && raw[j] != '>' {
+		j++
+	}
+	name := raw[i:j]
+	if len(name) > len(buf) {
+		return bytes.ToLower(name)
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(name)]
+}
+
+// urlElement reports whether an element, by its lower-case name, may have
+// a URL in an attribute other than style, background and datasrc.
+func urlElement(name []byte) bool {
+	switch string(name) {
+	case "a", "area", "link", "base", "frame", "iframe", "img", "image", "source",
+		"script", "use", "feimage", "video", "audio", "track", "bgsound", "layer",
+		"ilayer", "embed", "object", "applet", "param", "form", "input", "button",
+		"isindex", "blockquote", "q", "ins", "del", "html", "head", "xml", "meta":
+		return true
+	}
+	return false
+}
+
+// hasGenericAttr reports whether the raw text of a tag may have a style,
+// background or datasrc attribute, which any element may have: whether
+// one of those names, in any case, follows white space, a quote or a
+// slash.
+func hasGenericAttr(raw []byte) bool {
+	for i := 1; i < len(raw); i++ {
+		switch raw[i-1] {
+		case ' ', '\t', '\n', '\f', '\r', '"', '\'', '/':
+		default:
+			continue
+		}
+		rest := raw[i:]
+		switch raw[i] | 0x20 {
+		case 's':
+			if len(rest) >= 5 && asciiIs(rest[:5], "style") {
+				return true
+			}
+		case 'b':
+			if len(rest) >= 10 && asciiIs(rest[:10], "background") {
+				return true
+			}
+		case 'd':
+			if len(rest) >= 7 && asciiIs(rest[:7], "datasrc") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// getAttr returns the value of the attribute key, a lower-case name.
+func getAttr(attrs []attr, key string) ([]byte, bool) {
+	for _, a := range attrs {
+		if string(a.key) == key {
+			return a.val, true
+		}
+	}
+	return nil, false
+}
+
+// element records the references in the attributes of a start tag.
+func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
+	// Attributes any element may have.
+	for _, a := range attrs {
+		switch string(a.key) {
+		case "style":
+			s.css(a.val, "style attribute url", "style attribute @import", level, res)
+		case "background":
+			s.add(a.val, Requisite, string(name)+" background", "", level, res)
+		case "datasrc":
+			s.add(a.val, Reference, string(name)+" datasrc", "", level, res)
+		}
+	}
+	switch string(name) {
+	case "a":
+		s.closeAnchor()
+		var rel string
+		if v, ok := getAttr(attrs, "rel"); ok {
+			rel = normRel(v)
+		}
+		idx := -1
+		if v, ok := getAttr(attrs, "href"); ok {
+			idx = s.add(v, Navigation, "a href", rel, level, res)
+		} else if v, ok := getAttr(attrs, "xlink:href"); ok {
+			idx = s.add(v, Navigation, "a xlink:href", rel, level, res)
+		}
+		if v, ok := getAttr(attrs, "ping"); ok {
+			s.addList(v, Reference, "a ping", level, res)
+		}
+		if idx >= 0 {
+			s.anchor, s.text = idx, s.text[:0]
+		}
+	case "area":
+		var rel string
+		if v, ok := getAttr(attrs, "rel"); ok {
+			rel = normRel(v)
+		}
+		if v, ok := getAttr(attrs, "href"); ok {
+			if i := s.add(v, Navigation, "area href", rel, level, res); i >= 0 {
+				if alt, ok := getAttr(attrs, "alt"); ok {
+					s.pend[i].text = collapse(nil, alt)
+				}
+			}
+		}
+		if v, ok := getAttr(attrs, "ping"); ok {
+			s.addList(v, Reference, "area ping", level, res)
+		}
+	case "link":
+		var rel string
+		if v, ok := getAttr(attrs, "rel"); ok {
+			rel = normRel(v)
+		}
+		role := relRole(rel)
+		if v, ok := getAttr(attrs, "href"); ok {
+			s.add(v, role, "link href", rel, level, res)
+		}
+		if v, ok := getAttr(attrs, "imagesrcset"); ok {
+			s.srcset(v, Requisite, "link imagesrcset", level, res)
+		}
+	case "base":
+		if v, ok := getAttr(attrs, "href"); ok {
+			r := res
+			if level == 0 && !s.baseSeen {
+				s.baseSeen, s.baseRef = true, string(trimSpace(v))
+			}
+			if r == resolveDoc {
+				r = resolvePage // the base is relative to the page, not to itself
+			}
+			s.add(v, Reference, "base href", "", level, r)
+		}
+	case "frame", "iframe":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Navigation, string(name)+" src", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "longdesc"); ok {
+			s.add(v, Navigation, string(name)+" longdesc", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "srcdoc"); ok && level < maxNest {
+			// about:srcdoc documents take their parent's base URL.
+			s.html(v, level+1, res, false)
+		}
+	case "img", "image":
+		for _, a := range attrs {
+			switch string(a.key) {
+			case "src":
+				s.add(a.val, Requisite, "img src", "", level, res)
+			case "srcset":
+				s.srcset(a.val, Requisite, "img srcset", level, res)
+			case "lowsrc":
+				s.add(a.val, Requisite, "img lowsrc", "", level, res)
+			case "href":
+				s.add(a.val, Requisite, "image href", "", level, res)
+			case "xlink:href":
+				s.add(a.val, Requisite, "image xlink:href", "", level, res)
+			case "longdesc":
+				s.add(a.val, Navigation, "img longdesc", "", level, res)
+			case "dynsrc":
+				s.add(a.val, Reference, "img dynsrc", "", level, res)
+			case "vrml":
+				s.add(a.val, Reference, "img vrml", "", level, res)
+			case "alt":
+				if s.anchor >= 0 {
+					s.anchorText(a.val, true)
+				}
+			}
+		}
+	case "source":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Requisite, "source src", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "srcset"); ok {
+			s.srcset(v, Requisite, "source srcset", level, res)
+		}
+	case "script":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Requisite, "script src", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "href"); ok {
+			s.add(v, Requisite, "script href", "", level, res)
+		} else if v, ok := getAttr(attrs, "xlink:href"); ok {
+			s.add(v, Requisite, "script xlink:href", "", level, res)
+		}
+	case "use", "feimage":
+		if v, ok := getAttr(attrs, "href"); ok {
+			s.add(v, Requisite, string(name)+" href", "", level, res)
+		} else if v, ok := getAttr(attrs, "xlink:href"); ok {
+			s.add(v, Requisite, string(name)+" xlink:href", "", level, res)
+		}
+	case "video":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Requisite, "video src", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "poster"); ok {
+			s.add(v, Requisite, "video poster", "", level, res)
+		}
+	case "audio", "track", "bgsound", "layer", "ilayer":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Requisite, string(name)+" src", "", level, res)
+		}
+	case "embed":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Requisite, "embed src", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "pluginspage"); ok {
+			s.add(v, Reference, "embed pluginspage", "", level, res)
+		}
+	case "object":
+		if v, ok := getAttr(attrs, "data"); ok {
+			s.add(v, Requisite, "object data", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "codebase"); ok {
+			s.add(v, Reference, "object codebase", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "classid"); ok {
+			s.add(v, Reference, "object classid", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "archive"); ok {
+			s.addList(v, Reference, "object archive", level, res)
+		}
+	case "applet":
+		if v, ok := getAttr(attrs, "code"); ok {
+			s.add(v, Reference, "applet code", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "codebase"); ok {
+			s.add(v, Reference, "applet codebase", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "archive"); ok {
+			// A comma-separated list, unlike object's.
+			for r := range bytes.SplitSeq(v, []byte(",")) {
+				s.add(r, Reference, "applet archive", "", level, res)
+			}
+		}
+	case "param":
+		n, _ := getAttr(attrs, "name")
+		if v, ok := getAttr(attrs, "value"); ok && paramIsURL(n, v) {
+			s.add(v, Reference, "param value", "", level, res)
+		}
+	case "form":
+		method, _ := getAttr(attrs, "method")
+		s.formPost = !isGet(method)
+		if v, ok := getAttr(attrs, "action"); ok {
+			s.add(v, formRole(s.formPost), "form action", "", level, res)
+		}
+	case "input", "button":
+		if v, ok := getAttr(attrs, "formaction"); ok {
+			post := s.formPost
+			if m, ok := getAttr(attrs, "formmethod"); ok {
+				post = !isGet(m)
+			}
+			s.add(v, formRole(post), string(name)+" formaction", "", level, res)
+		}
+		if v, ok := getAttr(attrs, "src"); ok && string(name) == "input" {
+			role := Reference
+			if t, _ := getAttr(attrs, "type"); asciiIs(trimSpace(t), "image") {
+				role = Requisite
+			}
+			s.add(v, role, "input src", "", level, res)
+		}
+	case "isindex":
+		if v, ok := getAttr(attrs, "action"); ok {
+			s.add(v, Reference, "isindex action", "", level, res)
+		}
+	case "blockquote", "q", "ins", "del":
+		if v, ok := getAttr(attrs, "cite"); ok {
+			s.add(v, Navigation, string(name)+" cite", "", level, res)
+		}
+	case "html":
+		if v, ok := getAttr(attrs, "manifest"); ok {
+			s.add(v, Requisite, "html manifest", "", level, res)
+		}
+	case "head":
+		if v, ok := getAttr(attrs, "profile"); ok {
+			s.addList(v, Reference, "head profile", level, res)
+		}
+	case "xml":
+		if v, ok := getAttr(attrs, "src"); ok {
+			s.add(v, Reference, "xml src", "", level, res)
+		}
+	case "meta":
+		s.metaTag(attrs, level, res)
+	}
+}
+
+// metaTag records the references of a <meta>: a refresh, a CSP's
+// report-uri, msapplication-config; at the top level it also reads robots
+// directives.
+func (s *linkScanner) metaTag(attrs []attr, level int, res uint8) {
+	content, ok := getAttr(attrs, "content")
+	if !ok {
+		return
+	}
+	if v, ok := getAttr(attrs, "http-equiv"); ok {
+		v = trimSpace(v)
+		switch {
+		case asciiIs(v, "refresh"):
+			if ref, ok := parseRefresh(content); ok {
+				s.add(ref, Navigation, "meta refresh", "", level, res)
+			}
+		case asciiIs(v, "content-security-policy"):
+			s.reportURIs(string(content), "meta content-security-policy", level, res)
+		}
+		return
+	}
+	v, _ := getAttr(attrs, "name")
+	v = trimSpace(v)
+	switch {
+	case asciiIs(v, "robots"):
+		if level == 0 {
+			robotsDirectives(content, &s.meta)
+		}
+	case asciiIs(v, "msapplication-config"):
+		s.add(content, Reference, "meta msapplication-config", "", level, res)
+	}
+}
+
+// robotsDirectives reads a robots meta tag's content, a comma-separated
+// list in which "noindex", "nofollow" and "none" (both) count, into m.
+func robotsDirectives(content []byte, m *robotsMeta) {
+	for d := range bytes.SplitSeq(content, []byte(",")) {
+		d = bytes.TrimSpace(d)
+		switch {
+		case asciiIs(d, "noindex"):
+			m.noindex = true
+		case asciiIs(d, "nofollow"):
+			m.nofollow = true
+		case asciiIs(d, "none"):
+			m.noindex, m.nofollow = true, true
+		}
+	}
+}
+
+// addList records each URL of a space-separated list.
+func (s *linkScanner) addList(v []byte, role LinkRole, source string, level int, res uint8) {
+	for _, ref := range bytes.Fields(v) {
+		s.add(ref, role, source, "", level, res)
+	}
+}
+
+// srcset records the URLs of a srcset attribute.
+func (s *linkScanner) srcset(v []byte, role LinkRole, source string, level int, res uint8) {
+	forEachSrcset(v, func(ref []byte) {
+		s.add(ref, role, source, "", level, res)
+	})
+}
+
+// anchorText appends t, white space collapsed, to the open anchor's text;
+// with sep (an image's alt text), apart from what comes before.
+func (s *linkScanner) anchorText(t []byte, sep bool) {
+	if len(s.text) > maxLinkText {
+		return
+	}
+	if sep && len(s.text) > 0 && s.text[len(s.text)-1] != ' ' {
+		s.text = append(s.text, ' ')
+	}
+	s.text = appendCollapsed(s.text, t)
+}
+
+// closeAnchor ends the open anchor, setting its link's text.
+func (s *linkScanner) closeAnchor() {
+	if s.anchor < 0 {
+		return
+	}
+	// The text is collapsed already: trim and cut it.
+	s.pend[s.anchor].text = cutText(bytes.TrimSpace(s.text))
+	s.anchor, s.text = -1, s.text[:0]
+}
+
+// collapse returns t with runs of white space made one space, trimmed, cut
+// at a character boundary to at most maxLinkText bytes; buf is scratch.
+func collapse(buf, t []byte) string {
+	return cutText(bytes.TrimSpace(appendCollapsed(buf[:0], t)))
+}
+
+// cutText returns t cut at a character boundary to at most maxLinkText
+// bytes.
+func cutText(t []byte) string {
+	if len(t) > maxLinkText {
+		n := maxLinkText
+		for n > 0 && !utf8.RuneStart(t[n]) {
+			n--
+		}
+		t = bytes.TrimSpace(t[:n])
+	}
+	return string(t)
+}
+
+// appendCollapsed appends t to dst with runs of white space made one space,
+// stopping a little past maxLinkText bytes.
+func appendCollapsed(dst, t []byte) []byte {
+	for _, c := range t {
+		if len(dst) > maxLinkText+utf8.UTFMax {
+			break
+		}
+		if isSpace(c) {
+			if len(dst) > 0 && dst[len(dst)-1] != ' ' {
+				dst = append(dst, ' ')
+			}
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// isSpace reports whether c is ASCII white space as HTML defines it.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// trimSpace trims ASCII white space (and other C0 controls, as the URL
+// standard does) from both ends of b.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && b[0] <= ' ' {
+		b = b[1:]
+	}
+	for len(b) > 0 && b[len(b)-1] <= ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// isGet reports whether a form's method attribute makes it submit by GET:
+// "get", absent or invalid. "post" and "dialog" do not.
+func isGet(method []byte) bool {
+	method = trimSpace(method)
+	return !asciiIs(method, "post") && !asciiIs(method, "dialog")
+}
+
+// formRole is the role of a form's action: a GET form is a link to follow
+// (without its fields), any other a reference.
+func formRole(post bool) LinkRole {
+	if post {
+		return Reference
+	}
+	return Navigation
+}
+
+// paramIsURL reports whether an object's <param name value> holds a URL:
+// its name is one plugins read a URL from, or its value is an absolute or
+// scheme-relative http(s) URL.
+func paramIsURL(name, value []byte) bool {
+	switch strings.ToLower(string(trimSpace(name))) {
+	case "movie", "src", "source", "url", "href", "data", "filename", "file", "code", "codebase", "archive", "base":
+		return true
+	}
+	value = trimSpace(value)
+	return len(value) > 2 && string(value[:2]) == "//" ||
+		len(value) > 5 && asciiIs(value[:5], "http:") ||
+		len(value) > 6 && asciiIs(value[:6], "https:")
+}
+
+// normRel returns a rel value lower case, its tokens separated by one
+// space.
+func normRel(v []byte) string {
+	clean := true
+	prev := byte(' ')
+	for _, c := range v {
+		if 'A' <= c && c <= 'Z' || isSpace(c) && (c != ' ' || prev == ' ') {
+			clean = false
+			break
+		}
+		prev = c
+	}
+	if clean && prev != ' ' {
+		return string(v)
+	}
+	return strings.ToLower(strings.Join(strings.Fields(string(v)), " "))
+}
+
+// relRole is the role of a link whose relation types are rel (normalised):
+// a resource of the page is a requisite, a connection hint or pingback
+// endpoint a reference, any other relation (next, alternate, canonical,
+// author, ...) a document to navigate to.
+func relRole(rel string) LinkRole {
+	role := Navigation
+	for tok := range strings.FieldsSeq(rel) {
+		switch tok {
+		case "stylesheet", "icon", "apple-touch-icon", "apple-touch-icon-precomposed",
+			"apple-touch-startup-image", "mask-icon", "manifest", "preload",
+			"modulepreload", "prefetch", "fluid-icon":
+			return Requisite
+		case "dns-prefetch", "preconnect", "pingback":
+			role = Reference
+		}
+	}
+	return role
+}
+
+// forEachSrcset calls fn with the URL of each image candidate of a srcset
+// value, split as the HTML standard's "parse a srcset attribute" does: a
+// candidate's URL runs to the next white space, loses trailing commas (and
+// then has no descriptors), and its descriptors run to the next comma
+// outside parentheses. Descriptors are not validated: the page names the
+// URL whatever they say.
+func forEachSrcset(v []byte, fn func(ref []byte)) {
+	i := 0
+	for {
+		for i < len(v) && (isSpace(v[i]) || v[i] == ',') {
+			i++
+		}
+		if i >= len(v) {
+			return
+		}
+		start := i
+		for i < len(v) && !isSpace(v[i]) {
+			i++
+		}
+		u := v[start:i]
+		if u[len(u)-1] == ',' {
+			fn(bytes.TrimRight(u, ","))
+			continue
+		}
+		fn(u)
+		parens := false
+	descriptors:
+		for ; i < len(v); i++ {
+			switch c := v[i]; {
+			case parens:
+				parens = c != ')'
+			case c == '(':
+				parens = true
+			case c == ',':
+				i++
+				break descriptors
+			}
+		}
+	}
+}
+
+// parseRefresh returns the URL of a Refresh header or meta refresh content
+// ("5; url=/x", "0;URL='x'", "3 ; url = x"), parsed as the HTML
+// standard's shared declarative refresh steps do; ok is false when it names
+// no URL (a refresh of the page itself) or does not parse.
+func parseRefresh(v []byte) (ref []byte, ok bool) {
+	i := 0
+	skip := func() {
+		for i < len(v) && isSpace(v[i]) {
+			i++
+		}
+	}
+	skip()
+	digits := i
+	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
+		i++
+	}
+	if i == digits && (i >= len(v) || v[i] != '.') {
+		return nil, false
+	}
+	for i < len(v) && ('0' <= v[i] && v[i] <= '9' || v[i] == '.') {
+		i++
+	}
+	if i >= len(v) {
+		return nil, false
+	}
+	if c := v[i]; c != ';' && c != ',' && !isSpace(c) {
+		return nil, false
+	}
+	skip()
+	if i < len(v) && (v[i] == ';' || v[i] == ',') {
+		i++
+	}
+	skip()
+	if i >= len(v) {
+		return nil, false
+	}
+	rest := v[i:]
+	// "url" "=" is optional: a prefix that is not it is part of the URL.
+	if len(v)-i >= 3 && asciiIs(v[i:i+3], "url") {
+		j := i + 3
+		for j < len(v) && isSpace(v[j]) {
+			j++
+		}
+		if j < len(v) && v[j] == '=' {
+			i = j + 1
+			skip()
+			rest = v[i:]
+		}
+	}
+	if len(rest) > 0 && (rest[0] == '"' || rest[0] == '\'') {
+		q := rest[0]
+		rest = rest[1:]
+		if k := bytes.IndexByte(rest, q); k >= 0 {
+			rest = rest[:k]
+		}
+	}
+	rest = trimSpace(rest)
+	return rest, len(rest) > 0
+}
+
+// parseLinkHeader calls fn with the target and rel parameter of each link
+// of a Link header field value, parsed as RFC 8288 section 3 says: links
+// separated by commas, parameters by semicolons, values tokens or quoted
+// strings, only the first rel parameter of a link counting.
+func parseLinkHeader(v string, fn func(ref, rel string)) {
+	i := 0
+	for i < len(v) {
+		for i < len(v) && (isSpace(v[i]) || v[i] == ',') {
+			i++
+		}
+		if i >= len(v) {
+			return
+		}
+		if v[i] != '<' {
+			i = skipLinkValue(v, i) // not a link: skip it
+			continue
+		}
+		end := strings.IndexByte(v[i+1:], '>')
+		if end < 0 {
+			return
+		}
+		ref := v[i+1 : i+1+end]
+		i += end + 2
+		rel, relSeen := "", false
+		for i < len(v) && v[i] != ',' {
+			if v[i] != ';' {
+				i++
+				continue
+			}
+			i++
+			for i < len(v) && isSpace(v[i]) {
+				i++
+			}
+			n := i
+			for i < len(v) && !isSpace(v[i]) && !strings.ContainsRune("=;,", rune(v[i])) {
+				i++
+			}
+			name := v[n:i]
+			for i < len(v) && isSpace(v[i]) {
+				i++
+			}
+			var val string
+			if i < len(v) && v[i] == '=' {
+				i++
+				for i < len(v) && isSpace(v[i]) {
+					i++
+				}
+				val, i = linkParamValue(v, i)
+			}
+			if !relSeen && strings.EqualFold(name, "rel") {
+				rel, relSeen = val, true
+			}
+		}
+		fn(ref, rel)
+	}
+}
+
+// linkParamValue reads a parameter value at v[i:], a token or a quoted
+// string, and returns it unquoted with the index past it.
+func linkParamValue(v string, i int) (string, int) {
+	if i < len(v) && v[i] == '"' {
+		var b strings.Builder
+		for i++; i < len(v); i++ {
+			switch c := v[i]; c {
+			case '"':
+				return b.String(), i + 1
+			case '\\':
+				if i+1 < len(v) {
+					i++
+					b.WriteByte(v[i])
+				}
+			default:
+				b.WriteByte(c)
+			}
+		}
+		return b.String(), i
+	}
+	n := i
+	for i < len(v) && v[i] != ';' && v[i] != ',' && !isSpace(v[i]) {
+		i++
+	}
+	return v[n:i], i
+}
+
+// skipLinkValue returns the index of the comma that ends the link value at
+// v[i:], outside quoted strings and angle brackets, or len(v).
+func skipLinkValue(v string, i int) int {
+	quoted := false
+	for ; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == ',':
+			return i
+		}
+	}
+	return i
+}
+
+// conditionalComment returns the markup inside an IE conditional comment
+// ("[if IE]> ... <![endif]", the text of <!--[if IE]> ... <![endif]-->).
+func conditionalComment(c []byte) ([]byte, bool) {
+	c = trimSpace(c)
+	if len(c) < 4 || c[0] != '[' || !asciiIs(c[1:3], "if") {
+		return nil, false
+	}
+	i := bytes.Index(c, []byte("]>"))
+	if i < 0 {
+		return nil, false
+	}
+	c = c[i+2:]
+	if j := bytes.LastIndex(c, []byte("<![")); j >= 0 {
+		c = c[:j]
+	}
+	return c, len(c) > 0
+}
+
+// doctypeSystemID returns the system identifier of a DOCTYPE (the text of
+// <!DOCTYPE ...>), or nil if it has none.
+func doctypeSystemID(d []byte) []byte {
+	// Skip the name, then the keyword says how many quoted strings follow.
+	i := 0
+	for i < len(d) && !isSpace(d[i]) {
+		i++
+	}
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	var n int
+	switch {
+	case len(d)-i >= 6 && asciiIs(d[i:i+6], "public"):
+		n = 2
+	case len(d)-i >= 6 && asciiIs(d[i:i+6], "system"):
+		n = 1
+	default:
+		return nil
+	}
+	i += 6
+	var id []byte
+	for range n {
+		for i < len(d) && d[i] != '"' && d[i] != '\'' {
+			i++
+		}
+		if i >= len(d) {
+			return nil
+		}
+		q := d[i]
+		end := bytes.IndexByte(d[i+1:], q)
+		if end < 0 {
+			return nil
+		}
+		id = d[i+1 : i+1+end]
+		i += end + 2
+	}
+	return id
+}
+
+// dataURI scans the decoded content of a data: URI (what follows "data:")
+// found at nesting level, if it is HTML, SVG or CSS and small enough.
+func (s *linkScanner) dataURI(v []byte, level int) {
+	if level >= maxNest {
+		return
+	}
+	comma := bytes.IndexByte(v, ',')
+	if comma < 0 || len(v)-comma > 4*maxDataURI {
+		return
+	}
+	params, payload := v[:comma], v[comma+1:]
+	mt := params
+	if i := bytes.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	mt = trimSpace(mt)
+	kind, xml := 0, false
+	switch {
+	case asciiIs(mt, "text/html"):
+		kind = 1
+	case asciiIs(mt, "application/xhtml+xml"), asciiIs(mt, "image/svg+xml"):
+		kind, xml = 1, true
+	case asciiIs(mt, "text/css"):
+		kind = 2
+	default:
+		return
+	}
+	var data []byte
+	if p := trimSpace(params); len(p) >= 7 && asciiIs(p[len(p)-7:], ";base64") {
+		clean := make([]byte, 0, len(payload))
+		for _, c := range payload {
+			if c == '%' || !isSpace(c) {
+				clean = append(clean, c)
+			}
+		}
+		clean = percentDecode(clean)
+		clean = bytes.TrimRight(clean, "=")
+		var err error
+		data, err = base64.RawStdEncoding.AppendDecode(nil, clean)
+		if err != nil {
+			return
+		}
+	} else {
+		data = percentDecode(append([]byte(nil), payload...))
+	}
+	if len(data) > maxDataURI {
+		return
+	}
+	if kind == 1 {
+		s.html(data, level+1, resolveNone, xml)
+	} else {
+		s.css(data, "css url", "css @import", level+1, resolveNone)
+	}
+}
+
+// percentDecode decodes %XX escapes in b in place, leaving malformed ones
+// as they are.
+func percentDecode(b []byte) []byte {
+	if bytes.IndexByte(b, '%') < 0 {
+		return b
+	}
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		if b[i] == '%' && i+2 < len(b) && isHex(b[i+1]) && isHex(b[i+2]) {
+			out = append(out, unhex(b[i+1])<<4|unhex(b[i+2]))
+			i += 2
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
+}
+
+// css records the URLs of a style sheet or style attribute: url()
+// references (image, font, cursor, @font-face src) with source srcURL, and
+// @import targets, as a string or url(), with srcImport. It reads CSS as
+// its tokenizer does in the respects that matter here (comments, strings,
+// escapes) and parses nothing else.
+func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uint8) {
+	imp := false // inside an @import rule, before its URL
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				return
+			}
+			i += end + 4
+		case c == '"' || c == '\'':
+			str, n := cssString(b, i)
+			if imp {
+				s.add(str, Requisite, srcImport, "", level, res)
+				imp = false
+			}
+			i = n
+		case c == '\\':
+			i += 2
+		case c|0x20 == 'u' && i+4 <= len(b) && asciiIs(b[i:i+3], "url") && b[i+3] == '(' &&
+			(i == 0 || !cssNameByte(b[i-1])):
+			ref, n := cssURL(b, i+4)
+			src := srcURL
+			if imp {
+				src, imp = srcImport, false
+			}
+			if ref != nil {
+				s.add(ref, Requisite, src, "", level, res)
+			}
+			i = n
+		case c == '@' && i+7 <= len(b) && asciiIs(b[i+1:i+7], "import") &&
+			(i+7 == len(b) || !cssNameByte(b[i+7])):
+			imp = true
+			i += 7
+		case c == ';' || c == '{' || c == '}':
+			imp = false
+			i++
+		default:
+			i++
+		}
+	}
+}
+
+// cssNameByte reports whether c may be part of a CSS identifier.
+func cssNameByte(c byte) bool {
+	return c == '-' || c == '_' || c >= 0x80 || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+// cssString reads the CSS string whose quote is at b[i] and returns its
+// value, escapes resolved, with the index past it.
+func cssString(b []byte, i int) ([]byte, int) {
+	q := b[i]
+	i++
+	start := i
+	escaped := false
+	for i < len(b) && b[i] != q && b[i] != '\n' {
+		if b[i] == '\\' {
+			escaped = true
+			i = skipEscape(b, i)
+			continue
+		}
+		i++
+	}
+	end := min(i, len(b))
+	str := b[start:end]
+	if escaped {
+		str = cssUnescape(str)
+	}
+	if i < len(b) && b[i] == q {
+		i++
+	}
+	return str, i
+}
+
+// cssURL reads the argument of a url( whose parenthesis ends before b[i]
+// and returns it, escapes resolved, with the index past the closing
+// parenthesis; nil if it has no argument.
+func cssURL(b []byte, i int) ([]byte, int) {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	var ref []byte
+	if i < len(b) && (b[i] == '"' || b[i] == '\'') {
+		ref, i = cssString(b, i)
+	} else {
+		start := i
+		escaped := false
+		for i < len(b) && b[i] != ')' && !isSpace(b[i]) {
+			if b[i] == '\\' {
+				escaped = true
+				i = skipEscape(b, i)
+				continue
+			}
+			i++
+		}
+		ref = b[start:min(i, len(b))]
+		if escaped {
+			ref = cssUnescape(ref)
+		}
+	}
+	for i < len(b) && b[i] != ')' {
+		i++
+	}
+	return ref, i + 1
+}
+
+// skipEscape returns the index past the CSS escape whose backslash is at
+// b[i]: one to six hex digits and a white space after them, or one
+// character.
+func skipEscape(b []byte, i int) int {
+	i++
+	if i >= len(b) || !isHex(b[i]) {
+		return min(i+1, len(b))
+	}
+	j := i
+	for j < len(b) && j < i+6 && isHex(b[j]) {
+		j++
+	}
+	if j < len(b) && isSpace(b[j]) {
+		j++
+	}
+	return j
+}
+
+// cssUnescape resolves the CSS escapes in s into a new slice: a backslash
+// and one to six hex digits (and a white space after them) is that code
+// point, a backslash and a newline nothing, a backslash and any other
+// character that character.
+func cssUnescape(s []byte) []byte {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			out = append(out, s[i])
+			continue
+		}
+		i++
+		if !isHex(s[i]) {
+			if s[i] != '\n' {
+				out = append(out, s[i])
+			}
+			continue
+		}
+		r := rune(0)
+		j := i
+		for j < len(s) && j < i+6 && isHex(s[j]) {
+			r = r<<4 | rune(unhex(s[j]))
+			j++
+		}
+		if r == 0 || r > utf8.MaxRune || 0xD800 <= r && r <= 0xDFFF {
+			r = utf8.RuneError
+		}
+		out = utf8.AppendRune(out, r)
+		if j < len(s) && isSpace(s[j]) {
+			j++
+		}
+		i = j - 1
+	}
+	return out
+}
