@@ -427,6 +427,7 @@ type worker struct {
 	page  pageLinks           // a page's links, as the default extractor found them
 	keys  map[string]struct{} // a page's distinct links
 	batch []Request           // a page's new requests
+	links []Link              // a page's typed links
 }
 
 // maxKeptBuf is the largest body buffer a worker keeps between pages; a
@@ -447,6 +448,12 @@ func (w *worker) trim() {
 		w.page.refs = nil
 	} else {
 		clear(w.page.refs[:cap(w.page.refs)])
+	}
+	if cap(w.links) > maxKeptRefs {
+		w.links = nil
+	} else {
+		clear(w.links[:cap(w.links)])
+		w.links = w.links[:0]
 	}
 	if cap(w.batch) > maxKeptRefs {
 		w.batch = nil
@@ -590,23 +597,26 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		Body:        resp.body,
 		obeyRobots:  r.cfg.directives,
 	}
-	if isText(resp.contentType) && l.Kind == PageRequest && !resp.encoded {
+	if isText(resp.contentType) && l.Kind != SitemapRequest && !resp.encoded {
 		p.Body, p.Encoding = decode(resp.body, resp.contentType, resp.charset)
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
 	var n int                   // the page's links
 	var link func(int) *url.URL // link i of n, or nil
-	if ok && l.Kind == PageRequest && r.cfg.extractor == nil && isHTML(p.ContentType) && !resp.encoded {
+	typed := false // the default extractor found the typed links
+	if ok && r.cfg.extractor == nil && !resp.encoded &&
+		(l.Kind == PageRequest || l.Kind == ResourceRequest && p.ContentType == "text/css") {
 		// The default extractor reads the robots meta tags in the same
-		// pass, before the page hook, which sees them. It leaves the
-		// links as written, to be resolved as follow takes them.
-		w.page.scan(base, p.Body, r.cfg.directives)
-		n, link = len(w.page.refs), w.page.link
-		docBase := *w.page.base
-		p.Base = &docBase
-		if r.cfg.directives {
-			p.NoIndex, p.NoFollow = w.page.meta.noindex, w.page.meta.nofollow
+		// pass, before the page hook, which sees them.
+		var meta robotsMeta
+		var docBase *url.URL
+		w.links, meta, docBase = scanLinks(w.links[:0], base, resp.header, p.Body, p.ContentType)
+		typed = true
+		db := *docBase
+		p.Base, p.Links = &db, w.links
+		if r.cfg.directives && l.Kind == PageRequest {
+			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 		}
 	} else if r.cfg.directives && isHTML(p.ContentType) && !resp.encoded {
 		meta := pageMeta(p.Body)
@@ -644,6 +654,15 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 			res.Err = err
 		}
 		return
+	}
+	if typed {
+		if err := r.followTyped(w, l, w.links, p.NoFollow && r.cfg.directives, res); err != nil {
+			res.Err = err
+		}
+		return
+	}
+	if l.Kind != PageRequest {
+		return // a resource's links are not followed
 	}
 	if link == nil && r.cfg.extractor != nil {
 		links, err := r.extract(ctx, p)
@@ -740,13 +759,11 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 // queued.
 func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *url.URL, kind RequestKind, depth int, res *Result) error {
 	clear(w.keys)
-	start := len(w.batch)
+	lg := r.newLinkGate(w, l, res)
 	deep := r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth
-	maxLinks := r.cfg.maxLinksPerPage
 	if l.Kind != PageRequest {
-		maxLinks = 0
+		lg.maxLinks = 0
 	}
-	var refused [numRefusals]int
 	// Relative links resolve against base as the URL Standard has it; a
 	// base it refuses leaves them out.
 	std, stdErr := stdFromURL(base)
@@ -763,50 +780,125 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *
 		} else {
 			continue
 		}
-		if !r.scope.contains(u) {
-			continue
+		stop, err := lg.add(u, kind, depth, true, deep)
+		if err != nil {
+			return err
 		}
-		key := u.String()
-		if _, dup := w.keys[key]; dup {
-			continue
-		}
-		if maxLinks > 0 && len(w.keys) == maxLinks {
-			refused[refuseLinksPerPage] = n - i
+		if stop {
+			lg.refused[refuseLinksPerPage] = n - i
 			break
 		}
-		w.keys[key] = struct{}{}
-		ok, err := r.allows(key, u)
-		if err != nil {
-			w.batch = w.batch[:start]
-			return fmt.Errorf("%s: %w", l.URL, err)
-		}
-		if !ok {
-			continue
-		}
-		if !deep {
-			if why := r.scope.trap(key, u); why != refuseNone {
-				refused[why]++
+	}
+	lg.done()
+	return nil
+}
+
+// followTyped adds to the worker's batch what the typed links of a page or
+// a resource, fetched by l, lead to: the navigation links of a page within
+// scope, one deeper (unless nofollow, from the page's robots directives);
+// with WithRequisites, the requisites, on any host, at the page's depth;
+// with WithReferences, the references in scope, at the page's depth. A
+// resource (a requisite or reference fetched) leads only to its own
+// requisites, those a stylesheet imports.
+func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res *Result) error {
+	clear(w.keys)
+	lg := r.newLinkGate(w, l, res)
+	deep := r.cfg.maxDepth > 0 && l.Depth+1 > r.cfg.maxDepth
+	for i := range links {
+		lk := &links[i]
+		kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
+		switch lk.Role {
+		case Navigation:
+			if l.Kind != PageRequest || nofollow || r.cfg.directives && hasToken([]byte(lk.Rel), "nofollow") {
 				continue
 			}
+			kind, depth, past = PageRequest, l.Depth+1, deep
+		case Requisite:
+			if !r.cfg.requisites {
+				continue
+			}
+			scoped = false
+		case Reference:
+			if !r.cfg.references || l.Kind != PageRequest {
+				continue
+			}
+		default:
+			continue
 		}
-		w.batch = append(w.batch, Request{URL: key, Depth: depth, Redirects: r.cfg.maxRedirects, Kind: kind, Referrer: l.URL})
-	}
-	res.NumURLs += len(w.batch) - start
-	if deep {
-		// Nothing is queued: the depth refuses what the filters let
-		// through, and no other limit bit.
-		if n := len(w.batch) - start; n > 0 {
-			var d [numRefusals]int
-			d[refuseDepth] = n
-			r.tally.refuse(&d)
+		normalize(lk.URL)
+		stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		if err != nil {
+			return err
 		}
-		w.batch = w.batch[:start]
-		return nil
+		if stop {
+			lg.refused[refuseLinksPerPage] = len(links) - i
+			break
+		}
 	}
-	if refused != ([numRefusals]int{}) {
-		r.tally.refuse(&refused)
-	}
+	lg.done()
 	return nil
+}
+
+// linkGate is where the links of one page pass scope, dedupe, the per-page
+// cap, the exclude patterns and filters, and the trap limits, on their way
+// to the worker's batch.
+type linkGate struct {
+	r        *run
+	w        *worker
+	l        *Lease
+	res      *Result
+	start    int // the page's first request in w.batch
+	maxLinks int
+	refused  [numRefusals]int
+}
+
+func (r *run) newLinkGate(w *worker, l *Lease, res *Result) *linkGate {
+	return &linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), maxLinks: r.cfg.maxLinksPerPage}
+}
+
+// add considers u, normalised, as a request of kind at depth: out of scope
+// (when scoped), a duplicate, excluded or filtered out, it is dropped;
+// past the depth limit it is counted and refused; else the trap limits
+// may refuse it. stop reports that the per-page cap is reached: the
+// page's links from this one on are left unread.
+func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (stop bool, err error) {
+	if scoped && !g.r.scope.contains(u) || !scoped && !isHTTP(u) {
+		return false, nil
+	}
+	key := u.String()
+	if _, dup := g.w.keys[key]; dup {
+		return false, nil
+	}
+	if g.maxLinks > 0 && len(g.w.keys) == g.maxLinks {
+		return true, nil
+	}
+	g.w.keys[key] = struct{}{}
+	ok, err := g.r.allows(key, u)
+	if err != nil {
+		g.w.batch = g.w.batch[:g.start]
+		return false, fmt.Errorf("%s: %w", g.l.URL, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	g.res.NumURLs++
+	if past {
+		g.refused[refuseDepth]++
+		return false, nil
+	}
+	if why := g.r.scope.trap(key, u); why != refuseNone {
+		g.refused[why]++
+		return false, nil
+	}
+	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
+	return false, nil
+}
+
+// done counts the page's refusals in the tally, once for the page.
+func (g *linkGate) done() {
+	if g.refused != ([numRefusals]int{}) {
+		g.r.tally.refuse(&g.refused)
+	}
 }
 
 // urlsAt returns the function that gives us[i], a link source for follow.

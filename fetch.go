@@ -70,6 +70,12 @@ type Page struct {
 	// WithMaxBodySize). The crawler reuses its buffer after the call
 	// returns: copy it to keep it.
 	Body []byte
+	// Links are the typed links the default extractor found on the page
+	// (for a page of HTML, XHTML, SVG, XML or CSS, and in its headers), in
+	// document order with duplicates, before scope and the robots
+	// directives apply; nil when a custom LinkExtractor is set. Like
+	// Body, the slice is valid only during the call.
+	Links []Link
 	// NoIndex and NoFollow report what the page's <meta name="robots">
 	// tags and X-Robots-Tag headers say ("noindex", "nofollow", "none");
 	// they are read only when WithRobots is on. With NoFollow, none of the

@@ -96,6 +96,8 @@ type config struct {
 	directives     bool // the page's own robots directives are obeyed
 	directivesSet  bool // by WithRobotsDirectives; else as robots
 	sitemaps       bool
+	requisites     bool // WithRequisites
+	references     bool // WithReferences
 	maxDepth       int
 	maxPages       int
 	maxDuration    time.Duration
@@ -432,6 +434,27 @@ func WithHostDelay(d time.Duration) Option {
 // included, and they go through the request hook.
 func WithRobots(on bool) Option {
 	return optionFunc(func(c *config) { c.robots = on })
+}
+
+// WithRequisites sets whether each page's requisites are fetched, as
+// wget's -p does: what a browser needs to render it (images, scripts,
+// stylesheets and what they import, fonts, media, embedded objects; see
+// Requisite). Each is fetched once, on any host (robots.txt, politeness,
+// the exclude patterns and filters apply; scope does not), at its page's
+// depth (they do not count toward WithMaxDepth), as a ResourceRequest: it
+// gets a Result, and its links are not followed, but for a stylesheet's
+// own requisites (url(), @import), which are fetched too. The default is
+// off: no requisite is fetched.
+func WithRequisites(on bool) Option {
+	return optionFunc(func(c *config) { c.requisites = on })
+}
+
+// WithReferences sets whether the references of each page in scope are
+// fetched (see Reference: pings, POST forms' actions, the DOCTYPE's
+// system identifier, ...), for a site map or a security scan, each once,
+// at its page's depth, without following its links. The default is off.
+func WithReferences(on bool) Option {
+	return optionFunc(func(c *config) { c.references = on })
 }
 
 // WithRobotsDirectives sets whether a page's own robots directives are
