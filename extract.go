@@ -263,6 +263,9 @@ type linkScanner struct {
 var scannerPool = sync.Pool{New: func() any { return &linkScanner{anchor: -1} }}
 
 func (s *linkScanner) release() {
+	if cap(s.pend) > 1<<14 {
+		return // a page of many links: let its buffers go
+	}
 	clear(s.pend)
 	s.pend = s.pend[:0]
 	for i := range s.attrs {
