@@ -423,11 +423,12 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 // buffers is kept between pages only up to a size, so that one large page
 // or sitemap does not pin its memory for the rest of the Run.
 type worker struct {
-	buf   []byte              // response body
-	page  pageLinks           // a page's links, as the default extractor found them
-	keys  map[string]struct{} // a page's distinct links
-	batch []Request           // a page's new requests
-	links []Link              // a page's typed links
+	buf    []byte              // response body
+	page   pageLinks           // a page's links, as the default extractor found them
+	keys   map[string]struct{} // a page's distinct links
+	batch  []Request           // a page's new requests
+	links  []Link              // a page's typed links
+	unread int                 // and how many more were left unresolved
 }
 
 // maxKeptBuf is the largest body buffer a worker keeps between pages; a
@@ -604,14 +605,18 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	ok := resp.status >= 200 && resp.status <= 299
 	var n int                   // the page's links
 	var link func(int) *url.URL // link i of n, or nil
-	typed := false // the default extractor found the typed links
+	typed := false              // the default extractor found the typed links
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
 		(l.Kind == PageRequest || l.Kind == ResourceRequest && p.ContentType == "text/css") {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them.
 		var meta robotsMeta
 		var docBase *url.URL
-		w.links, meta, docBase = scanLinks(w.links[:0], base, resp.header, p.Body, p.ContentType)
+		// A page of a million links costs a URL each only for the first
+		// few times the per-page cap; the rest are refused unread.
+		var unread int
+		w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage)
+		w.unread = unread
 		typed = true
 		db := *docBase
 		p.Base, p.Links = &db, w.links
@@ -825,7 +830,8 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res 
 		default:
 			continue
 		}
-		normalize(lk.URL)
+		// The extractor's URLs are in the URL Standard's form, which
+		// normalize would not change.
 		stop, err := lg.add(lk.URL, kind, depth, scoped, past)
 		if err != nil {
 			return err
@@ -834,6 +840,9 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res 
 			lg.refused[refuseLinksPerPage] = len(links) - i
 			break
 		}
+	}
+	if w.unread > 0 {
+		lg.refused[refuseLinksPerPage] += w.unread
 	}
 	lg.done()
 	return nil

@@ -157,6 +157,14 @@ func ExtractTypedLinks(ctx context.Context, p *Page) ([]Link, error) {
 // href> set another). One tokenizer pass reads an HTML body, so a crawler
 // gets links and robots directives together.
 func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, contentType string) ([]Link, robotsMeta, *url.URL) {
+	links, meta, base, _ := scanLinksMax(dst, page, header, body, contentType, 0)
+	return links, meta, base
+}
+
+// scanLinksMax is scanLinks resolving at most max links (0: all), so that
+// a page of a million links costs a few bytes for each past max, not a
+// URL each; unread is how many it left unresolved.
+func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int) (_ []Link, _ robotsMeta, _ *url.URL, unread int) {
 	s := scannerPool.Get().(*linkScanner)
 	defer s.release()
 	s.headers(header)
@@ -186,9 +194,13 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 		stdOK[i] = err == nil
 	}
 	pageStr := ""
-	dst = slices.Grow(dst, len(s.pend))
-	for i := range s.pend {
-		pl := &s.pend[i]
+	pend := s.pend
+	if max > 0 && len(pend) > max {
+		pend, unread = pend[:max], len(pend)-max
+	}
+	dst = slices.Grow(dst, len(pend))
+	for i := range pend {
+		pl := &pend[i]
 		var b *stdURL
 		switch pl.res {
 		case resolveDoc, resolvePage:
@@ -212,7 +224,7 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 		}
 		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr})
 	}
-	return dst, s.meta, base
+	return dst, s.meta, base, unread
 }
 
 // How a reference found in a document resolves.

@@ -28,16 +28,15 @@ const (
 	// SitemapRequest is a sitemap file: it gets a Result, and the URLs it
 	// lists are queued as pages (or, for a sitemap index, as sitemaps).
 	SitemapRequest
-	// ResourceRequest is a requisite of a page (WithRequisites) or a
-	// reference (WithReferences): it gets a Result, and its links are not
-	// followed, but for the requisites a stylesheet imports.
-	ResourceRequest RequestKind = 3
-
 	// RobotsRequest is a host's /robots.txt, which a Frontier hands out
 	// before any other URL of a new host when Policy.Robots is set. It
 	// gets no Result and is not counted as pending: acking it with
 	// Outcome.Rules opens the host.
 	RobotsRequest
+	// ResourceRequest is a requisite of a page (WithRequisites) or a
+	// reference (WithReferences): it gets a Result, and its links are not
+	// followed, but for the requisites a stylesheet imports.
+	ResourceRequest
 )
 
 // Request is a URL as a Frontier keeps it, from the moment it is admitted

@@ -589,8 +589,10 @@ func WithMaxURLLength(n int) Option {
 // "links_per_page", one for each link left, as the page holds them
 // (duplicates and links out of scope included). The limit applies to the
 // links of pages, whatever extractor found them; a sitemap has its own
-// limit of MaxSitemapURLs. The default is DefaultMaxLinksPerPage, 5000; 0
-// means no limit; n must not be negative.
+// limit of MaxSitemapURLs. Past 4n links, the default extractor leaves
+// the rest of a page unresolved, and they count as refused too, so that a
+// page of a million links costs little. The default is
+// DefaultMaxLinksPerPage, 5000; 0 means no limit; n must not be negative.
 func WithMaxLinksPerPage(n int) Option {
 	return optionFunc(func(c *config) { c.maxLinksPerPage = n })
 }

@@ -34,6 +34,8 @@ type config struct {
 	hostDelay   time.Duration
 	robots      bool
 	sitemaps    bool
+	requisites  bool
+	references  bool
 	maxDepth    int
 	maxPages    int
 	maxDuration time.Duration
@@ -138,6 +140,8 @@ func newCLI(cfg *config) *cli {
 	c.add(&durationFlag{p: &cfg.hostDelay}, "DURATION", "pause about DURATION between two requests to one host", "host_delay")
 	c.add(&boolFlag{p: &cfg.robots}, "", "obey robots.txt (-robots=false to ignore it)", "robots")
 	c.add(&boolFlag{p: &cfg.sitemaps}, "", "also crawl the URLs of the roots' sitemaps", "sitemaps")
+	c.add(&boolFlag{p: &cfg.requisites}, "", "also fetch what each page needs to render (images, scripts, stylesheets, fonts), on any host, once each", "requisites")
+	c.add(&boolFlag{p: &cfg.references}, "", "also fetch the URLs pages name but neither follow nor need (pings, POST forms' actions, ...), in scope", "references")
 	c.add(&intFlag{p: &cfg.maxDepth, min: 0}, "N", "follow links at most N deep from a root (0: no limit)", "max_depth")
 	c.add(&intFlag{p: &cfg.maxPages, min: 0}, "N", "stop after N URLs (0: no limit)", "max_pages")
 	c.add(&durationFlag{p: &cfg.maxDuration}, "DURATION", "stop after DURATION (0: no limit)", "max_duration")
@@ -182,6 +186,8 @@ func (cfg *config) options() []crawl.Option {
 		crawl.WithHostDelay(cfg.hostDelay),
 		crawl.WithRobots(cfg.robots),
 		crawl.WithSitemaps(cfg.sitemaps),
+		crawl.WithRequisites(cfg.requisites),
+		crawl.WithReferences(cfg.references),
 		crawl.WithMaxDepth(cfg.maxDepth),
 		crawl.WithMaxPages(cfg.maxPages),
 		crawl.WithMaxDuration(cfg.maxDuration),

@@ -127,3 +127,28 @@ func TestWARCIndex(t *testing.T) {
 		t.Errorf("-warc_index without -warc: exit %d, stderr %q, %d requests; want 1, a message, none", r.code, r.stderr, s.Total()-before)
 	}
 }
+
+// With -requisites, the archive holds what a browser needs to render each
+// page.
+func TestWARCRequisites(t *testing.T) {
+	s := startSite(t)
+	s.Body("/", "text/html; charset=utf-8", `<link rel=stylesheet href="/s.css"><img src="/i.png"><a href="/p">p</a>`)
+	s.Body("/p", "text/html; charset=utf-8", `<img src="/i.png">`)
+	s.Body("/s.css", "text/css", `body { background: url(/bg.png) }`)
+	s.Body("/i.png", "image/png", "\x89PNG")
+	s.Body("/bg.png", "image/png", "\x89PNG")
+	file := filepath.Join(t.TempDir(), "site.warc")
+	r := runCrawl(t, "-q", "-requisites", "-warc", file, s.base+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/p", "/s.css", "/i.png", "/bg.png"} {
+		if n := strings.Count(string(b), "WARC-Target-URI: "+s.base+p+"\r\n"); n != 2 {
+			t.Errorf("%s: %d records, want 2 (fetched once, request and response)", p, n)
+		}
+	}
+}
