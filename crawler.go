@@ -713,8 +713,12 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, ErrTooManyRedirects)
 		return
 	}
+	kind := l.Kind
 	if !r.scope.contains(next) {
-		return
+		if !r.cfg.checkExternal || !isHTTP(next) {
+			return
+		}
+		kind = CheckRequest // the redirect leaves scope: checked only
 	}
 	if ok, err := r.allows(res.NextURL, next); err != nil || !ok {
 		if err != nil {
@@ -733,7 +737,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	cross := l.CrossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
 		resp.url.Scheme == "https" && next.Scheme == "http"
 	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
-		Kind: l.Kind, CrossHost: cross, Referrer: l.URL})
+		Kind: kind, CrossHost: cross, Referrer: l.URL})
 }
 
 // allows applies the exclude patterns and the filters to a link or
@@ -871,7 +875,14 @@ func (r *run) newLinkGate(w *worker, l *Lease, res *Result) *linkGate {
 // may refuse it. stop reports that the per-page cap is reached: the
 // page's links from this one on are left unread.
 func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (stop bool, err error) {
-	if scoped && !g.r.scope.contains(u) || !scoped && !isHTTP(u) {
+	if scoped && !g.r.scope.contains(u) {
+		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
+			return false, nil
+		}
+		// Not followed, but checked: its status only.
+		kind, scoped, past = CheckRequest, false, false
+	}
+	if !scoped && !isHTTP(u) {
 		return false, nil
 	}
 	key := u.String()

@@ -364,9 +364,24 @@ func (e *netError) Unwrap() error { return e.err }
 // more, which tells the sitemap parser that the file was larger. The body
 // is read into *buf.
 func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64) (*response, error) {
+	if t.kind != CheckRequest {
+		return f.send(ctx, buf, t, limit, http.MethodGet)
+	}
+	// A link checked for its status: its headers are enough, where the
+	// server answers HEAD.
+	resp, err := f.send(ctx, buf, t, limit, http.MethodHead)
+	if err == nil && (resp.status == http.StatusMethodNotAllowed || resp.status == http.StatusNotImplemented) {
+		return f.send(ctx, buf, t, limit, http.MethodGet)
+	}
+	return resp, err
+}
+
+// send makes one request for t with method and reads its response, as
+// attempt says.
+func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
+	req, err := http.NewRequestWithContext(actx, method, t.url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}

@@ -37,6 +37,10 @@ const (
 	// reference (WithReferences): it gets a Result, and its links are not
 	// followed, but for the requisites a stylesheet imports.
 	ResourceRequest
+	// CheckRequest is a link the crawl does not follow (another host, out
+	// of scope), fetched only to learn its status (WithCheckExternal):
+	// HEAD, or GET with the body discarded where HEAD is refused.
+	CheckRequest
 )
 
 // Request is a URL as a Frontier keeps it, from the moment it is admitted

@@ -98,6 +98,7 @@ type config struct {
 	sitemaps       bool
 	requisites     bool // WithRequisites
 	references     bool // WithReferences
+	checkExternal  bool // WithCheckExternal
 	maxDepth       int
 	maxPages       int
 	maxDuration    time.Duration
@@ -455,6 +456,19 @@ func WithRequisites(on bool) Option {
 // at its page's depth, without following its links. The default is off.
 func WithReferences(on bool) Option {
 	return optionFunc(func(c *config) { c.references = on })
+}
+
+// WithCheckExternal sets whether the links the crawl does not follow,
+// because they are on another host or out of scope (a redirect that
+// leaves scope included), are checked: each is fetched once, politely
+// (robots.txt, per-host limits and delays apply, and the exclude patterns
+// and filters), with HEAD, or with GET and its body discarded past
+// WithMaxBodySize where the server refuses HEAD (405, 501), to learn its
+// status without following its links: a link checker's need. Each gets a
+// Result (Result.Broken says whether it is broken) of a CheckRequest. The
+// default is off.
+func WithCheckExternal(on bool) Option {
+	return optionFunc(func(c *config) { c.checkExternal = on })
 }
 
 // WithRobotsDirectives sets whether a page's own robots directives are

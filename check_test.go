@@ -1,0 +1,67 @@
+package crawl_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// WithCheckExternal checks the links the crawl does not follow: each once,
+// with HEAD (GET where HEAD is refused), without following their links.
+func TestCheckExternal(t *testing.T) {
+	var mu sync.Mutex
+	var methods []string
+	ext := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		methods = append(methods, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/ok":
+			htmlPage(`<a href="/deeper">deeper</a>`)(w, r)
+		case "/nohead":
+			if r.Method == http.MethodHead {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			htmlPage("fine")(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	// Another host name for the crawl's scope, on the same loopback.
+	extURL := strings.Replace(ext.URL, "127.0.0.1", "localhost", 1)
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks(extURL+"/ok", extURL+"/missing", extURL+"/nohead", "/away")))
+	mux.Handle("/away", http.RedirectHandler(extURL+"/ok", http.StatusFound))
+	s := newSite(t, mux)
+	for _, on := range []bool{false, true} {
+		mu.Lock()
+		methods = nil
+		mu.Unlock()
+		_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithCheckExternal(on))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := strings.Join(sortedCopy(methods), ", ")
+		mu.Unlock()
+		if !on {
+			if got != "" {
+				t.Errorf("without WithCheckExternal the other host got %q, want nothing", got)
+			}
+			continue
+		}
+		if want := "GET /nohead, HEAD /missing, HEAD /nohead, HEAD /ok"; got != want {
+			t.Errorf("the other host got %q, want %q (each once, HEAD first, nothing followed)", got, want)
+		}
+		for path, broken := range map[string]bool{"/ok": false, "/missing": true, "/nohead": false} {
+			r, ok := res[extURL+path]
+			if !ok || r.Broken() != broken {
+				t.Errorf("%s: Result %+v (found %v), want Broken() %v", path, r, ok, broken)
+			}
+		}
+	}
+}
