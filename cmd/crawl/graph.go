@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -18,13 +17,11 @@ import (
 // each page's links and each redirect as edges. It is safe for concurrent
 // use.
 //
-// The package reports links only as counts, so the graph wraps the link
-// extractor: it keeps the URLs ExtractLinks returns, which the crawler then
-// resolves and normalises in place (as LinkExtractor documents), and reads
-// them when the page's Result arrives, after the crawler is done with them.
+// The page hook gives each page's typed links (Page.Links); the graph
+// keeps its navigation links until the page's Result arrives.
 type linkGraph struct {
 	mu      sync.Mutex
-	pending map[string][]*url.URL // page URL to its links, until its Result
+	pending map[string][]string // page URL to its links, until its Result
 	nodes   map[string]graphNode
 	links   map[string][]string // page URL to its distinct links, in order
 }
@@ -39,21 +36,26 @@ type graphNode struct {
 
 func newLinkGraph() *linkGraph {
 	return &linkGraph{
-		pending: map[string][]*url.URL{},
+		pending: map[string][]string{},
 		nodes:   map[string]graphNode{},
 		links:   map[string][]string{},
 	}
 }
 
-// extract is the link extractor: ExtractLinks, remembering what it found.
-func (g *linkGraph) extract(ctx context.Context, p *crawl.Page) ([]*url.URL, error) {
-	links, err := crawl.ExtractLinks(ctx, p)
+// page is the page hook: it keeps the page's navigation links, the edges
+// of the graph.
+func (g *linkGraph) page(p *crawl.Page) {
+	var links []string
+	for _, l := range p.Links {
+		if l.Role == crawl.Navigation {
+			links = append(links, l.URL.String())
+		}
+	}
 	if len(links) > 0 {
 		g.mu.Lock()
 		g.pending[p.URL.String()] = links
 		g.mu.Unlock()
 	}
-	return links, err
 }
 
 // result records r as a node, with its page's links as edges.
@@ -72,8 +74,7 @@ func (g *linkGraph) result(r *crawl.Result) {
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, u := range links {
-		s := u.String()
+	for _, s := range links {
 		if !seen[s] && s != r.URL {
 			seen[s] = true
 			out = append(out, s)

@@ -167,7 +167,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	var graph *linkGraph
 	if graphFile != nil {
 		graph = newLinkGraph()
-		opts = append(opts, crawl.WithLinkExtractor(graph.extract))
+		opts = append(opts, crawl.WithPageHook(graph.page))
 	}
 	opts = append(opts, crawl.WithResultHook(func(r crawl.Result) {
 		prog.result(&r)
