@@ -607,7 +607,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	var link func(int) *url.URL // link i of n, or nil
 	typed := false              // the default extractor found the typed links
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
-		(l.Kind == PageRequest || l.Kind == ResourceRequest && p.ContentType == "text/css") {
+		(l.Kind == PageRequest || l.Kind == ResourceRequest &&
+			(p.ContentType == "text/css" || r.cfg.speculative && isJavaScript(p.ContentType))) {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them.
 		var meta robotsMeta
@@ -615,7 +616,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// A page of a million links costs a URL each only for the first
 		// few times the per-page cap; the rest are refused unread.
 		var unread int
-		w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage)
+		w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
 		w.unread = unread
 		typed = true
 		db := *docBase
@@ -808,7 +809,8 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *
 // with WithRequisites, the requisites, on any host, at the page's depth;
 // with WithReferences, the references in scope, at the page's depth. A
 // resource (a requisite or reference fetched) leads only to its own
-// requisites, those a stylesheet imports.
+// requisites: those a stylesheet imports and, with WithSpeculative, those
+// a script names.
 func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res *Result) error {
 	clear(w.keys)
 	lg := r.newLinkGate(w, l, res)

@@ -77,6 +77,12 @@ type Link struct {
 	Text string
 	// Page is the URL of the page the link is on.
 	Page string
+	// Speculative marks a URL found by WithSpeculative's guesswork: a
+	// string in a script, in the page's text or in an attribute that is
+	// not a URL attribute, that looks like a URL (Source "script
+	// speculative", "text speculative", "attribute speculative"). The
+	// markup does not name it as a URL, and it may not be one at all.
+	Speculative bool
 }
 
 // TypedLinkExtractor returns the typed links of a fetched page, as
@@ -157,16 +163,20 @@ func ExtractTypedLinks(ctx context.Context, p *Page) ([]Link, error) {
 // href> set another). One tokenizer pass reads an HTML body, so a crawler
 // gets links and robots directives together.
 func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, contentType string) ([]Link, robotsMeta, *url.URL) {
-	links, meta, base, _ := scanLinksMax(dst, page, header, body, contentType, 0)
+	links, meta, base, _ := scanLinksMax(dst, page, header, body, contentType, 0, false)
 	return links, meta, base
 }
 
 // scanLinksMax is scanLinks resolving at most max links (0: all), so that
 // a page of a million links costs a few bytes for each past max, not a
-// URL each; unread is how many it left unresolved.
-func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int) (_ []Link, _ robotsMeta, _ *url.URL, unread int) {
+// URL each; unread is how many it left unresolved. With spec, it also
+// guesses URLs (see speculate) in the scripts, text and non-URL attributes
+// of HTML and in a JavaScript body; they come after the others, so that
+// max never cuts a link the markup names for a guessed one.
+func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool) (_ []Link, _ robotsMeta, _ *url.URL, unread int) {
 	s := scannerPool.Get().(*linkScanner)
 	defer s.release()
+	s.spec = spec
 	s.headers(header)
 	switch contentType {
 	case "text/html":
@@ -177,6 +187,10 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 		s.html(body, 0, resolveDoc, true)
 	case "text/css":
 		s.css(body, "css url", "css @import", 0, resolvePage)
+	default:
+		if spec && isJavaScript(contentType) {
+			s.script(body, 0, resolvePage)
+		}
 	}
 	base := page
 	if s.baseSeen {
@@ -195,6 +209,10 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 	}
 	pageStr := ""
 	pend := s.pend
+	if len(s.specPend) > 0 {
+		pend = append(pend, s.specPend...)
+		s.pend = pend // to be cleared on release
+	}
 	if max > 0 && len(pend) > max {
 		pend, unread = pend[:max], len(pend)-max
 	}
@@ -222,7 +240,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 		if pageStr == "" {
 			pageStr = page.String()
 		}
-		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr})
+		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr, Speculative: pl.spec})
 	}
 	return dst, s.meta, base, unread
 }
@@ -251,6 +269,7 @@ type pendingLink struct {
 	source string
 	rel    string
 	text   string
+	spec   bool // guessed by speculate
 }
 
 // attr is an attribute of the current tag, its key and value slices of the
@@ -270,12 +289,16 @@ type linkScanner struct {
 
 	anchor   int  // index in pend of the open <a>'s link, or -1
 	formPost bool // the open form does not GET
+
+	spec     bool          // guess URLs in scripts, text and other attributes
+	specPend []pendingLink // the guessed URLs, kept apart from pend
+	specN    int           // candidates looked at, up to maxSpecCandidates
 }
 
 var scannerPool = sync.Pool{New: func() any { return &linkScanner{anchor: -1} }}
 
 func (s *linkScanner) release() {
-	if cap(s.pend) > 1<<14 {
+	if cap(s.pend) > 1<<14 || cap(s.specPend) > 1<<14 {
 		return // a page of many links: let its buffers go
 	}
 	clear(s.pend)
@@ -288,6 +311,9 @@ func (s *linkScanner) release() {
 	s.meta = robotsMeta{}
 	s.baseRef, s.baseSeen = "", false
 	s.anchor, s.formPost = -1, false
+	clear(s.specPend)
+	s.specPend = s.specPend[:0]
+	s.spec, s.specN = false, 0
 	scannerPool.Put(s)
 }
 
@@ -361,6 +387,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 		textStyle
 		textLoc
 		textImageLoc
+		textScript
 	)
 	next := textOther
 	for {
@@ -380,9 +407,14 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				s.add(z.Text(), Navigation, "sitemap loc", "", level, res)
 			case textImageLoc:
 				s.add(z.Text(), Requisite, "sitemap image:loc", "", level, res)
+			case textScript:
+				s.script(z.Text(), level, res)
 			default:
 				if s.anchor >= 0 {
 					s.anchorText(z.Text(), false)
+				}
+				if s.spec {
+					s.speculate(z.Text(), false, "text speculative", level, res)
 				}
 			}
 			next = textOther
@@ -412,7 +444,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			raw := z.Raw()
 			name := lowerTagName(&nameBuf, raw)
 			attrs := s.attrs[level][:0]
-			if urlElement(name) || hasGenericAttr(raw) {
+			if s.spec || urlElement(name) || hasGenericAttr(raw) {
 				for more := true; more; {
 					var k, v []byte
 					k, v, more = z.TagAttr()
@@ -441,6 +473,10 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				}
 			case "svg", "math":
 				foreign = foreign || tt == html.StartTagToken
+			case "script":
+				if s.spec && tt == html.StartTagToken {
+					next = textScript
+				}
 			}
 			if (xml || foreign) && tt == html.SelfClosingTagToken {
 				// <script/> in XML has no content; in HTML it would.
@@ -448,6 +484,9 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			}
 			if len(attrs) > 0 {
 				s.element(name, attrs, level, res)
+				if s.spec {
+					s.otherAttrs(name, attrs, level, res)
+				}
 			}
 		}
 	}
@@ -1458,4 +1497,236 @@ func cssUnescape(s []byte) []byte {
 		i = j - 1
 	}
 	return out
+}
+
+// Bounds on speculative discovery.
+const (
+	maxSpecCandidates = 4096    // URLs guessed in one response
+	maxSpecLen        = 2 << 10 // bytes of a string that may be a URL
+)
+
+// isJavaScript reports whether a media type (lower case, no parameters) is
+// JavaScript, under one of the names servers send it with.
+func isJavaScript(mt string) bool {
+	switch mt {
+	case "application/javascript", "text/javascript", "application/x-javascript",
+		"application/ecmascript", "text/ecmascript":
+		return true
+	}
+	return false
+}
+
+// script guesses the URLs of a script, inline or fetched: its string
+// literals that look like URLs (see specRole).
+func (s *linkScanner) script(b []byte, level int, res uint8) {
+	s.speculate(b, true, "script speculative", level, res)
+}
+
+// otherAttrs guesses the URLs in the attributes of a start tag that
+// element does not read as URLs: data-*, event handlers, value, the
+// content of a meta that is not a refresh, ...
+func (s *linkScanner) otherAttrs(name []byte, attrs []attr, level int, res uint8) {
+	for _, a := range attrs {
+		switch string(a.key) {
+		case "href", "src", "srcset", "lowsrc", "longdesc", "dynsrc", "vrml",
+			"xlink:href", "imagesrcset", "action", "formaction", "cite",
+			"background", "datasrc", "poster", "codebase", "classid", "archive",
+			"pluginspage", "manifest", "profile", "ping", "style", "srcdoc":
+			continue // element reads them, or they are not URLs (style, srcdoc)
+		case "data":
+			if string(name) == "object" {
+				continue
+			}
+		case "code":
+			if string(name) == "applet" {
+				continue
+			}
+		case "value":
+			if n, _ := getAttr(attrs, "name"); string(name) == "param" && paramIsURL(n, a.val) {
+				continue
+			}
+		case "content":
+			if string(name) == "meta" && metaNamesURL(attrs) {
+				continue
+			}
+		}
+		s.speculate(a.val, false, "attribute speculative", level, res)
+	}
+}
+
+// metaNamesURL reports whether a meta's content is read by metaTag: that
+// of a refresh, a Content-Security-Policy or msapplication-config.
+func metaNamesURL(attrs []attr) bool {
+	if v, ok := getAttr(attrs, "http-equiv"); ok {
+		v = trimSpace(v)
+		return asciiIs(v, "refresh") || asciiIs(v, "content-security-policy")
+	}
+	v, _ := getAttr(attrs, "name")
+	return asciiIs(trimSpace(v), "msapplication-config")
+}
+
+// speculate records, as speculative links with source, the strings of b
+// that look like URLs (see specRole). In a script (quoted), those are its
+// string literals, comments skipped; in text or an attribute value, its
+// words, split at white space, quotes, brackets, commas and semicolons,
+// and trailing punctuation dropped. It stops after maxSpecCandidates
+// links in all.
+func (s *linkScanner) speculate(b []byte, quoted bool, source string, level int, res uint8) {
+	for i := 0; i < len(b) && s.specN < maxSpecCandidates; {
+		c := b[i]
+		if !quoted {
+			if specDelim(c) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(b) && !specDelim(b[j]) {
+				j++
+			}
+			s.guess(bytes.TrimRight(b[i:j], ".:!?"), source, level, res)
+			i = j
+			continue
+		}
+		switch {
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			end := bytes.IndexByte(b[i:], '\n')
+			if end < 0 {
+				return
+			}
+			i += end + 1
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				return
+			}
+			i += end + 4
+		case c == '"' || c == '\'' || c == '`':
+			j, escaped := i+1, false
+			for j < len(b) && b[j] != c && (c == '`' || b[j] != '\n') {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			j = min(j, len(b))
+			str := b[i+1 : j]
+			if escaped && len(str) <= maxSpecLen {
+				// JSON writes "\/"; any other escape makes it no URL.
+				str = bytes.ReplaceAll(str, []byte(`\/`), []byte("/"))
+			}
+			s.guess(str, source, level, res)
+			i = j + 1
+		default:
+			i++
+		}
+	}
+}
+
+// specDelim reports whether c ends a word of text that may be a URL.
+func specDelim(c byte) bool {
+	switch c {
+	case '"', '\'', '`', '(', ')', '<', '>', '[', ']', '{', '}', ',', ';':
+		return true
+	}
+	return c <= ' '
+}
+
+// guess records c as a speculative link if it looks like a URL.
+func (s *linkScanner) guess(c []byte, source string, level int, res uint8) {
+	if len(c) < 2 || len(c) > maxSpecLen {
+		return
+	}
+	role, ok := specRole(c)
+	if !ok {
+		return
+	}
+	s.specN++
+	s.specPend = append(s.specPend, pendingLink{ref: string(c), role: role, res: res, source: source, spec: true})
+}
+
+// specRole reports whether c looks like a URL, and what it would be to a
+// page: c has no white space, control characters, quotes, backslashes or
+// braces, and is an absolute http(s) URL, a scheme-relative one whose
+// host has a dot, a path ("/x", not "/" or "//"), a relative path
+// starting "./" or "../", or a relative reference ending in a known
+// file extension ("img/a.png"). A page (.html, .htm, .php, .asp, .aspx,
+// .jsp, or no extension) is Navigation, a script, stylesheet or image
+// Requisite, anything else (.json, .xml, .pdf, .txt, ...) Reference.
+func specRole(c []byte) (LinkRole, bool) {
+	if len(c) < 2 {
+		return 0, false
+	}
+	for _, ch := range c {
+		if ch <= ' ' || ch == 0x7f {
+			return 0, false
+		}
+		switch ch {
+		case '"', '\'', '<', '>', '\\', '^', '`', '{', '}', '|':
+			return 0, false
+		}
+	}
+	path := c // where the path starts
+	known := true
+	switch {
+	case len(c) > 7 && asciiIs(c[:7], "http://") || len(c) > 8 && asciiIs(c[:8], "https://"):
+		rest := c[bytes.IndexByte(c, '/')+2:]
+		if !isAlnum(rest[0]) {
+			return 0, false
+		}
+		path = rest[specHostEnd(rest):]
+	case c[0] == '/' && c[1] == '/':
+		rest := c[2:]
+		host := rest[:specHostEnd(rest)]
+		if len(host) == 0 || !isAlnum(host[0]) || bytes.IndexByte(host, '.') < 0 {
+			return 0, false
+		}
+		path = rest[len(host):]
+	case c[0] == '/':
+		if !isAlnum(c[1]) && !strings.ContainsRune("-_.~%@", rune(c[1])) {
+			return 0, false
+		}
+	case len(c) > 2 && c[0] == '.' && c[1] == '/', len(c) > 3 && string(c[:3]) == "../":
+	default:
+		known = false // only an extension makes it a URL
+		if !isAlnum(c[0]) && c[0] != '_' {
+			return 0, false
+		}
+	}
+	if i := bytes.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	ext := ""
+	if seg := path[bytes.LastIndexByte(path, '/')+1:]; len(seg) > 0 {
+		if dot := bytes.LastIndexByte(seg, '.'); dot > 0 {
+			ext = strings.ToLower(string(seg[dot+1:]))
+		} else if dot == 0 && !known {
+			return 0, false // ".png" alone
+		}
+	}
+	switch ext {
+	case "":
+		return Navigation, known
+	case "html", "htm", "php", "asp", "aspx", "jsp":
+		return Navigation, true
+	case "js", "css", "png", "jpg", "jpeg", "gif", "svg", "webp":
+		return Requisite, true
+	case "json", "xml", "pdf", "txt":
+		return Reference, true
+	}
+	return Reference, known
+}
+
+// specHostEnd returns the index in rest, what follows "//", where its host
+// (and port) end.
+func specHostEnd(rest []byte) int {
+	if i := bytes.IndexAny(rest, "/?#"); i >= 0 {
+		return i
+	}
+	return len(rest)
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
 }

@@ -99,6 +99,7 @@ type config struct {
 	requisites     bool // WithRequisites
 	references     bool // WithReferences
 	checkExternal  bool // WithCheckExternal
+	speculative    bool // WithSpeculative
 	maxDepth       int
 	maxPages       int
 	maxDuration    time.Duration
@@ -469,6 +470,26 @@ func WithReferences(on bool) Option {
 // default is off.
 func WithCheckExternal(on bool) Option {
 	return optionFunc(func(c *config) { c.checkExternal = on })
+}
+
+// WithSpeculative sets whether URLs are also guessed where no markup names
+// them, as Heritrix's ExtractorJS does: in the string literals of inline
+// scripts and of the JavaScript fetched (pages, and requisites with
+// WithRequisites), in the text of pages, in the values of attributes that
+// are not URL attributes (data-*, onclick, value, a meta's content, ...),
+// and, for the roots' hosts, in the Allow and Disallow paths of
+// robots.txt. A string counts if it is an absolute http(s) URL, a path
+// ("/api/x"), a relative path starting "./" or "../", or ends in a known
+// file extension ("logo.png"); its role follows from the extension (see
+// Link.Speculative). Guessed links are marked Speculative in Page.Links,
+// come after the page's other links, at most a few thousand a page, and
+// are followed as the others are, by role; from a script fetched as a
+// requisite, only its requisites. Many guesses are not URLs: expect 404s.
+// Paths of robots.txt are queued only if in scope and allowed by it, as
+// pages one deeper than the roots. The default is off: nothing is
+// guessed, at no cost.
+func WithSpeculative(on bool) Option {
+	return optionFunc(func(c *config) { c.speculative = on })
 }
 
 // WithRobotsDirectives sets whether a page's own robots directives are

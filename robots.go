@@ -874,10 +874,62 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 		if r.cfg.sitemaps && r.rootHosts[key] {
 			o.Links = r.sitemaps(key, rules.sitemaps())
 		}
+		if r.cfg.speculative && r.rootHosts[key] && body != nil {
+			o.Links = append(o.Links, r.robotsPaths(key, body, rules)...)
+		}
 	}
 	if _, err := r.front.Ack(fctx, l, o); err != nil {
 		r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
 	}
+}
+
+// maxRobotsPaths is the most pages robotsPaths queues for one host.
+const maxRobotsPaths = 1000
+
+// robotsPaths returns, for WithSpeculative, the pages a root host's
+// robots.txt names in the Allow and Disallow lines of all its groups: each
+// path without a "*" (a final "$" dropped), resolved against the host and
+// normalised, if in scope, allowed by rules (a path the crawler would be
+// refused is not worth a request), and not excluded or filtered out, as a
+// page at depth 1, at most maxRobotsPaths. A filter that panics is logged,
+// and its path left out.
+func (r *run) robotsPaths(key string, body []byte, rules *robots) []Request {
+	var reqs []Request
+	seen := make(map[string]bool)
+	for len(body) > 0 && len(reqs) < maxRobotsPaths {
+		var line []byte
+		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			line, body = body, nil
+		}
+		k, v := robotsLine(line)
+		if k != keyAllow && k != keyDisallow {
+			continue
+		}
+		v = bytes.TrimSuffix(v, []byte("$"))
+		if len(v) < 2 || v[0] != '/' || bytes.IndexByte(v, '*') >= 0 {
+			continue
+		}
+		u, err := resolveRef(nil, key+string(v))
+		if err != nil || !r.scope.contains(u) {
+			continue
+		}
+		us := u.String()
+		if seen[us] || HostKey(us) != key || !rules.allowed(us[len(key):]) {
+			continue
+		}
+		seen[us] = true
+		ok, err := r.allows(us, u)
+		if err != nil {
+			r.cfg.logger.Error("robots.txt path", "url", us, "err", err)
+		}
+		if !ok || err != nil {
+			continue
+		}
+		reqs = append(reqs, Request{URL: us, Kind: PageRequest, Depth: 1, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
+	}
+	return reqs
 }
 
 // ErrRobotsUnavailable is matched, with errors.Is, by the error of every URL
