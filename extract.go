@@ -56,6 +56,12 @@ type Link struct {
 	// Role says whether a crawler follows the URL, fetches it to render
 	// the page, or only records it.
 	Role LinkRole
+	// Speculative marks a URL found by WithSpeculative's guesswork: a
+	// string in a script, in the page's text or in an attribute that is
+	// not a URL attribute, that looks like a URL (Source "script
+	// speculative", "text speculative", "attribute speculative"). The
+	// markup does not name it as a URL, and it may not be one at all.
+	Speculative bool
 	// Source is how the page named the URL: the element and attribute, in
 	// lower case ("a href", "img srcset", "iframe src", "td background",
 	// "meta refresh", "doctype", "sitemap loc"), the header ("header Link", "header
@@ -77,12 +83,6 @@ type Link struct {
 	Text string
 	// Page is the URL of the page the link is on.
 	Page string
-	// Speculative marks a URL found by WithSpeculative's guesswork: a
-	// string in a script, in the page's text or in an attribute that is
-	// not a URL attribute, that looks like a URL (Source "script
-	// speculative", "text speculative", "attribute speculative"). The
-	// markup does not name it as a URL, and it may not be one at all.
-	Speculative bool
 }
 
 // TypedLinkExtractor returns the typed links of a fetched page, as

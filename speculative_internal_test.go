@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -172,4 +173,30 @@ func FuzzSpeculate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkScanLinksSpeculative compares scanLinksMax with and without
+// guessing on a page of markup links, text, attributes and a script:
+//
+//	go test -run '^$' -bench ScanLinksSpeculative .
+func BenchmarkScanLinksSpeculative(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`<html><head><script>var cfg = {api: "/api/v2/items", cdn: "https://cdn.example.test/app.js", n: 3, s: 'hello world'};</script></head><body>`)
+	for i := range 50 {
+		fmt.Fprintf(&sb, `<div class="item" data-id="%d" data-href="/items/%d"><a href="/p/%d">Item %d</a> <p>Some text about item %d, see docs/readme.txt or /help.</p></div>`, i, i, i, i, i)
+	}
+	sb.WriteString(`</body></html>`)
+	body := []byte(sb.String())
+	page, _ := url.Parse("https://example.test/")
+	for _, spec := range []bool{false, true} {
+		b.Run(fmt.Sprintf("spec=%t", spec), func(b *testing.B) {
+			links, _, _, _ := scanLinksMax(nil, page, nil, body, "text/html", 0, spec)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				scanLinksMax(links[:0], page, nil, body, "text/html", 0, spec)
+			}
+			b.ReportMetric(float64(len(links)), "links/page")
+		})
+	}
 }
