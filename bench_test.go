@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/crawltest"
+	"github.com/asyncrawl/crawl/warc"
 )
 
 const (
@@ -322,4 +324,48 @@ func BenchmarkCrawlLarge(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/largePages, "heap-B/page")
 	b.ReportMetric(float64(largePages)*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// BenchmarkCrawlWARC crawls the benchmark site as BenchmarkCrawl does, once
+// plain and once recording every exchange into a .warc.gz (with its CDXJ
+// index) through crawl.WithTransportWrapper, in one run, so that their
+// pages/s compare: what archiving costs.
+func BenchmarkCrawlWARC(b *testing.B) {
+	s := newBenchSite(b)
+	root := s.srv.URL + "/p/0.html"
+	for _, archive := range []bool{false, true} {
+		name := "plain"
+		if archive {
+			name = "warc"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				opts := []crawl.Option{crawl.WithWorkers(16), crawl.WithHostWorkers(16)}
+				var w *warc.Writer
+				if archive {
+					dir := b.TempDir()
+					var err error
+					w, err = warc.NewWriter(warc.Options{File: filepath.Join(dir, "bench.warc.gz"), Index: filepath.Join(dir, "bench.cdxj")})
+					if err != nil {
+						b.Fatal(err)
+					}
+					opts = append(opts, crawl.WithTransportWrapper(w.Transport))
+				}
+				c, err := crawl.New(opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				stats, err := c.Run(context.Background(), root)
+				if err != nil || stats.HTML != benchPages {
+					b.Fatalf("got %d pages, err %v; want %d", stats.HTML, err, benchPages)
+				}
+				if w != nil {
+					if err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(benchPages)*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+		})
+	}
 }
