@@ -198,10 +198,17 @@ func FuzzNormalize(f *testing.F) {
 			// blame.
 			return
 		}
+		_, stdErr := parseStd(refString(u), nil)
 		normalize(u)
 		once := u.String()
 		if u.User != nil {
 			t.Errorf("normalize(%q) = %q, which keeps the userinfo", s, once)
+		}
+		if stdErr != nil {
+			// The URL Standard refuses it ("http://A.0.", a host
+			// ending in a number that is no IPv4 address): scope
+			// refuses it too, and normalize only tidies it.
+			return
 		}
 		// A host normalize made canonical is its own canonical form;
 		// one it could not stays refused. Only http(s) URLs are
@@ -220,6 +227,12 @@ func FuzzNormalize(f *testing.F) {
 		v, err := url.Parse(once)
 		if err != nil {
 			t.Fatalf("normalize(%q) = %q, which url.Parse rejects: %v", s, once, err)
+		}
+		if !isHTTP(u) {
+			// Not a URL the crawl would fetch ("http:/0%2F " has no
+			// host: the Standard's parser refused it, and scope
+			// does): its string need not normalise to itself.
+			return
 		}
 		normalize(v)
 		if twice := v.String(); twice != once {
