@@ -391,11 +391,7 @@ func (cr *Crawl) Close() {
 // does. It may be called many times, from many goroutines.
 func (cr *Crawl) Wait() (*Stats, error) {
 	<-cr.finished
-	s := *cr.stats
-	s.FailKinds = maps.Clone(s.FailKinds)
-	s.StatusCounts = maps.Clone(s.StatusCounts)
-	s.Refused = maps.Clone(s.Refused)
-	return &s, cr.err
+	return cr.stats.clone(), cr.err
 }
 
 // report calls f with a Progress every interval until ctx is done.
@@ -423,12 +419,10 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 // buffers is kept between pages only up to a size, so that one large page
 // or sitemap does not pin its memory for the rest of the Run.
 type worker struct {
-	buf    []byte              // response body
-	page   pageLinks           // a page's links, as the default extractor found them
-	keys   map[string]struct{} // a page's distinct links
-	batch  []Request           // a page's new requests
-	links  []Link              // a page's typed links
-	unread int                 // and how many more were left unresolved
+	buf   []byte              // response body
+	keys  map[string]struct{} // a page's distinct links
+	batch []Request           // a page's new requests
+	links []Link              // a page's typed links
 }
 
 // maxKeptBuf is the largest body buffer a worker keeps between pages; a
@@ -444,11 +438,6 @@ const maxKeptRefs = 1 << 12
 func (w *worker) trim() {
 	if cap(w.buf) > maxKeptBuf {
 		w.buf = nil
-	}
-	if cap(w.page.refs) > maxKeptRefs {
-		w.page.refs = nil
-	} else {
-		clear(w.page.refs[:cap(w.page.refs)])
 	}
 	if cap(w.links) > maxKeptRefs {
 		w.links = nil
@@ -603,9 +592,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
-	var n int                   // the page's links
-	var link func(int) *url.URL // link i of n, or nil
-	typed := false              // the default extractor found the typed links
+	typed := false // the default extractor found the typed links
+	unread := 0    // and left so many more unresolved
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
 		(l.Kind == PageRequest || l.Kind == ResourceRequest &&
 			(p.ContentType == "text/css" || r.cfg.speculative && isJavaScript(p.ContentType))) {
@@ -615,25 +603,25 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		var docBase *url.URL
 		// A page of a million links costs a URL each only for the first
 		// few times the per-page cap; the rest are refused unread.
-		var unread int
 		w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
-		w.unread = unread
 		typed = true
 		db := *docBase
 		p.Base, p.Links = &db, w.links
 		if r.cfg.directives && l.Kind == PageRequest {
 			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 		}
-	} else if r.cfg.directives && isHTML(p.ContentType) && !resp.encoded {
-		meta := pageMeta(p.Body)
-		p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+	} else if isHTML(p.ContentType) && !resp.encoded && (r.cfg.directives || l.Kind == PageRequest) {
+		// A custom extractor's page: its robots meta tags, and the
+		// document base its relative links resolve against, in one pass.
+		meta, docBase := scanHead(base, p.Body)
+		if r.cfg.directives {
+			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+		}
+		if l.Kind == PageRequest {
+			base = docBase
+		}
 	}
 	if p.Base == nil {
-		// Relative links of a custom extractor resolve against the
-		// document base too.
-		if isHTML(p.ContentType) && !resp.encoded && l.Kind == PageRequest {
-			base = documentBase(base, p.Body)
-		}
 		docBase := *base
 		p.Base = &docBase
 	}
@@ -662,26 +650,23 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		return
 	}
 	if typed {
-		if err := r.followTyped(w, l, w.links, p.NoFollow && r.cfg.directives, res); err != nil {
+		if err := r.followTyped(w, l, w.links, unread, p.NoFollow && r.cfg.directives, res); err != nil {
 			res.Err = err
 		}
 		return
 	}
-	if l.Kind != PageRequest {
+	if l.Kind != PageRequest || r.cfg.extractor == nil {
 		return // a resource's links are not followed
 	}
-	if link == nil && r.cfg.extractor != nil {
-		links, err := r.extract(ctx, p)
-		if err != nil {
-			res.Err = fmt.Errorf("%s: extract links: %w", l.URL, err)
-			return
-		}
-		n, link = len(links), urlsAt(links)
-	}
-	if p.NoFollow && r.cfg.directives || n == 0 {
+	links, err := r.extract(ctx, p)
+	if err != nil {
+		res.Err = fmt.Errorf("%s: extract links: %w", l.URL, err)
 		return
 	}
-	if err := r.follow(w, l, base, n, link, PageRequest, l.Depth+1, res); err != nil {
+	if p.NoFollow && r.cfg.directives || len(links) == 0 {
+		return
+	}
+	if err := r.follow(w, l, base, links, PageRequest, l.Depth+1, res); err != nil {
 		res.Err = err
 	}
 }
@@ -767,35 +752,34 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 // A link the extractor returned is resolved and normalised in place: the
 // crawler owns it, and a program that kept it sees the URL that was
 // queued.
-func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *url.URL, kind RequestKind, depth int, res *Result) error {
+func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind RequestKind, depth int, res *Result) error {
+	// Relative links resolve against base as the URL Standard has it; a
+	// base it refuses leaves them out.
+	std, err := stdFromURL(base)
+	if err != nil {
+		return nil
+	}
 	clear(w.keys)
 	lg := r.newLinkGate(w, l, res)
 	deep := r.cfg.maxDepth > 0 && depth > r.cfg.maxDepth
 	if l.Kind != PageRequest {
 		lg.maxLinks = 0
 	}
-	// Relative links resolve against base as the URL Standard has it; a
-	// base it refuses leaves them out.
-	std, stdErr := stdFromURL(base)
-	for i := range n {
-		u := link(i)
+	for i, u := range links {
 		if u == nil {
 			continue
 		}
-		if u == w.page.last {
-			// The default extractor's link, which link resolved
-			// and normalised: the common case, at no cost.
-		} else if v, err := parseStd(refString(u), &std); err == nil && stdErr == nil {
-			v.setURL(u)
-		} else {
+		v, err := parseStd(refString(u), &std)
+		if err != nil {
 			continue
 		}
+		v.setURL(u)
 		stop, err := lg.add(u, kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
 		if stop {
-			lg.refused[refuseLinksPerPage] = n - i
+			lg.refused[refuseLinksPerPage] = len(links) - i
 			break
 		}
 	}
@@ -811,7 +795,7 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, n int, link func(int) *
 // resource (a requisite or reference fetched) leads only to its own
 // requisites: those a stylesheet imports and, with WithSpeculative, those
 // a script names.
-func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res *Result) error {
+func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollow bool, res *Result) error {
 	clear(w.keys)
 	lg := r.newLinkGate(w, l, res)
 	deep := r.cfg.maxDepth > 0 && l.Depth+1 > r.cfg.maxDepth
@@ -820,7 +804,7 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res 
 		kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
 		switch lk.Role {
 		case Navigation:
-			if l.Kind != PageRequest || nofollow || r.cfg.directives && hasToken([]byte(lk.Rel), "nofollow") {
+			if l.Kind != PageRequest || nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
 				continue
 			}
 			kind, depth, past = PageRequest, l.Depth+1, deep
@@ -847,9 +831,7 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, nofollow bool, res 
 			break
 		}
 	}
-	if w.unread > 0 {
-		lg.refused[refuseLinksPerPage] += w.unread
-	}
+	lg.refused[refuseLinksPerPage] += unread
 	lg.done()
 	return nil
 }
@@ -867,8 +849,8 @@ type linkGate struct {
 	refused  [numRefusals]int
 }
 
-func (r *run) newLinkGate(w *worker, l *Lease, res *Result) *linkGate {
-	return &linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), maxLinks: r.cfg.maxLinksPerPage}
+func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
+	return linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), maxLinks: r.cfg.maxLinksPerPage}
 }
 
 // add considers u, normalised, as a request of kind at depth: out of scope
@@ -923,9 +905,17 @@ func (g *linkGate) done() {
 	}
 }
 
-// urlsAt returns the function that gives us[i], a link source for follow.
-func urlsAt(us []*url.URL) func(int) *url.URL {
-	return func(i int) *url.URL { return us[i] }
+// hasRel reports whether a Link's Rel, lower-case words separated by one
+// space, holds tok.
+func hasRel(rel, tok string) bool {
+	for rel != "" {
+		var w string
+		w, rel, _ = strings.Cut(rel, " ")
+		if w == tok {
+			return true
+		}
+	}
+	return false
 }
 
 // extract runs a custom link extractor, turning a panic into an error.
@@ -972,4 +962,32 @@ func protect(what string, f func() error) (err error) {
 		}
 	}()
 	return f()
+}
+
+// safeHandler passes records to the program's log handler, turning a
+// panic in it into a record dropped: a logger is user code
+// too, and a panic in it must not end the crawl.
+type safeHandler struct{ h slog.Handler }
+
+func (s safeHandler) Enabled(ctx context.Context, l slog.Level) (on bool) {
+	if err := protect("log handler", func() error { on = s.h.Enabled(ctx, l); return nil }); err != nil {
+		return false
+	}
+	return on
+}
+
+func (s safeHandler) Handle(ctx context.Context, r slog.Record) error {
+	return protect("log handler", func() error { return s.h.Handle(ctx, r) })
+}
+
+func (s safeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	h := s.h
+	protect("log handler", func() error { h = s.h.WithAttrs(as); return nil })
+	return safeHandler{h}
+}
+
+func (s safeHandler) WithGroup(name string) slog.Handler {
+	h := s.h
+	protect("log handler", func() error { h = s.h.WithGroup(name); return nil })
+	return safeHandler{h}
 }

@@ -310,14 +310,24 @@ func (f *MemoryFrontier) removeWaiter(w *popper) {
 	}
 }
 
-// end removes the lease l from the leases out, returning its record, or
-// nil if it is not out. f.mu is held.
-func (f *MemoryFrontier) end(l *Lease) *leaseRec {
+// out returns the record of the lease l if it is out, nil if not: it
+// ended, or was taken back and its ID given to no other. f.mu is held.
+func (f *MemoryFrontier) out(l *Lease) *leaseRec {
 	if l == nil {
 		return nil
 	}
 	rec := f.leases[l.ID]
 	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+		return nil
+	}
+	return rec
+}
+
+// end removes the lease l from the leases out, returning its record, or
+// nil if it is not out. f.mu is held.
+func (f *MemoryFrontier) end(l *Lease) *leaseRec {
+	rec := f.out(l)
+	if rec == nil {
 		return nil
 	}
 	delete(f.leases, l.ID)
@@ -410,8 +420,8 @@ func (f *MemoryFrontier) Extend(ctx context.Context, l *Lease) error {
 	if f.closed {
 		return ErrFrontierClosed
 	}
-	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	rec := f.out(l)
+	if rec == nil {
 		return ErrLeaseLost
 	}
 	if rec.idx >= 0 {

@@ -64,19 +64,14 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.
 	return dst, pl.meta
 }
 
-// pageLinks is what a scan of an HTML document found: its link references
-// as written, the URL they resolve against, and what its robots meta tags
-// say. The references are resolved one at a time, by link, so that a page
-// of a million links costs a string each, not a URL each, past the links
-// the crawl considers. A worker reuses one.
+// pageLinks is what ExtractLinks' scan of an HTML document found: its link
+// references as written, the URL they resolve against, and what its robots
+// meta tags say; link resolves them one at a time.
 type pageLinks struct {
 	refs []string
 	base *url.URL // the document base URL
 	std  stdURL   // base, parsed by the URL Standard
 	ok   bool     // base parsed: links resolve
-	// last is the URL link returned last, which follow knows to be
-	// resolved and normalised already.
-	last *url.URL
 	meta robotsMeta
 }
 
@@ -85,7 +80,7 @@ type pageLinks struct {
 // all of them if a meta tag says nofollow.
 func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	clear(pl.refs)
-	pl.refs, pl.meta, pl.last = pl.refs[:0], robotsMeta{}, nil
+	pl.refs, pl.meta = pl.refs[:0], robotsMeta{}
 	meta := &pl.meta
 	z := html.NewTokenizer(bytes.NewReader(body))
 	// The first <base href> applies to the whole document, links before it
@@ -164,30 +159,47 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	pl.ok = err == nil
 }
 
-// documentBase returns the document base URL of the HTML document body,
-// fetched from page: its first <base href> resolved against page (see
-// resolveRef), or page when it has none or that is not an http(s) URL.
-func documentBase(page *url.URL, body []byte) *url.URL {
+// scanHead reads, in one pass of the tokenizer, what the page of a custom
+// extractor needs of an HTML document fetched from page: what its robots
+// meta tags say, read no further than its <body>, and its document base,
+// the first <base href> resolved against page (see resolveRef), or page
+// when there is none or it is not an http(s) URL.
+func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
+	base = page
+	baseSeen, inBody := false, false
 	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
+	for !baseSeen || !inBody {
 		tt := z.Next()
 		if tt == html.ErrorToken {
-			return page
+			break
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		switch linkTag(rawTagName(z.Raw())) {
+		name := rawTagName(z.Raw())
+		if asciiIs(name, "body") {
+			inBody = true
+			continue
+		}
+		switch linkTag(name) {
 		case tagNoscript:
 			z.NextIsNotRawText()
+		case tagMeta:
+			if !inBody {
+				readMeta(z, &meta)
+			}
 		case tagBase:
+			if baseSeen {
+				continue
+			}
 			for {
 				k, v, more := z.TagAttr()
 				if string(k) == "href" {
+					baseSeen = true
 					if b, err := resolveRef(page, string(v)); err == nil {
-						return b
+						base = b
 					}
-					return page
+					break
 				}
 				if !more {
 					break
@@ -195,6 +207,7 @@ func documentBase(page *url.URL, body []byte) *url.URL {
 			}
 		}
 	}
+	return meta, base
 }
 
 // link returns reference i resolved against the document base as the URL
@@ -208,8 +221,7 @@ func (pl *pageLinks) link(i int) *url.URL {
 	if err != nil {
 		return nil
 	}
-	pl.last = u.urlValue()
-	return pl.last
+	return u.urlValue()
 }
 
 // readMeta reads the attributes of a <meta> tag into m if it is a robots
@@ -242,27 +254,6 @@ func readMeta(z *html.Tokenizer, m *robotsMeta) {
 			m.nofollow = true
 		case asciiIs(d, "none"):
 			m.noindex, m.nofollow = true, true
-		}
-	}
-}
-
-// pageMeta returns what the robots meta tags of an HTML document say,
-// reading no further than its <body>.
-func pageMeta(body []byte) robotsMeta {
-	var meta robotsMeta
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return meta
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name := rawTagName(z.Raw())
-			if asciiIs(name, "body") {
-				return meta
-			}
-			if linkTag(name) == tagMeta {
-				readMeta(z, &meta)
-			}
 		}
 	}
 }

@@ -669,34 +669,6 @@ func (c *config) scopeID() string {
 	return fmt.Sprintf("urls=%s lenient=%t exclude=%q max_depth=%d sitemaps=%t robots=%t", urlNormalisation, c.lenient, c.excludeSrc, c.maxDepth, c.sitemaps, c.robots)
 }
 
-// safeHandler passes records to the program's log handler, turning a
-// panic in it into a record dropped: a logger is user code
-// too, and a panic in it must not end the crawl.
-type safeHandler struct{ h slog.Handler }
-
-func (s safeHandler) Enabled(ctx context.Context, l slog.Level) (on bool) {
-	if err := protect("log handler", func() error { on = s.h.Enabled(ctx, l); return nil }); err != nil {
-		return false
-	}
-	return on
-}
-
-func (s safeHandler) Handle(ctx context.Context, r slog.Record) error {
-	return protect("log handler", func() error { return s.h.Handle(ctx, r) })
-}
-
-func (s safeHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	h := s.h
-	protect("log handler", func() error { h = s.h.WithAttrs(as); return nil })
-	return safeHandler{h}
-}
-
-func (s safeHandler) WithGroup(name string) slog.Handler {
-	h := s.h
-	protect("log handler", func() error { h = s.h.WithGroup(name); return nil })
-	return safeHandler{h}
-}
-
 // WithTransportWrapper sets a function that wraps the transport of each
 // Run's client, to see every exchange as it is sent and received: the
 // crawler's own transport (or the one of WithHTTPClient's client), after

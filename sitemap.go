@@ -478,10 +478,10 @@ func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps
 // too, so that WithMaxDepth bounds them, up to maxSitemapNesting.
 func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
 	pages, maps, perr := sitemapReader{r.cfg.logger}.read(base, l.Depth, body)
-	if err := r.follow(w, l, base, len(pages), urlsAt(pages), PageRequest, l.Depth+1, res); err != nil {
+	if err := r.follow(w, l, base, pages, PageRequest, l.Depth+1, res); err != nil {
 		return err
 	}
-	if err := r.follow(w, l, base, len(maps), urlsAt(maps), SitemapRequest, l.Depth+1, res); err != nil {
+	if err := r.follow(w, l, base, maps, SitemapRequest, l.Depth+1, res); err != nil {
 		return err
 	}
 	if perr != nil {

@@ -321,11 +321,16 @@ func (t *tally) refuse(n *[numRefusals]int) {
 func (t *tally) snapshot() *Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.s
-	s.FailKinds = maps.Clone(t.s.FailKinds)
-	s.StatusCounts = maps.Clone(t.s.StatusCounts)
-	s.Refused = maps.Clone(t.s.Refused)
-	return &s
+	return t.s.clone()
+}
+
+// clone returns a copy of s that shares none of its maps.
+func (s *Stats) clone() *Stats {
+	c := *s
+	c.FailKinds = maps.Clone(s.FailKinds)
+	c.StatusCounts = maps.Clone(s.StatusCounts)
+	c.Refused = maps.Clone(s.Refused)
+	return &c
 }
 
 // resultJSON is the stored form of a Result; see MarshalBinary.
