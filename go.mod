@@ -3,7 +3,6 @@ module github.com/asyncrawl/crawl
 go 1.26.0
 
 require (
-	github.com/creack/pty v1.1.24
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.58.0
 	golang.org/x/sync v0.24.0

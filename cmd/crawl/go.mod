@@ -1,0 +1,22 @@
+module github.com/asyncrawl/crawl/cmd/crawl
+
+go 1.26.0
+
+require (
+	github.com/asyncrawl/crawl v0.0.0
+	github.com/creack/pty v1.1.24
+)
+
+require (
+	go.etcd.io/bbolt v1.5.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+// The command is built from this repository: the workspace (go.work at the
+// repository's root) supplies the packages; this replace does when the
+// module is built on its own (GOWORK=off).
+replace github.com/asyncrawl/crawl v0.0.0 => ../..

@@ -1,0 +1,5 @@
+// Package redisfrontier is a crawl.Frontier kept in Redis, so that crawler
+// processes on several machines share one crawl.
+package redisfrontier
+
+import _ "github.com/redis/go-redis/v9"
