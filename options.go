@@ -110,6 +110,7 @@ type config struct {
 	progressEvery  time.Duration
 	progress       func(Progress)
 	frontier       Frontier // nil: a MemoryFrontier per Run
+	leaseTerm      time.Duration
 	wrapTransport  func(http.RoundTripper) http.RoundTripper
 
 	// valid is set by validate: a Crawler's zero value has not been.
@@ -133,6 +134,7 @@ func defaultConfig() config {
 		maxBackoff:     DefaultMaxBackoff,
 		maxRetryAfter:  DefaultMaxRetryAfter,
 		hostWorkers:    DefaultHostWorkers,
+		leaseTerm:      DefaultLeaseTerm,
 		robots:         true,
 		logger:         slog.New(slog.DiscardHandler),
 
@@ -154,6 +156,9 @@ func (c *config) validate() error {
 	}
 	if c.maxTries < 1 {
 		errs = append(errs, fmt.Errorf("WithMaxTries(%d): need at least 1 try", c.maxTries))
+	}
+	if c.leaseTerm < 0 || c.leaseTerm > 0 && c.leaseTerm < MinLeaseTerm {
+		errs = append(errs, fmt.Errorf("WithLeaseTerm(%v): must be 0 or at least %v", c.leaseTerm, MinLeaseTerm))
 	}
 	if c.maxBodySize < 1 {
 		errs = append(errs, fmt.Errorf("WithMaxBodySize(%d): must be positive", c.maxBodySize))
@@ -653,6 +658,29 @@ func WithMaxSegmentRepeats(n int) Option {
 // MemoryFrontier for each Run.
 func WithFrontier(f Frontier) Option {
 	return optionFunc(func(c *config) { c.frontier = f })
+}
+
+// DefaultLeaseTerm is the default of WithLeaseTerm.
+const DefaultLeaseTerm = time.Minute
+
+// MinLeaseTerm is the shortest lease term WithLeaseTerm accepts: the
+// crawler renews its leases every third of the term, and a shorter term
+// would spend its time renewing them.
+const MinLeaseTerm = 30 * time.Millisecond
+
+// WithLeaseTerm sets Policy.LeaseTerm, how long the frontier keeps a URL
+// leased to a worker that does not renew the lease: a worker renews the
+// leases it holds every d/3 while it works on them, so d bounds how long
+// the URLs of a process that died (kill -9, a machine lost) stay out
+// before another worker, of this process or another sharing the frontier,
+// takes them again. A worker whose lease is taken back (it could not renew
+// it in time: its process was stopped, or the frontier was unreachable)
+// abandons the URL, its fetch cut short, and delivers no Result for it:
+// the new holder does. The default is DefaultLeaseTerm, one minute; 0
+// means leases never expire (right for a frontier no other process
+// shares); d must be 0 or at least MinLeaseTerm.
+func WithLeaseTerm(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.leaseTerm = d })
 }
 
 // urlNormalisation names the version of how URLs are normalised (the URL

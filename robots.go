@@ -828,13 +828,16 @@ func (e *robotsStatusError) Error() string {
 // fetched again after a pause. After the last try, a host whose
 // robots.txt is unreachable is opened with every URL disallowed, wrapping
 // the reason. The sitemaps it names are queued with it, for a root host.
-func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
+func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 	fctx := context.WithoutCancel(ctx)
 	body, err := r.fetch.robots(ctx, &w.buf, l.URL)
+	if r.lost(h) {
+		return
+	}
 	if err != nil && ctx.Err() != nil {
 		// The Run is ending: no verdict on the host, and nothing to log.
 		if err := r.front.Retry(fctx, l, time.Time{}); err != nil {
-			r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+			r.frontierError(l.URL, err)
 		}
 		return
 	}
@@ -853,7 +856,7 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 		if retry {
 			r.cfg.logger.Info("retry", "url", l.URL, "try", l.Tries, "wait", wait, "err", err)
 			if err := r.front.Retry(fctx, l, time.Now().Add(wait)); err != nil {
-				r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+				r.frontierError(l.URL, err)
 			}
 			return
 		}
@@ -879,7 +882,7 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease) {
 		}
 	}
 	if _, err := r.front.Ack(fctx, l, o); err != nil {
-		r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+		r.frontierError(l.URL, err)
 	}
 }
 

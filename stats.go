@@ -195,8 +195,11 @@ type Progress struct {
 	InFlight int
 }
 
-// add counts r. It is not safe for concurrent use: the Run serialises it.
-func (s *Stats) add(r *Result) {
+// Add counts r in s, as a Run counts each Result it delivers: a StatsStore
+// counts the same way. It makes the maps it needs. It is not safe for
+// concurrent use.
+func (s *Stats) Add(r *Result) {
+	s.ensureMaps()
 	s.Done++
 	if r.Status != 0 {
 		s.StatusCounts[r.Status]++
@@ -301,7 +304,7 @@ func newTally(workers int) *tally {
 
 func (t *tally) add(r *Result) {
 	t.mu.Lock()
-	t.s.add(r)
+	t.s.Add(r)
 	t.mu.Unlock()
 }
 
@@ -322,6 +325,19 @@ func (t *tally) snapshot() *Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.s.clone()
+}
+
+// ensureMaps makes the maps of s that are nil.
+func (s *Stats) ensureMaps() {
+	if s.FailKinds == nil {
+		s.FailKinds = map[string]int{}
+	}
+	if s.StatusCounts == nil {
+		s.StatusCounts = map[int]int{}
+	}
+	if s.Refused == nil {
+		s.Refused = map[string]int{}
+	}
 }
 
 // clone returns a copy of s that shares none of its maps.
