@@ -738,8 +738,9 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
-	typed := false // the default extractor found the typed links
-	unread := 0    // and left so many more unresolved
+	typed := false       // an extractor found the typed links
+	unread := 0          // and left so many more unresolved
+	var extractErr error // the custom typed extractor's
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
 		(l.Kind == PageRequest || l.Kind == ResourceRequest &&
 			(p.ContentType == "text/css" || r.cfg.speculative && isJavaScript(p.ContentType))) {
@@ -747,15 +748,27 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// pass, before the page hook, which sees them.
 		var meta robotsMeta
 		var docBase *url.URL
-		// A page of a million links costs a URL each only for the first
-		// few times the per-page cap; the rest are refused unread.
-		w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
-		typed = true
+		if r.cfg.typedExtractor == nil {
+			// A page of a million links costs a URL each only for the
+			// first few times the per-page cap; the rest are refused
+			// unread.
+			w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
+		} else {
+			docBase = base
+			if isHTML(p.ContentType) {
+				meta, docBase = scanHead(base, p.Body)
+			}
+		}
 		db := *docBase
-		p.Base, p.Links = &db, w.links
+		p.Base = &db
 		if r.cfg.directives && l.Kind == PageRequest {
 			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 		}
+		if r.cfg.typedExtractor != nil {
+			w.links, extractErr = r.extractTyped(ctx, p, w.links[:0])
+		}
+		typed = true
+		p.Links = w.links
 	} else if isHTML(p.ContentType) && !resp.encoded && (r.cfg.directives || l.Kind == PageRequest) {
 		// A custom extractor's page: its robots meta tags, and the
 		// document base its relative links resolve against, in one pass.
@@ -776,8 +789,16 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		p.NoIndex = p.NoIndex || h.noindex
 		p.NoFollow = p.NoFollow || h.nofollow
 	}
+	// The typed links are weighed before the page hook, which sees what
+	// became of each (Link.Fate).
+	var followErr error
+	if typed && extractErr == nil {
+		followErr = r.followTyped(w, l, w.links, unread, p.NoFollow && r.cfg.directives, res)
+	}
 	if hook := r.cfg.pageHook; hook != nil {
 		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
+			// Its links are not followed.
+			w.batch, w.refused, res.NumURLs = w.batch[:0], [numRefusals]int{}, 0
 			res.Err = fmt.Errorf("%s: %w", l.URL, err)
 			return
 		}
@@ -796,8 +817,11 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		return
 	}
 	if typed {
-		if err := r.followTyped(w, l, w.links, unread, p.NoFollow && r.cfg.directives, res); err != nil {
-			res.Err = err
+		switch {
+		case extractErr != nil:
+			res.Err = fmt.Errorf("%s: extract links: %w", l.URL, extractErr)
+		case followErr != nil:
+			res.Err = followErr
 		}
 		return
 	}
@@ -870,6 +894,22 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		Kind: kind, CrossHost: cross, Referrer: l.URL})
 }
 
+// allowsLink applies the LinkFilters to a typed link. A filter that panics
+// gives an error wrapping ErrPanic.
+func (r *run) allowsLink(l *Link) (ok bool, err error) {
+	err = protect("link filter", func() error {
+		ok = true
+		for _, f := range r.cfg.linkFilters {
+			if !f(l) {
+				ok = false
+				break
+			}
+		}
+		return nil
+	})
+	return ok, err
+}
+
 // allows applies the exclude patterns and the filters to a link or
 // redirect target in scope. A filter that panics gives an error wrapping
 // ErrPanic.
@@ -918,7 +958,7 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 			continue
 		}
 		v.setURL(u)
-		stop, err := lg.add(u, kind, depth, true, deep)
+		_, stop, err := lg.add(u, kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
@@ -945,10 +985,15 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 	deep := r.cfg.maxDepth > 0 && l.Depth+1 > r.cfg.maxDepth
 	for i := range links {
 		lk := &links[i]
+		lk.Fate = LinkNotFollowed
 		kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
 		switch lk.Role {
 		case Navigation:
-			if l.Kind != PageRequest || nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
+			if l.Kind != PageRequest {
+				continue
+			}
+			if nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
+				lk.Fate = LinkNofollow
 				continue
 			}
 			kind, depth, past = PageRequest, l.Depth+1, deep
@@ -964,14 +1009,29 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 		default:
 			continue
 		}
+		if len(r.cfg.linkFilters) > 0 {
+			ok, err := r.allowsLink(lk)
+			if err != nil {
+				w.batch = w.batch[:lg.start]
+				return fmt.Errorf("%s: %w", l.URL, err)
+			}
+			if !ok {
+				lk.Fate = LinkExcluded
+				continue
+			}
+		}
 		// The extractor's URLs are in the URL Standard's form, which
 		// normalize would not change.
-		stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		fate, stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		lk.Fate = fate
 		if err != nil {
 			return err
 		}
 		if stop {
 			lg.refused[refuseLinksPerPage] = len(links) - i
+			for j := i + 1; j < len(links); j++ {
+				links[j].Fate = LinkOverCap
+			}
 			break
 		}
 	}
@@ -1000,46 +1060,50 @@ func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
 // add considers u, normalised, as a request of kind at depth: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
 // past the depth limit it is counted and refused; else the trap limits
-// may refuse it. stop reports that the per-page cap is reached: the
-// page's links from this one on are left unread.
-func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (stop bool, err error) {
+// may refuse it. It returns what became of u; stop reports that the
+// per-page cap is reached: the page's links from this one on are left
+// unread.
+func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
 	if scoped && !g.r.scope.contains(u) {
 		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
-			return false, nil
+			return LinkOutOfScope, false, nil
 		}
 		// Not followed, but checked: its status only.
 		kind, scoped, past = CheckRequest, false, false
 	}
 	if !scoped && !isHTTP(u) {
-		return false, nil
+		return LinkOutOfScope, false, nil
 	}
 	key := u.String()
 	if _, dup := g.w.keys[key]; dup {
-		return false, nil
+		return LinkDuplicate, false, nil
 	}
 	if g.maxLinks > 0 && len(g.w.keys) == g.maxLinks {
-		return true, nil
+		return LinkOverCap, true, nil
 	}
 	g.w.keys[key] = struct{}{}
 	ok, err := g.r.allows(key, u)
 	if err != nil {
 		g.w.batch = g.w.batch[:g.start]
-		return false, fmt.Errorf("%s: %w", g.l.URL, err)
+		return LinkExcluded, false, fmt.Errorf("%s: %w", g.l.URL, err)
 	}
 	if !ok {
-		return false, nil
+		return LinkExcluded, false, nil
 	}
 	g.res.NumURLs++
 	if past {
 		g.refused[refuseDepth]++
-		return false, nil
+		return LinkTooDeep, false, nil
 	}
 	if why := g.r.scope.trap(key, u); why != refuseNone {
 		g.refused[why]++
-		return false, nil
+		return refusalFate[why], false, nil
 	}
 	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
-	return false, nil
+	if kind == CheckRequest {
+		return LinkChecked, false, nil
+	}
+	return LinkFollowed, false, nil
 }
 
 // done adds the page's refusals to the worker's, which are counted when
@@ -1061,6 +1125,35 @@ func hasRel(rel, tok string) bool {
 		}
 	}
 	return false
+}
+
+// extractTyped runs a custom typed link extractor, turning a panic into an
+// error, and appends its links to buf, each resolved against p.Base and
+// normalised, as the default extractor's are; a link that does not
+// resolve to an http(s) URL is left out.
+func (r *run) extractTyped(ctx context.Context, p *Page, buf []Link) ([]Link, error) {
+	var links []Link
+	err := protect("link extractor", func() (err error) {
+		links, err = r.cfg.typedExtractor(ctx, p)
+		return err
+	})
+	page := p.URL.String()
+	for _, lk := range links {
+		if lk.URL == nil {
+			continue
+		}
+		u, rerr := resolveRef(p.Base, lk.URL.String())
+		if rerr != nil || !isHTTP(u) {
+			continue
+		}
+		*lk.URL = *u
+		if lk.Page == "" {
+			lk.Page = page
+		}
+		lk.Fate = LinkNotFollowed
+		buf = append(buf, lk)
+	}
+	return buf, err
 }
 
 // extract runs a custom link extractor, turning a panic into an error.

@@ -83,6 +83,9 @@ type Link struct {
 	Text string
 	// Page is the URL of the page the link is on.
 	Page string
+	// Fate is what the crawl did with the link, set by the crawler in
+	// Page.Links before the page hook sees them; an extractor leaves it.
+	Fate LinkFate
 }
 
 // TypedLinkExtractor returns the typed links of a fetched page, as

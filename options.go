@@ -82,6 +82,8 @@ type config struct {
 	lenient        bool
 	filters        []Filter
 	extractor      LinkExtractor // nil: ExtractLinks
+	typedExtractor TypedLinkExtractor
+	linkFilters    []LinkFilter
 	client         *http.Client
 	blockPrivate   bool
 	userAgent      string
@@ -296,7 +298,38 @@ func WithFilter(f Filter) Option {
 // restores the default, ExtractLinks. An extractor that wants the default
 // links as well can call ExtractLinks itself.
 func WithLinkExtractor(e LinkExtractor) Option {
-	return optionFunc(func(c *config) { c.extractor = e })
+	return optionFunc(func(c *config) { c.extractor, c.typedExtractor = e, nil })
+}
+
+// WithTypedLinkExtractor replaces the function that finds a page's typed
+// links; nil restores the default, ExtractTypedLinks, which it may call
+// itself to add to or prune the default links. The crawler treats its
+// links as it treats the default extractor's: Page.Links holds them for
+// the page hook, each followed by its role (navigation links in scope,
+// one deeper; requisites with WithRequisites; references with
+// WithReferences), and each gets its Fate. Each Link's URL must be
+// absolute, or relative to p.Base; the crawler resolves and normalises it
+// in place, and drops a link that does not resolve to an http(s) URL. It
+// is called for the 2xx responses the default extractor would read: pages
+// (HTML, XHTML, SVG, XML, CSS and, with WithSpeculative, scripts, by their
+// Content-Type; not sitemaps and robots.txt, which the crawler reads
+// itself) and the stylesheets fetched as requisites. It replaces a
+// WithLinkExtractor given before it, as that replaces it.
+func WithTypedLinkExtractor(e TypedLinkExtractor) Option {
+	return optionFunc(func(c *config) { c.typedExtractor, c.extractor = e, nil })
+}
+
+// WithLinkFilter adds a LinkFilter, which decides on the typed links of
+// pages, seeing what kind of link each is: a link is followed only if every
+// LinkFilter accepts it, and then every Filter. The links of a custom
+// WithLinkExtractor, which are bare URLs, see only the Filters. The option
+// may be given many times; the default is none.
+func WithLinkFilter(f LinkFilter) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.linkFilters = append(c.linkFilters, f)
+		}
+	})
 }
 
 // WithHTTPClient sets the client used for every request; proxies, cookies
@@ -377,8 +410,11 @@ func WithRequestHook(f func(*http.Request) error) Option {
 }
 
 // WithPageHook sets a function called for every response that is not a
-// redirect, whatever its status or content type, after retries are over and
-// before the page's links are extracted. p.Body is valid only during the
+// redirect, whatever its status or content type, after retries are over.
+// It comes after the default extractor (or a WithTypedLinkExtractor) found
+// the page's links and the crawler weighed them, so that Page.Links says
+// what became of each (Link.Fate), and before a custom WithLinkExtractor
+// is called. p.Body is valid only during the
 // call: the crawler reuses the buffer, so a hook that keeps the body copies
 // it. If the hook panics, the panic is recovered into the URL's Result.Err
 // and the page's links are not followed. It may be called from several
