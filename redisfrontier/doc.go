@@ -2,4 +2,4 @@
 // processes on several machines share one crawl.
 package redisfrontier
 
-import _ "github.com/redis/go-redis/v9"
+
