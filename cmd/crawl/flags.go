@@ -57,6 +57,9 @@ type config struct {
 	output      string
 	graph       string
 	state       string
+	redis       string        // the Redis frontier's URL
+	crawlName   string        // the crawl's name on it
+	lease       time.Duration // its lease term
 	warc        string
 	warcMaxSize int64
 	warcIndex   string
@@ -108,6 +111,7 @@ func newCLI(cfg *config) *cli {
 		warcMaxSize: warc.DefaultMaxSize,
 		timeout:     crawl.DefaultRequestTimeout,
 		demoLatency: 20 * time.Millisecond,
+		lease:       crawl.DefaultLeaseTerm,
 
 		maxURLLength:      crawl.DefaultMaxURLLength,
 		maxLinks:          crawl.DefaultMaxLinksPerPage,
@@ -170,6 +174,11 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Resuming")
 	c.add(&stringFlag{p: &cfg.state}, "FILE", "keep the crawl in FILE: run the same command again after a crash or Ctrl-C and it goes on where it stopped", "state")
+
+	c.group("Crawling on several machines")
+	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
+	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled)", "crawl")
+	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
 
 	c.group("Demo")
 	c.add(&boolFlag{p: &cfg.demo}, "", "serve the built-in demo site on a loopback port and crawl it", "demo")

@@ -4,12 +4,15 @@ go 1.26.0
 
 require (
 	github.com/asyncrawl/crawl v0.0.0
+	github.com/asyncrawl/crawl/redisfrontier v0.0.0
 	github.com/creack/pty v1.1.24
+	github.com/redis/go-redis/v9 v9.23.0
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -19,4 +22,7 @@ require (
 // The command is built from this repository: the workspace (go.work at the
 // repository's root) supplies the packages; this replace does when the
 // module is built on its own (GOWORK=off).
-replace github.com/asyncrawl/crawl v0.0.0 => ../..
+replace (
+	github.com/asyncrawl/crawl v0.0.0 => ../..
+	github.com/asyncrawl/crawl/redisfrontier v0.0.0 => ../../redisfrontier
+)

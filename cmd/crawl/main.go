@@ -34,6 +34,7 @@ import (
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/boltfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/warc"
 )
 
@@ -100,6 +101,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 
 	if cfg.demo && cfg.state != "" {
 		return fail("-state cannot resume -demo: the demo site gets a new port each run")
+	}
+	leaseSet := false
+	cl.fs.Visit(func(f *flag.Flag) { leaseSet = leaseSet || f.Name == "lease" })
+	if err := checkRedisFlags(&cfg, leaseSet); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.warcIndex != "" && cfg.warc == "" {
 		return fail("-warc_index indexes the archive -warc writes: give -warc FILE too")
@@ -222,6 +228,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			}
 		}
 	}
+	var shared *redisfrontier.Frontier
+	if cfg.redis != "" {
+		f, err := openRedis(ctx, &cfg, logger)
+		if err != nil {
+			return fail("%v", err)
+		}
+		defer f.Close()
+		shared = f
+		opts = append(opts, crawl.WithFrontier(f), crawl.WithLeaseTerm(cfg.lease))
+	}
 	c, err := crawl.New(opts...)
 	if err != nil {
 		return fail("%v", err)
@@ -273,6 +289,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if state != nil {
 		if err := state.Close(); err != nil {
 			return fail("-state: %v", err)
+		}
+	}
+	if shared != nil {
+		if err := shared.Close(); err != nil {
+			return fail("-redis: %v", err)
 		}
 	}
 	for _, f := range []*outputFile{outFile, graphFile} {
