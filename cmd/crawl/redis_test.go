@@ -29,13 +29,15 @@ import (
 type fetch struct {
 	path, agent string
 	start, end  time.Time
+	abandoned   bool // its client went away before the answer was sent
 }
 
 // sharedSite serves pages /p/0 to /p/(n-1), each linking to a few others so
 // that all are reached from /p/0, every 50th also to /private/N, which its
 // robots.txt disallows. It records every request: who sent it (the
-// User-Agent names the process), when it began and ended, and how many
-// requests for the same path, or for the site, were in flight at once.
+// User-Agent names the process), when it began and ended, whether its
+// client went away first, and how many requests for the site were in
+// flight at once.
 type sharedSite struct {
 	*httptest.Server
 	n       int
@@ -44,8 +46,6 @@ type sharedSite struct {
 	mu          sync.Mutex
 	fetches     []fetch
 	byPath      map[string][]int // indexes into fetches
-	inflight    map[string]int   // by path
-	overlaps    []string         // a path requested while a request for it was in flight
 	hostIn      int
 	maxHostIn   int
 	robots      int
@@ -53,7 +53,7 @@ type sharedSite struct {
 }
 
 func newSharedSite(t *testing.T, n int, latency time.Duration) *sharedSite {
-	s := &sharedSite{n: n, latency: latency, byPath: map[string][]int{}, inflight: map[string]int{}}
+	s := &sharedSite{n: n, latency: latency, byPath: map[string][]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -65,10 +65,6 @@ func (s *sharedSite) serve(w http.ResponseWriter, r *http.Request) {
 	i := len(s.fetches)
 	s.fetches = append(s.fetches, fetch{path: path, agent: r.UserAgent(), start: time.Now()})
 	s.byPath[path] = append(s.byPath[path], i)
-	if s.inflight[path] > 0 {
-		s.overlaps = append(s.overlaps, path)
-	}
-	s.inflight[path]++
 	s.hostIn++
 	s.maxHostIn = max(s.maxHostIn, s.hostIn)
 	switch {
@@ -78,14 +74,22 @@ func (s *sharedSite) serve(w http.ResponseWriter, r *http.Request) {
 		s.privateHits++
 	}
 	s.mu.Unlock()
+	abandoned := false
 	defer func() {
 		s.mu.Lock()
 		s.fetches[i].end = time.Now()
-		s.inflight[path]--
+		s.fetches[i].abandoned = abandoned
 		s.hostIn--
 		s.mu.Unlock()
 	}()
-	time.Sleep(s.latency)
+	select {
+	case <-time.After(s.latency):
+	case <-r.Context().Done():
+		// A process killed, or cutting its fetches short on Ctrl-C
+		// or a lease lost: no fetch of the URL's any more.
+		abandoned = true
+		return
+	}
 	if path == "/robots.txt" {
 		fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
 		return
@@ -187,8 +191,20 @@ func (s *sharedSite) checkComplete(t *testing.T) {
 	if s.privateHits != 0 {
 		t.Errorf("%d requests for /private/ pages, which robots.txt disallows; want 0", s.privateHits)
 	}
-	if len(s.overlaps) > 0 {
-		t.Errorf("requested while a request for it was in flight: %q; want none", s.overlaps)
+	// Two fetches of one page at once, neither abandoned by its client:
+	// two processes held the page's lease at once.
+	for p, idx := range s.byPath {
+		for j, a := range idx {
+			for _, b := range idx[j+1:] {
+				fa, fb := s.fetches[a], s.fetches[b]
+				if fa.abandoned || fb.abandoned {
+					continue
+				}
+				if fb.start.Before(fa.end) && fa.start.Before(fb.end) {
+					t.Errorf("%s fetched by %s and %s at once: %v and %v", p, fa.agent, fb.agent, fa, fb)
+				}
+			}
+		}
 	}
 }
 
@@ -506,4 +522,34 @@ func TestRedisPoliteness(t *testing.T) {
 		senders[f.agent] = true
 	}
 	t.Logf("%d requests from %d processes, at least %v apart", len(fs), len(senders), gap)
+}
+
+// Ctrl-C on one process: it gives its leases back and exits 130 with the
+// report of what was done; the other finishes the crawl at once, not a
+// lease term (the default, a minute) later.
+func TestRedisInterrupt(t *testing.T) {
+	t.Parallel()
+	const workers = 4
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 200, 20*time.Millisecond)
+	ps := startProcs(t, s, 2, "-redis", rs.URL(), "-workers", strconv.Itoa(workers), s.URL+"/p/0")
+	s.waitSent(t, ps[0].name, 20)
+	if err := ps[0].cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := ps[0].wait(t)
+	stopped := time.Now()
+	if r.code != 130 || !strings.Contains(r.stderr, "interrupted") {
+		t.Errorf("%s after SIGINT: exit %d, stderr %q; want 130 and interrupted", ps[0].name, r.code, r.stderr)
+	}
+	if _, _, _, todo, _ := splitReport(t, r.stdout); todo == "" || todo == "0" {
+		t.Errorf("%s after SIGINT: Todo %q, want the URLs left in the whole crawl", ps[0].name, todo)
+	}
+	checkFinished(t, s, ps[1:])
+	s.checkComplete(t)
+	if took := time.Since(stopped); took > 20*time.Second {
+		t.Errorf("the crawl took %v after the Ctrl-C: the leases were not given back", took)
+	}
+	re := checkRefetched(t, s, ps[0].name, workers)
+	t.Logf("%d pages fetched again: %v", len(re), slices.Collect(maps.Keys(re)))
 }
