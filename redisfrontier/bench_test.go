@@ -1,0 +1,96 @@
+package redisfrontier_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// benchURL is the URL number i of the benchmark's site: 100 hosts, URL i
+// links to URLs 10i+1 to 10i+10.
+func benchURL(i int) crawl.Request {
+	return crawl.Request{URL: fmt.Sprintf("https://h%d.example/p/%d", i%100, i), Depth: 1, Referrer: "https://h0.example/"}
+}
+
+// BenchmarkFrontier measures the frontier alone through one local
+// redis-server with AOF everysec: 32 workers take a URL and ack it with 10
+// links, until b.N URLs are acked. With "new=1", the crawl starts from
+// URLs 0 to 999 and URL i links to URLs i+1000, i+2000, ... i+10000, so
+// that one link in ten is new (the others were pushed by URL i-1000 to
+// i-9000), as in a crawl's steady state; with "new=10", it starts from URL
+// 0 and URL i links to URLs 10i+1 to 10i+10, all new (the queue grows
+// tenfold over the run). It reports URLs/s, acked.
+func BenchmarkFrontier(b *testing.B) {
+	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1000, func(i, k int) int { return i + 1000*(k+1) }) })
+	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, func(i, k int) int { return 10*i + 1 + k }) })
+}
+
+// benchFrontier runs BenchmarkFrontier from URLs 0 to roots-1, with
+// link(i, k) the number of URL i's link k.
+func benchFrontier(b *testing.B, roots int, link func(i, k int) int) {
+	s := redistest.Start(b)
+	ctx := context.Background()
+	f, err := redisfrontier.Open(ctx, s.URL(), &redisfrontier.Options{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	p := crawl.Policy{HostWorkers: 1000, LeaseTerm: time.Minute, Roots: []string{"https://h0.example/"}}
+	if err := f.Start(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	seeds := make([]crawl.Request, roots)
+	for i := range seeds {
+		seeds[i] = benchURL(i)
+	}
+	if _, err := f.Push(ctx, seeds...); err != nil {
+		b.Fatal(err)
+	}
+	var (
+		acked atomic.Int64
+		wg    sync.WaitGroup
+	)
+	b.ResetTimer()
+	start := time.Now()
+	for range 32 {
+		wg.Go(func() {
+			links := make([]crawl.Request, 10)
+			for acked.Load() < int64(b.N) {
+				tctx, cancel := context.WithTimeout(ctx, time.Second)
+				l, err := f.Take(tctx)
+				cancel()
+				if err != nil {
+					continue // the crawl's start: fewer URLs than workers
+				}
+				var i int
+				fmt.Sscanf(l.URL[len(crawl.HostKey(l.URL)):], "/p/%d", &i)
+				for k := range links {
+					links[k] = benchURL(link(i, k))
+				}
+				if _, err := f.Ack(ctx, l, crawl.Outcome{Links: links, Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 1000}}); err != nil {
+					b.Error(err)
+					return
+				}
+				acked.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(acked.Load())/time.Since(start).Seconds(), "URLs/s")
+	if os.Getenv("BENCH_STATS") != "" {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+		defer c.Close()
+		info, _ := c.Info(ctx, "commandstats", "cpu").Result()
+		os.WriteFile(os.Getenv("BENCH_STATS"), []byte(info), 0o644)
+	}
+}
