@@ -74,6 +74,24 @@ func (m *Maze) Found() []MazeCase {
 	return found
 }
 
+// Compare returns, by name and in the order of MazeCases, the cases of the
+// given roles whose target the Maze was not sent (missed), and the cases
+// of other roles whose target it was sent (extra): both are empty when a
+// crawler found exactly the cases of roles.
+func (m *Maze) Compare(roles ...string) (missed, extra []string) {
+	found := m.Found()
+	for _, c := range MazeCases() {
+		want, got := slices.Contains(roles, c.Role), slices.Contains(found, c)
+		switch {
+		case want && !got:
+			missed = append(missed, c.Name)
+		case got && !want:
+			extra = append(extra, c.Name)
+		}
+	}
+	return missed, extra
+}
+
 // Requests returns how many requests the Maze was sent for each path.
 func (m *Maze) Requests() map[string]int {
 	m.mu.Lock()
