@@ -410,7 +410,8 @@ const maxSitemapNesting = 1
 // or filtered out. A filter that panics is logged, and its sitemap left
 // out. When robots.txt is not obeyed, and so not fetched for its rules,
 // the host's /robots.txt comes first, read as a sitemap is for the
-// Sitemap lines it has (see robotsSitemap).
+// Sitemap lines and the paths it has (see robotsSitemap); without
+// WithSitemaps, it is the only one.
 func (r *run) sitemaps(key string, named []string) []Request {
 	var reqs []Request
 	add := func(s string) {
@@ -434,6 +435,9 @@ func (r *run) sitemaps(key string, named []string) []Request {
 	}
 	if !r.cfg.robots {
 		add(key + "/robots.txt")
+	}
+	if !r.cfg.sitemaps {
+		return reqs // robots.txt only, for WithSpeculative's paths
 	}
 	for _, s := range named {
 		add(s)
@@ -499,21 +503,22 @@ func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Resu
 }
 
 // robotsSitemap reads a root host's robots.txt, fetched as a sitemap
-// because robots.txt is not obeyed: the sitemaps its Sitemap lines name
-// are read, at its depth, as those of an obeyed robots.txt are; and, with
-// WithSpeculative, the paths of its Allow and Disallow lines are queued as
-// pages one deeper, those it disallows included, since its rules do not
-// apply.
+// because robots.txt is not obeyed: with WithSitemaps, the sitemaps its
+// Sitemap lines name are read, at its depth, as those of an obeyed
+// robots.txt are; with WithSpeculative, the paths of its Allow and
+// Disallow lines are queued as pages one deeper, those it disallows
+// included, since its rules do not apply.
 func (r *run) robotsSitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
-	rules := parseRobots(body, r.cfg.userAgent)
-	var maps []*url.URL
-	for _, s := range rules.sitemaps() {
-		if u, err := resolveRef(base, s); err == nil && isHTTP(u) {
-			maps = append(maps, u)
+	if r.cfg.sitemaps {
+		var maps []*url.URL
+		for _, s := range parseRobots(body, r.cfg.userAgent).sitemaps() {
+			if u, err := resolveRef(base, s); err == nil && isHTTP(u) {
+				maps = append(maps, u)
+			}
 		}
-	}
-	if err := r.follow(w, l, base, maps, SitemapRequest, l.Depth, res); err != nil {
-		return err
+		if err := r.follow(w, l, base, maps, SitemapRequest, l.Depth, res); err != nil {
+			return err
+		}
 	}
 	if !r.cfg.speculative {
 		return nil
