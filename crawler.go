@@ -84,6 +84,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -134,9 +135,10 @@ type run struct {
 	fetch     *fetcher
 	tally     *tally
 	rules     robotsCache
-	debug     bool            // the logger wants debug records
-	token     string          // the product token of the User-Agent, for robots.txt
-	rootHosts map[string]bool // by HostKey: whose sitemaps are read
+	debug     bool                   // the logger wants debug records
+	token     string                 // the product token of the User-Agent, for robots.txt
+	rootHosts map[string]bool        // by HostKey: whose sitemaps are read
+	held      []atomic.Pointer[held] // by worker: the lease it holds, when leases expire
 }
 
 // errDuration is the cause of a Run's context ending at WithMaxDuration.
@@ -251,6 +253,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	policy := Policy{
 		HostWorkers: cfg.hostWorkers,
 		HostDelay:   cfg.hostDelay,
+		LeaseTerm:   cfg.leaseTerm,
 		Robots:      cfg.robots,
 		MaxPages:    cfg.maxPages,
 		Scope:       cfg.scopeID(),
@@ -264,7 +267,8 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	if err := front.Start(rctx, policy); err != nil {
 		return fail(fmt.Errorf("crawl: frontier: %w", err))
 	}
-	if rs, ok := front.(ResultStore); ok {
+	_, shared := front.(StatsStore) // it keeps the whole crawl's Stats itself
+	if rs, ok := front.(ResultStore); ok && !shared {
 		// A resumed crawl reports on the whole crawl.
 		err := rs.Results(rctx, func(res Result) bool {
 			r.tally.add(&res)
@@ -289,9 +293,16 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), finished: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group
-	for range cfg.workers {
+	if cfg.leaseTerm > 0 {
+		r.held = make([]atomic.Pointer[held], cfg.workers)
 		g.Go(func() error {
-			r.work(rctx, wctx)
+			r.heartbeat(wctx)
+			return nil
+		})
+	}
+	for i := range cfg.workers {
+		g.Go(func() error {
+			r.work(rctx, wctx, i)
 			return nil
 		})
 	}
@@ -317,6 +328,18 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 			client.CloseIdleConnections()
 		}
 		stats := r.tally.snapshot()
+		if ss, ok := front.(StatsStore); ok {
+			// A shared crawl reports on the whole crawl, every
+			// process's share of it.
+			whole, err := ss.Stats(context.WithoutCancel(ctx))
+			if err == nil {
+				whole.Workers = stats.Workers
+				stats = whole.clone()
+				stats.ensureMaps()
+			} else {
+				r.cfg.logger.Error("frontier stats", "err", err)
+			}
+		}
 		counts, cerr := front.Counts(context.WithoutCancel(ctx))
 		if cerr == nil {
 			stats.Todo = counts.Queued
@@ -396,14 +419,7 @@ func (cr *Crawl) Wait() (*Stats, error) {
 
 // report calls f with a Progress every interval until ctx is done.
 func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
-	t := time.NewTicker(r.cfg.progressEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, r.cfg.progressEvery, func() {
 		p := Progress{Stats: *r.tally.snapshot()}
 		if c, err := r.front.Counts(ctx); err == nil {
 			p.Queued, p.InFlight = c.Queued, c.Leased
@@ -412,7 +428,7 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 		if err := protect("progress hook", func() error { f(p); return nil }); err != nil {
 			r.cfg.logger.Error("progress hook", "err", err)
 		}
-	}
+	})
 }
 
 // worker is the reusable state of one worker goroutine. Each of its
@@ -423,6 +439,9 @@ type worker struct {
 	keys  map[string]struct{} // a page's distinct links
 	batch []Request           // a page's new requests
 	links []Link              // a page's typed links
+	// refused counts the limits that kept the page's links (or its
+	// redirect target) out of the queue, by refusal.
+	refused [numRefusals]int
 }
 
 // maxKeptBuf is the largest body buffer a worker keeps between pages; a
@@ -458,28 +477,141 @@ func (w *worker) trim() {
 	}
 }
 
-// work is the worker loop: take a lease, process it, until wctx is
+// work is the loop of worker i: take a lease, process it, until wctx is
 // cancelled. Fetches use ctx, the Run's context, so that the workers' own
-// cancellation (the crawl is over) never cuts a fetch short.
-func (r *run) work(ctx, wctx context.Context) {
+// cancellation (the crawl is over) never cuts a fetch short. A frontier
+// that fails to hand out a lease (a shared one whose server is away) is
+// asked again after a pause, which grows to maxTakePause.
+func (r *run) work(ctx, wctx context.Context, i int) {
 	w := &worker{keys: make(map[string]struct{})}
+	pause := time.Duration(0)
 	for {
 		l, err := r.front.Take(wctx)
 		if err != nil {
-			if wctx.Err() == nil {
-				r.cfg.logger.Error("frontier", "err", err)
+			if wctx.Err() != nil || errors.Is(err, ErrFrontierClosed) {
+				if wctx.Err() == nil {
+					r.cfg.logger.Error("frontier", "err", err)
+				}
+				return
 			}
-			return
+			pause = min(max(2*pause, 10*time.Millisecond), maxTakePause)
+			r.cfg.logger.Error("frontier", "err", err, "retry_in", pause)
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(pause):
+			}
+			continue
 		}
+		pause = 0
 		if l.Kind == RobotsRequest {
 			// Not a URL of the crawl: when the crawl is over (a budget
 			// spent), a robots.txt still in flight is cut short.
-			r.robots(wctx, w, l)
+			lctx, h := r.hold(wctx, i, l)
+			r.robots(lctx, w, l, h)
+			r.release(i, h)
 		} else {
-			r.process(ctx, w, l)
+			lctx, h := r.hold(ctx, i, l)
+			r.process(lctx, w, l, h)
+			r.release(i, h)
 		}
 		w.trim()
 	}
+}
+
+// maxTakePause is the longest a worker waits before it asks a failing
+// frontier for a lease again.
+const maxTakePause = 5 * time.Second
+
+// held is a lease a worker holds while leases expire (WithLeaseTerm), as
+// the heartbeat renews it.
+type held struct {
+	lease  *Lease
+	cancel context.CancelCauseFunc // cuts the worker's work on the lease short
+	lost   atomic.Bool             // the frontier took the lease back
+}
+
+// errLeaseLost is the cause of a held lease's context ending when the
+// frontier took the lease back.
+var errLeaseLost = fmt.Errorf("crawl: %w", ErrLeaseLost)
+
+// hold registers l as worker i's, for the heartbeat to renew, and returns
+// the context of the work on it, which ends if the lease is lost. With
+// leases that never expire it returns ctx and nil.
+func (r *run) hold(ctx context.Context, i int, l *Lease) (context.Context, *held) {
+	if r.held == nil {
+		return ctx, nil
+	}
+	h := &held{lease: l}
+	ctx, h.cancel = context.WithCancelCause(ctx)
+	r.held[i].Store(h)
+	return ctx, h
+}
+
+// release ends worker i's hold on h's lease.
+func (r *run) release(i int, h *held) {
+	if h != nil {
+		r.held[i].Store(nil)
+		h.cancel(nil)
+	}
+}
+
+// lost reports whether h's lease was taken back: its holder then abandons
+// it, and neither acks it nor puts it back, nor delivers a Result, since
+// the frontier handed it to another worker.
+func (r *run) lost(h *held) bool {
+	if h == nil || !h.lost.Load() {
+		return false
+	}
+	r.cfg.logger.Info("lease lost, URL abandoned", "url", h.lease.URL)
+	return true
+}
+
+// every calls f every d until ctx is done.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+// heartbeat renews the leases the workers hold every third of the lease
+// term, until ctx is done; a lease the frontier refuses to renew is lost,
+// and the work on it is cut short.
+func (r *run) heartbeat(ctx context.Context) {
+	every(ctx, r.cfg.leaseTerm/3, func() {
+		for i := range r.held {
+			h := r.held[i].Load()
+			if h == nil {
+				continue
+			}
+			err := r.front.Extend(ctx, h.lease)
+			switch {
+			case errors.Is(err, ErrLeaseLost):
+				h.lost.Store(true)
+				h.cancel(errLeaseLost)
+			case err != nil && ctx.Err() == nil:
+				r.cfg.logger.Error("frontier: renew lease", "url", h.lease.URL, "err", err)
+			}
+		}
+	})
+}
+
+// frontierError logs err, what the frontier answered when a lease of u was
+// ended: a lease lost is no error of the crawl's (some other worker has
+// it), anything else is.
+func (r *run) frontierError(u string, err error) {
+	if errors.Is(err, ErrLeaseLost) {
+		r.cfg.logger.Info("lease lost, URL abandoned", "url", u)
+		return
+	}
+	r.cfg.logger.Error("frontier", "url", u, "err", err)
 }
 
 // verdict is how an attempt at a leased URL ends.
@@ -494,12 +626,15 @@ const (
 
 // process makes one attempt at a leased URL. It puts the lease back to be
 // retried later, or acks it with what it found, and delivers its Result.
-func (r *run) process(ctx context.Context, w *worker, l *Lease) {
+func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 	if l.First.IsZero() {
 		l.First = time.Now()
 	}
 	res := Result{URL: l.URL, Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
 	v, at := r.try(ctx, w, l, &res)
+	if r.lost(h) {
+		return
+	}
 	// The frontier is told even when the Run's ctx is done: the lease
 	// must end, so that a durable frontier keeps the outcome.
 	fctx := context.WithoutCancel(ctx)
@@ -512,14 +647,24 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease) {
 		err = r.front.Retry(fctx, l, time.Time{})
 	default:
 		res.Elapsed = time.Since(l.First)
-		_, err = r.front.Ack(fctx, l, Outcome{Result: &res, Links: w.batch, Unsent: v == unsent})
+		o := Outcome{Result: &res, Links: w.batch, Unsent: v == unsent}
+		if w.refused != ([numRefusals]int{}) {
+			o.Refused = make(map[string]int)
+			for reason, n := range w.refused {
+				if n > 0 {
+					o.Refused[refusalNames[reason]] = n
+				}
+			}
+		}
+		_, err = r.front.Ack(fctx, l, o)
 		if err == nil {
+			r.tally.refuse(&w.refused)
 			r.deliver(&res)
 		}
 	}
 	if err != nil {
 		// A lease lost is some other worker's now, with its Result.
-		r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
+		r.frontierError(l.URL, err)
 	}
 }
 
@@ -534,6 +679,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		}
 	}()
 	w.batch = w.batch[:0]
+	w.refused = [numRefusals]int{}
 	if err := r.rules.check(r, l); err != nil {
 		res.Err = fmt.Errorf("fetch %s: %w", l.URL, err)
 		return unsent, time.Time{}
@@ -558,6 +704,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		res.Status = resp.status
 		res.ContentType = resp.contentType
 		res.Size = len(resp.body)
+		res.Truncated = resp.truncated
 	}
 	if err != nil {
 		res.Err = err
@@ -585,6 +732,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		Header:      resp.header,
 		ContentType: resp.contentType,
 		Body:        resp.body,
+		Truncated:   resp.truncated,
 		obeyRobots:  r.cfg.directives,
 	}
 	if isText(resp.contentType) && l.Kind != SitemapRequest && !resp.encoded {
@@ -592,8 +740,9 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		res.Encoding = p.Encoding
 	}
 	ok := resp.status >= 200 && resp.status <= 299
-	typed := false // the default extractor found the typed links
-	unread := 0    // and left so many more unresolved
+	typed := false       // an extractor found the typed links
+	unread := 0          // and left so many more unresolved
+	var extractErr error // the custom typed extractor's
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
 		(l.Kind == PageRequest || l.Kind == ResourceRequest &&
 			(p.ContentType == "text/css" || r.cfg.speculative && isJavaScript(p.ContentType))) {
@@ -601,15 +750,27 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// pass, before the page hook, which sees them.
 		var meta robotsMeta
 		var docBase *url.URL
-		// A page of a million links costs a URL each only for the first
-		// few times the per-page cap; the rest are refused unread.
-		w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
-		typed = true
+		if r.cfg.typedExtractor == nil {
+			// A page of a million links costs a URL each only for the
+			// first few times the per-page cap; the rest are refused
+			// unread.
+			w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
+		} else {
+			docBase = base
+			if isHTML(p.ContentType) {
+				meta, docBase = scanHead(base, p.Body)
+			}
+		}
 		db := *docBase
-		p.Base, p.Links = &db, w.links
+		p.Base = &db
 		if r.cfg.directives && l.Kind == PageRequest {
 			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 		}
+		if r.cfg.typedExtractor != nil {
+			w.links, extractErr = r.extractTyped(ctx, p, w.links[:0])
+		}
+		typed = true
+		p.Links = w.links
 	} else if isHTML(p.ContentType) && !resp.encoded && (r.cfg.directives || l.Kind == PageRequest) {
 		// A custom extractor's page: its robots meta tags, and the
 		// document base its relative links resolve against, in one pass.
@@ -630,8 +791,16 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		p.NoIndex = p.NoIndex || h.noindex
 		p.NoFollow = p.NoFollow || h.nofollow
 	}
+	// The typed links are weighed before the page hook, which sees what
+	// became of each (Link.Fate).
+	var followErr error
+	if typed && extractErr == nil {
+		followErr = r.followTyped(w, l, w.links, unread, p.NoFollow && r.cfg.directives, res)
+	}
 	if hook := r.cfg.pageHook; hook != nil {
 		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
+			// Its links are not followed.
+			w.batch, w.refused, res.NumURLs = w.batch[:0], [numRefusals]int{}, 0
 			res.Err = fmt.Errorf("%s: %w", l.URL, err)
 			return
 		}
@@ -650,8 +819,11 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		return
 	}
 	if typed {
-		if err := r.followTyped(w, l, w.links, unread, p.NoFollow && r.cfg.directives, res); err != nil {
-			res.Err = err
+		switch {
+		case extractErr != nil:
+			res.Err = fmt.Errorf("%s: extract links: %w", l.URL, extractErr)
+		case followErr != nil:
+			res.Err = followErr
 		}
 		return
 	}
@@ -713,9 +885,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		return
 	}
 	if why := r.scope.trap(res.NextURL, next); why != refuseNone {
-		var n [numRefusals]int
-		n[why] = 1
-		r.tally.refuse(&n)
+		w.refused[why]++
 		return
 	}
 	// A target already seen is not queued again: two URLs redirecting to
@@ -724,6 +894,22 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		resp.url.Scheme == "https" && next.Scheme == "http"
 	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
 		Kind: kind, CrossHost: cross, Referrer: l.URL})
+}
+
+// allowsLink applies the LinkFilters to a typed link. A filter that panics
+// gives an error wrapping ErrPanic.
+func (r *run) allowsLink(l *Link) (ok bool, err error) {
+	err = protect("link filter", func() error {
+		ok = true
+		for _, f := range r.cfg.linkFilters {
+			if !f(l) {
+				ok = false
+				break
+			}
+		}
+		return nil
+	})
+	return ok, err
 }
 
 // allows applies the exclude patterns and the filters to a link or
@@ -774,7 +960,7 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 			continue
 		}
 		v.setURL(u)
-		stop, err := lg.add(u, kind, depth, true, deep)
+		_, stop, err := lg.add(u, kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
@@ -801,10 +987,15 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 	deep := r.cfg.maxDepth > 0 && l.Depth+1 > r.cfg.maxDepth
 	for i := range links {
 		lk := &links[i]
+		lk.Fate = LinkNotFollowed
 		kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
 		switch lk.Role {
 		case Navigation:
-			if l.Kind != PageRequest || nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
+			if l.Kind != PageRequest {
+				continue
+			}
+			if nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
+				lk.Fate = LinkNofollow
 				continue
 			}
 			kind, depth, past = PageRequest, l.Depth+1, deep
@@ -820,14 +1011,29 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 		default:
 			continue
 		}
+		if len(r.cfg.linkFilters) > 0 {
+			ok, err := r.allowsLink(lk)
+			if err != nil {
+				w.batch = w.batch[:lg.start]
+				return fmt.Errorf("%s: %w", l.URL, err)
+			}
+			if !ok {
+				lk.Fate = LinkExcluded
+				continue
+			}
+		}
 		// The extractor's URLs are in the URL Standard's form, which
 		// normalize would not change.
-		stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		fate, stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		lk.Fate = fate
 		if err != nil {
 			return err
 		}
 		if stop {
 			lg.refused[refuseLinksPerPage] = len(links) - i
+			for j := i + 1; j < len(links); j++ {
+				links[j].Fate = LinkOverCap
+			}
 			break
 		}
 	}
@@ -856,52 +1062,57 @@ func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
 // add considers u, normalised, as a request of kind at depth: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
 // past the depth limit it is counted and refused; else the trap limits
-// may refuse it. stop reports that the per-page cap is reached: the
-// page's links from this one on are left unread.
-func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (stop bool, err error) {
+// may refuse it. It returns what became of u; stop reports that the
+// per-page cap is reached: the page's links from this one on are left
+// unread.
+func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
 	if scoped && !g.r.scope.contains(u) {
 		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
-			return false, nil
+			return LinkOutOfScope, false, nil
 		}
 		// Not followed, but checked: its status only.
 		kind, scoped, past = CheckRequest, false, false
 	}
 	if !scoped && !isHTTP(u) {
-		return false, nil
+		return LinkOutOfScope, false, nil
 	}
 	key := u.String()
 	if _, dup := g.w.keys[key]; dup {
-		return false, nil
+		return LinkDuplicate, false, nil
 	}
 	if g.maxLinks > 0 && len(g.w.keys) == g.maxLinks {
-		return true, nil
+		return LinkOverCap, true, nil
 	}
 	g.w.keys[key] = struct{}{}
 	ok, err := g.r.allows(key, u)
 	if err != nil {
 		g.w.batch = g.w.batch[:g.start]
-		return false, fmt.Errorf("%s: %w", g.l.URL, err)
+		return LinkExcluded, false, fmt.Errorf("%s: %w", g.l.URL, err)
 	}
 	if !ok {
-		return false, nil
+		return LinkExcluded, false, nil
 	}
 	g.res.NumURLs++
 	if past {
 		g.refused[refuseDepth]++
-		return false, nil
+		return LinkTooDeep, false, nil
 	}
 	if why := g.r.scope.trap(key, u); why != refuseNone {
 		g.refused[why]++
-		return false, nil
+		return refusalFate[why], false, nil
 	}
 	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
-	return false, nil
+	if kind == CheckRequest {
+		return LinkChecked, false, nil
+	}
+	return LinkFollowed, false, nil
 }
 
-// done counts the page's refusals in the tally, once for the page.
+// done adds the page's refusals to the worker's, which are counted when
+// the page is acked.
 func (g *linkGate) done() {
-	if g.refused != ([numRefusals]int{}) {
-		g.r.tally.refuse(&g.refused)
+	for reason, n := range g.refused {
+		g.w.refused[reason] += n
 	}
 }
 
@@ -916,6 +1127,35 @@ func hasRel(rel, tok string) bool {
 		}
 	}
 	return false
+}
+
+// extractTyped runs a custom typed link extractor, turning a panic into an
+// error, and appends its links to buf, each resolved against p.Base and
+// normalised, as the default extractor's are; a link that does not
+// resolve to an http(s) URL is left out.
+func (r *run) extractTyped(ctx context.Context, p *Page, buf []Link) ([]Link, error) {
+	var links []Link
+	err := protect("link extractor", func() (err error) {
+		links, err = r.cfg.typedExtractor(ctx, p)
+		return err
+	})
+	page := p.URL.String()
+	for _, lk := range links {
+		if lk.URL == nil {
+			continue
+		}
+		u, rerr := resolveRef(p.Base, lk.URL.String())
+		if rerr != nil || !isHTTP(u) {
+			continue
+		}
+		*lk.URL = *u
+		if lk.Page == "" {
+			lk.Page = page
+		}
+		lk.Fate = LinkNotFollowed
+		buf = append(buf, lk)
+	}
+	return buf, err
 }
 
 // extract runs a custom link extractor, turning a panic into an error.

@@ -113,6 +113,10 @@ type Outcome struct {
 	// disallowed the URL): the host's delay is not charged for it, and
 	// it does not count towards Policy.MaxPages.
 	Unsent bool
+	// Refused counts the links (and redirect target) of the URL that a
+	// limit kept out of the queue, by the names of Stats.Refused; nil
+	// when there were none. A StatsStore adds them to the crawl's Stats.
+	Refused map[string]int
 }
 
 // Policy is what a Run asks of its Frontier: the per-host politeness the
@@ -279,6 +283,20 @@ type ResultStore interface {
 	// it: the same text, and errors.Is still matches the sentinel error
 	// of its FailKind.
 	Results(ctx context.Context, yield func(Result) bool) error
+}
+
+// StatsStore is a Frontier that keeps the Stats of the whole crawl, counted
+// in the same step as each ack: a Frontier shared by several processes is
+// one, so that each process's Run reports the whole crawl, not its own
+// share of it. A Run on a StatsStore returns these Stats, with its own
+// Todo, Budget, Workers and Elapsed.
+type StatsStore interface {
+	Frontier
+	// Stats returns the counters of every Result acked over the whole
+	// crawl, counted as (*Stats).Add counts them, and the refusals acked
+	// with them (Outcome.Refused). Its Todo, Budget, Workers and Elapsed
+	// are zero.
+	Stats(ctx context.Context) (Stats, error)
 }
 
 // HostKey returns the key of the host of an absolute normalised URL, which

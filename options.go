@@ -82,6 +82,9 @@ type config struct {
 	lenient        bool
 	filters        []Filter
 	extractor      LinkExtractor // nil: ExtractLinks
+	typedExtractor TypedLinkExtractor
+	linkFilters    []LinkFilter
+	skipUnparsed   bool
 	client         *http.Client
 	blockPrivate   bool
 	userAgent      string
@@ -110,6 +113,7 @@ type config struct {
 	progressEvery  time.Duration
 	progress       func(Progress)
 	frontier       Frontier // nil: a MemoryFrontier per Run
+	leaseTerm      time.Duration
 	wrapTransport  func(http.RoundTripper) http.RoundTripper
 
 	// valid is set by validate: a Crawler's zero value has not been.
@@ -133,6 +137,7 @@ func defaultConfig() config {
 		maxBackoff:     DefaultMaxBackoff,
 		maxRetryAfter:  DefaultMaxRetryAfter,
 		hostWorkers:    DefaultHostWorkers,
+		leaseTerm:      DefaultLeaseTerm,
 		robots:         true,
 		logger:         slog.New(slog.DiscardHandler),
 
@@ -154,6 +159,9 @@ func (c *config) validate() error {
 	}
 	if c.maxTries < 1 {
 		errs = append(errs, fmt.Errorf("WithMaxTries(%d): need at least 1 try", c.maxTries))
+	}
+	if c.leaseTerm < 0 || c.leaseTerm > 0 && c.leaseTerm < MinLeaseTerm {
+		errs = append(errs, fmt.Errorf("WithLeaseTerm(%v): must be 0 or at least %v", c.leaseTerm, MinLeaseTerm))
 	}
 	if c.maxBodySize < 1 {
 		errs = append(errs, fmt.Errorf("WithMaxBodySize(%d): must be positive", c.maxBodySize))
@@ -291,7 +299,38 @@ func WithFilter(f Filter) Option {
 // restores the default, ExtractLinks. An extractor that wants the default
 // links as well can call ExtractLinks itself.
 func WithLinkExtractor(e LinkExtractor) Option {
-	return optionFunc(func(c *config) { c.extractor = e })
+	return optionFunc(func(c *config) { c.extractor, c.typedExtractor = e, nil })
+}
+
+// WithTypedLinkExtractor replaces the function that finds a page's typed
+// links; nil restores the default, ExtractTypedLinks, which it may call
+// itself to add to or prune the default links. The crawler treats its
+// links as it treats the default extractor's: Page.Links holds them for
+// the page hook, each followed by its role (navigation links in scope,
+// one deeper; requisites with WithRequisites; references with
+// WithReferences), and each gets its Fate. Each Link's URL must be
+// absolute, or relative to p.Base; the crawler resolves and normalises it
+// in place, and drops a link that does not resolve to an http(s) URL. It
+// is called for the 2xx responses the default extractor would read: pages
+// (HTML, XHTML, SVG, XML, CSS and, with WithSpeculative, scripts, by their
+// Content-Type; not sitemaps and robots.txt, which the crawler reads
+// itself) and the stylesheets fetched as requisites. It replaces a
+// WithLinkExtractor given before it, as that replaces it.
+func WithTypedLinkExtractor(e TypedLinkExtractor) Option {
+	return optionFunc(func(c *config) { c.typedExtractor, c.extractor = e, nil })
+}
+
+// WithLinkFilter adds a LinkFilter, which decides on the typed links of
+// pages, seeing what kind of link each is: a link is followed only if every
+// LinkFilter accepts it, and then every Filter. The links of a custom
+// WithLinkExtractor, which are bare URLs, see only the Filters. The option
+// may be given many times; the default is none.
+func WithLinkFilter(f LinkFilter) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.linkFilters = append(c.linkFilters, f)
+		}
+	})
 }
 
 // WithHTTPClient sets the client used for every request; proxies, cookies
@@ -318,7 +357,12 @@ func WithUserAgent(ua string) Option {
 // decompression. A response whose Content-Length is larger is refused before
 // its body is read (the Result's Size is then 0), and a body that turns out
 // larger stops at n+1 bytes (the Result's Size); either way the Result's Err
-// wraps ErrBodyTooLarge. A body in gzip or deflate is decoded as it is read,
+// wraps ErrBodyTooLarge. That is for the bodies the crawl reads for links:
+// the pages of the types the default extractor reads (HTML, XHTML, SVG,
+// XML, CSS, and scripts with WithSpeculative), or any page with a custom
+// extractor. A body nobody parses (a linked PDF, image or archive), a
+// requisite, a reference or a checked link is read up to n bytes and cut
+// there, with Result.Truncated set, and is no failure. A body in gzip or deflate is decoded as it is read,
 // by the transport or, when a request hook set Accept-Encoding or the server
 // sent a coding unasked, by the crawler, so a decompression bomb stops at
 // the cap too. A body in a coding the standard library cannot decode (br,
@@ -327,6 +371,16 @@ func WithUserAgent(ua string) Option {
 // is 10 MiB; n must be positive.
 func WithMaxBodySize(n int64) Option {
 	return optionFunc(func(c *config) { c.maxBodySize = n })
+}
+
+// WithSkipUnparsed makes the crawl read only the status and headers of a
+// page or requisite whose body nobody parses (see WithMaxBodySize): its
+// body is not read, so Result.Size is 0 and Page.Body empty, and a link
+// checker learns that a linked 2 GB file is there without fetching it.
+// The page hook still sees the response. The default is false: every body
+// is read, up to WithMaxBodySize.
+func WithSkipUnparsed(on bool) Option {
+	return optionFunc(func(c *config) { c.skipUnparsed = on })
 }
 
 // WithRequestTimeout bounds each attempt, from sending the request to the
@@ -372,8 +426,11 @@ func WithRequestHook(f func(*http.Request) error) Option {
 }
 
 // WithPageHook sets a function called for every response that is not a
-// redirect, whatever its status or content type, after retries are over and
-// before the page's links are extracted. p.Body is valid only during the
+// redirect, whatever its status or content type, after retries are over.
+// It comes after the default extractor (or a WithTypedLinkExtractor) found
+// the page's links and the crawler weighed them, so that Page.Links says
+// what became of each (Link.Fate), and before a custom WithLinkExtractor
+// is called. p.Body is valid only during the
 // call: the crawler reuses the buffer, so a hook that keeps the body copies
 // it. If the hook panics, the panic is recovered into the URL's Result.Err
 // and the page's links are not followed. It may be called from several
@@ -653,6 +710,29 @@ func WithMaxSegmentRepeats(n int) Option {
 // MemoryFrontier for each Run.
 func WithFrontier(f Frontier) Option {
 	return optionFunc(func(c *config) { c.frontier = f })
+}
+
+// DefaultLeaseTerm is the default of WithLeaseTerm.
+const DefaultLeaseTerm = time.Minute
+
+// MinLeaseTerm is the shortest lease term WithLeaseTerm accepts: the
+// crawler renews its leases every third of the term, and a shorter term
+// would spend its time renewing them.
+const MinLeaseTerm = 30 * time.Millisecond
+
+// WithLeaseTerm sets Policy.LeaseTerm, how long the frontier keeps a URL
+// leased to a worker that does not renew the lease: a worker renews the
+// leases it holds every d/3 while it works on them, so d bounds how long
+// the URLs of a process that died (kill -9, a machine lost) stay out
+// before another worker, of this process or another sharing the frontier,
+// takes them again. A worker whose lease is taken back (it could not renew
+// it in time: its process was stopped, or the frontier was unreachable)
+// abandons the URL, its fetch cut short, and delivers no Result for it:
+// the new holder does. The default is DefaultLeaseTerm, one minute; 0
+// means leases never expire (right for a frontier no other process
+// shares); d must be 0 or at least MinLeaseTerm.
+func WithLeaseTerm(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.leaseTerm = d })
 }
 
 // urlNormalisation names the version of how URLs are normalised (the URL

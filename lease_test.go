@@ -1,0 +1,264 @@
+package crawl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// spyFrontier wraps a MemoryFrontier to see and change what the crawler
+// asks of its frontier.
+type spyFrontier struct {
+	crawl.Frontier
+	mu       sync.Mutex
+	extends  map[string]int // Extend calls by URL
+	outcomes []crawl.Outcome
+	policy   crawl.Policy
+	// refuse, if it returns true for a lease, makes Extend answer
+	// ErrLeaseLost without asking the frontier: as a shared frontier
+	// does for a holder whose lease was taken back.
+	refuse func(l *crawl.Lease) bool
+	// takeErrs is how many Takes fail before the frontier answers.
+	takeErrs atomic.Int64
+	acks     atomic.Int64
+}
+
+func newSpy() *spyFrontier {
+	return &spyFrontier{Frontier: crawl.NewMemoryFrontier(), extends: map[string]int{}}
+}
+
+func (s *spyFrontier) Start(ctx context.Context, p crawl.Policy) error {
+	s.mu.Lock()
+	s.policy = p
+	s.mu.Unlock()
+	return s.Frontier.Start(ctx, p)
+}
+
+func (s *spyFrontier) Take(ctx context.Context) (*crawl.Lease, error) {
+	if s.takeErrs.Add(-1) >= 0 {
+		return nil, errors.New("spy: server away")
+	}
+	return s.Frontier.Take(ctx)
+}
+
+func (s *spyFrontier) Extend(ctx context.Context, l *crawl.Lease) error {
+	s.mu.Lock()
+	s.extends[l.URL]++
+	refuse := s.refuse != nil && s.refuse(l)
+	s.mu.Unlock()
+	if refuse {
+		return crawl.ErrLeaseLost
+	}
+	return s.Frontier.Extend(ctx, l)
+}
+
+func (s *spyFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
+	s.acks.Add(1)
+	s.mu.Lock()
+	s.outcomes = append(s.outcomes, o)
+	s.mu.Unlock()
+	return s.Frontier.Ack(ctx, l, o)
+}
+
+// A worker renews the lease it holds while a slow response takes many
+// lease terms: the URL is fetched once, and never handed to another
+// worker.
+func TestLeaseRenewedWhileFetching(t *testing.T) {
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(400 * time.Millisecond)
+		}
+		htmlPage(`<a href="/slow">slow</a>`)(w, r)
+	}))
+	spy := newSpy()
+	const term = 60 * time.Millisecond
+	_, m, err := crawlSite(t, context.Background(), []string{s.URL + "/"},
+		crawl.WithFrontier(spy), crawl.WithLeaseTerm(term), crawl.WithWorkers(4), crawl.WithRobots(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.wantHits(t, "/slow", 1)
+	if len(m) != 2 {
+		t.Errorf("%d Results, want 2", len(m))
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	if spy.policy.LeaseTerm != term {
+		t.Errorf("Policy.LeaseTerm = %v, want %v", spy.policy.LeaseTerm, term)
+	}
+	// 400 ms at a renewal every 20 ms: some 20; at least 5 shows the
+	// heartbeat at work without asking the machine for exact timing.
+	if n := spy.extends[s.URL+"/slow"]; n < 5 {
+		t.Errorf("%d renewals of /slow's lease over 400 ms with a %v term, want several", n, term)
+	}
+}
+
+// A worker whose lease is taken back abandons the URL: its fetch is cut
+// short, it neither acks nor delivers a Result, and the worker that gets
+// the URL next does. The URL ends with exactly one Result.
+func TestLeaseLostAbandonsURL(t *testing.T) {
+	var first atomic.Bool
+	cut := make(chan struct{})
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" && first.CompareAndSwap(false, true) {
+			select {
+			case <-r.Context().Done():
+				close(cut) // the abandoned fetch was cut short
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		htmlPage(`<a href="/slow">slow</a>`)(w, r)
+	}))
+	spy := newSpy()
+	var lostID string
+	spy.refuse = func(l *crawl.Lease) bool {
+		if l.URL != s.URL+"/slow" {
+			return false
+		}
+		if lostID == "" {
+			lostID = l.ID
+		}
+		return l.ID == lostID
+	}
+	var got results
+	c, err := crawl.New(crawl.WithFrontier(spy), crawl.WithLeaseTerm(60*time.Millisecond),
+		crawl.WithWorkers(2), crawl.WithRobots(false), crawl.WithResultHook(got.hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := checkNoLeak(t)
+	stats, err := c.Run(context.Background(), s.URL+"/")
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cut:
+	default:
+		t.Error("the fetch of the lost lease was not cut short")
+	}
+	s.wantHits(t, "/slow", 2)
+	m := got.byURL(t)
+	if r, ok := m[s.URL+"/slow"]; !ok || r.Status != 200 {
+		t.Errorf("/slow: %+v, want one Result with status 200", r)
+	}
+	if stats.Done != 2 || spy.acks.Load() != 2 {
+		t.Errorf("Done %d, acks %d; want 2 and 2 (the lost lease is not acked)", stats.Done, spy.acks.Load())
+	}
+}
+
+// A frontier that fails to hand out a lease (a shared one whose server is
+// away) is asked again: the workers wait, and the crawl completes.
+func TestTakeErrorsRetried(t *testing.T) {
+	s := newSite(t, htmlPage(`<a href="/a">a</a><a href="/b">b</a>`))
+	spy := newSpy()
+	spy.takeErrs.Store(6)
+	stats, m, err := crawlSite(t, context.Background(), []string{s.URL + "/"},
+		crawl.WithFrontier(spy), crawl.WithWorkers(2), crawl.WithRobots(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 3 || stats.Done != 3 {
+		t.Errorf("%d Results, Done %d; want 3", len(m), stats.Done)
+	}
+}
+
+// statsFrontier is a StatsStore: it counts what it acks, as a shared
+// frontier counts every process's acks.
+type statsFrontier struct {
+	*spyFrontier
+	mu    sync.Mutex
+	whole crawl.Stats
+}
+
+func (f *statsFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
+	n, err := f.spyFrontier.Ack(ctx, l, o)
+	if err == nil && o.Result != nil {
+		f.mu.Lock()
+		f.whole.Add(o.Result)
+		for k, v := range o.Refused {
+			if f.whole.Refused == nil {
+				f.whole.Refused = map[string]int{}
+			}
+			f.whole.Refused[k] += v
+		}
+		f.mu.Unlock()
+	}
+	return n, err
+}
+
+func (f *statsFrontier) Stats(ctx context.Context) (crawl.Stats, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.whole
+	s.Done += 1000 // another process's share
+	s.HTML += 1000
+	return s, nil
+}
+
+// A Run on a StatsStore reports the whole crawl's Stats, and acks each
+// page with the refusals its links met.
+func TestStatsStoreReportsWholeCrawl(t *testing.T) {
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			htmlPage(`<a href="/d1">d1</a><a href="/`+strings.Repeat("x", 300)+`">long</a>`)(w, r)
+		case "/d1":
+			htmlPage(`<a href="/d2">d2</a><a href="/d3">d3</a>`)(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	f := &statsFrontier{spyFrontier: newSpy()}
+	c, err := crawl.New(crawl.WithFrontier(f), crawl.WithRobots(false), crawl.WithMaxDepth(1),
+		crawl.WithMaxURLLength(200), crawl.WithWorkers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.Run(context.Background(), s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Done != 1002 || stats.HTML != 1002 || stats.Workers != 3 {
+		t.Errorf("Done %d HTML %d Workers %d; want the store's 1002, 1002 and the Run's 3", stats.Done, stats.HTML, stats.Workers)
+	}
+	want := map[string]int{"max_depth": 2, "url_length": 1}
+	if fmt.Sprint(stats.Refused) != fmt.Sprint(want) {
+		t.Errorf("Refused = %v, want %v", stats.Refused, want)
+	}
+	var acked map[string]int
+	f.mu.Lock()
+	for _, o := range f.outcomes {
+		for k, v := range o.Refused {
+			if acked == nil {
+				acked = map[string]int{}
+			}
+			acked[k] += v
+		}
+	}
+	f.mu.Unlock()
+	if fmt.Sprint(acked) != fmt.Sprint(want) {
+		t.Errorf("Outcome.Refused over the acks = %v, want %v", acked, want)
+	}
+}
+
+func TestWithLeaseTermValidated(t *testing.T) {
+	for _, d := range []time.Duration{-time.Second, time.Millisecond} {
+		_, err := crawl.New(crawl.WithLeaseTerm(d))
+		if err == nil || !strings.Contains(err.Error(), "WithLeaseTerm") {
+			t.Errorf("WithLeaseTerm(%v): err %v, want one naming the option", d, err)
+		}
+	}
+	if _, err := crawl.New(crawl.WithLeaseTerm(0)); err != nil {
+		t.Errorf("WithLeaseTerm(0): %v", err)
+	}
+}
