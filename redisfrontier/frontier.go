@@ -48,6 +48,8 @@ type Options struct {
 	MaxTake int
 }
 
+var _ crawl.StatsStore = (*Frontier)(nil)
+
 // Frontier is a crawl.Frontier kept in Redis, shared by every process that
 // opens it with the same crawl name. It is safe for concurrent use, from
 // many goroutines and many processes.
@@ -841,8 +843,8 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 }
 
 // appendStats appends the count of stats counters o changes, then the name
-// and increment of each: the categories of crawl.Stats, as Stats.add counts
-// a Result.
+// and increment of each: the categories of crawl.Stats, as Stats.Add counts
+// a Result, and the refusals.
 func appendStats(args []any, o crawl.Outcome) []any {
 	var kv []any
 	if r := o.Result; r != nil {
@@ -858,6 +860,9 @@ func appendStats(args []any, o crawl.Outcome) []any {
 		default: // html, other, error
 			kv = append(kv, kind, 1, kind+"_bytes", r.Size)
 		}
+	}
+	for name, n := range o.Refused {
+		kv = append(kv, "refused:"+name, n)
 	}
 	args = append(args, len(kv)/2)
 	return append(args, kv...)
