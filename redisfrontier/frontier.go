@@ -303,14 +303,20 @@ const maxBackoff = 2 * time.Second
 // second run would not do what the first did is run with replay, under
 // one call number for all its tries.
 func (f *Frontier) eval(ctx context.Context, script *redis.Script, replay bool, args ...any) (string, error) {
-	prefix, keys, p, _, err := f.state()
-	if err != nil {
-		return "", err
-	}
 	seq, low := uint64(0), uint64(0)
 	if replay {
 		seq, low = f.beginOp()
 		defer f.endOp(seq)
+	}
+	return f.evalAs(ctx, script, seq, low, args...)
+}
+
+// evalAs is eval as call number seq (0 for none), low the lowest number in
+// flight.
+func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low uint64, args ...any) (string, error) {
+	prefix, keys, p, _, err := f.state()
+	if err != nil {
+		return "", err
 	}
 	robots := "0"
 	if p.Robots {
@@ -862,7 +868,9 @@ func appendStats(args []any, o crawl.Outcome) []any {
 		}
 	}
 	for name, n := range o.Refused {
-		kv = append(kv, "refused:"+name, n)
+		if n != 0 {
+			kv = append(kv, "refused:"+name, n)
+		}
 	}
 	args = append(args, len(kv)/2)
 	return append(args, kv...)
