@@ -1018,38 +1018,28 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 		return crawl.Stats{}, err
 	}
 	s := crawl.Stats{FailKinds: map[string]int{}, StatusCounts: map[int]int{}, Refused: map[string]int{}}
+	counts := map[string]*int{"done": &s.Done, "html": &s.HTML, "other": &s.Other,
+		"redirect": &s.Redirects, "error": &s.Errors, "fail": &s.Failures}
+	sizes := map[string]*int64{"html_bytes": &s.HTMLBytes, "other_bytes": &s.OtherBytes, "error_bytes": &s.ErrorBytes}
 	for k, v := range m {
 		n, _ := strconv.ParseInt(v, 10, 64)
-		switch k {
-		case "done":
-			s.Done = int(n)
-		case "html":
-			s.HTML = int(n)
-		case "html_bytes":
-			s.HTMLBytes = n
-		case "other":
-			s.Other = int(n)
-		case "other_bytes":
-			s.OtherBytes = n
-		case "redirect":
-			s.Redirects = int(n)
-		case "error":
-			s.Errors = int(n)
-		case "error_bytes":
-			s.ErrorBytes = n
+		if c := counts[k]; c != nil {
+			*c = int(n)
+			continue
+		}
+		if b := sizes[k]; b != nil {
+			*b = n
+			continue
+		}
+		name, rest, _ := strings.Cut(k, ":")
+		switch name {
 		case "fail":
-			s.Failures = int(n)
-		default:
-			name, rest, _ := strings.Cut(k, ":")
-			switch name {
-			case "fail":
-				s.FailKinds[rest] = int(n)
-			case "status":
-				code, _ := strconv.Atoi(rest)
-				s.StatusCounts[code] = int(n)
-			case "refused":
-				s.Refused[rest] = int(n)
-			}
+			s.FailKinds[rest] = int(n)
+		case "status":
+			code, _ := strconv.Atoi(rest)
+			s.StatusCounts[code] = int(n)
+		case "refused":
+			s.Refused[rest] = int(n)
 		}
 	}
 	return s, nil

@@ -128,9 +128,17 @@ func crawlSite(ctx context.Context, f *redisfrontier.Frontier, workers, size int
 // once every URL is acked, by either, and each URL is acked once.
 func TestSharedJoin(t *testing.T) {
 	s := redistest.Start(t)
-	const size = 300
 	p := crawl.Policy{HostWorkers: 2, LeaseTerm: 10 * time.Second}
-	procs := []*redisfrontier.Frontier{process(t, s, "join", p), process(t, s, "join", p)}
+	crawlShared(t, []*redisfrontier.Frontier{process(t, s, "join", p), process(t, s, "join", p)}, 300, nil)
+}
+
+// crawlShared has procs crawl the test site of size URLs from URL 0, with
+// 8 workers each, calling midway (if not nil) once a third of the URLs are
+// acked. It checks that no URL is leased to two holders at once, that
+// every Ack succeeds, that Join in each process returns only after the
+// last Ack, with every URL acked once, and that Counts are exact.
+func crawlShared(t *testing.T, procs []*redisfrontier.Frontier, size int, midway func()) {
+	t.Helper()
 	var (
 		mu       sync.Mutex
 		acks     = map[string]int{}
@@ -175,6 +183,16 @@ func TestSharedJoin(t *testing.T) {
 			}
 			joined <- time.Now()
 		}()
+	}
+	for midway != nil {
+		mu.Lock()
+		n := len(acks)
+		mu.Unlock()
+		if n >= size/3 {
+			midway()
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	for range procs {
 		at := <-joined
