@@ -339,7 +339,7 @@ func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low ui
 		if !transient(err) {
 			return "", fmt.Errorf("redisfrontier: %w", err)
 		}
-		if err := f.sleep(ctx, backoff); err != nil {
+		if err := f.await(ctx, nil, backoff); err != nil {
 			return "", err
 		}
 		backoff = min(2*backoff, maxBackoff)
@@ -363,18 +363,21 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		if !transient(err) {
 			return fmt.Errorf("redisfrontier: %w", err)
 		}
-		if err := f.sleep(ctx, backoff); err != nil {
+		if err := f.await(ctx, nil, backoff); err != nil {
 			return err
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
-// sleep waits d, or until ctx is done or the Frontier closed.
-func (f *Frontier) sleep(ctx context.Context, d time.Duration) error {
+// await waits until ev is closed (never, if nil) or d has passed; or until
+// ctx is done or the Frontier closed, which it returns.
+func (f *Frontier) await(ctx context.Context, ev <-chan struct{}, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
+	case <-ev:
+		return nil
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
@@ -514,12 +517,6 @@ const idlePoll = time.Second
 // lead asks the server for leases until it gets one, serving the waiters
 // with those left over.
 func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
 		ev := f.events()
 		f.tmu.Lock()
@@ -563,23 +560,7 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 		if wait >= 0 && wait < d {
 			d = wait
 		}
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		select {
-		case <-ev:
-		case <-timer.C:
-		case <-ctx.Done():
-		case <-f.closedCh:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
+		f.await(ctx, ev, d)
 		if err := ctx.Err(); err != nil || f.isClosed() {
 			f.tmu.Lock()
 			f.resign()
@@ -667,11 +648,19 @@ func (f *Frontier) hostRules(ctx context.Context, host, version string) (*crawl.
 	}
 	if ver == version {
 		f.mu.Lock()
+		if len(f.rules) >= maxCachedRules {
+			// A robots.txt may be 500 KiB: the cache must not grow
+			// with the hosts of a large crawl.
+			clear(f.rules)
+		}
 		f.rules[host] = cachedRules{version: ver, rules: rules}
 		f.mu.Unlock()
 	}
 	return rules, nil
 }
+
+// maxCachedRules bounds the hosts whose rules a Frontier keeps at hand.
+const maxCachedRules = 1024
 
 // release gives back a lease its Take no longer wants, as if it had never
 // been taken.
@@ -917,12 +906,6 @@ func (f *Frontier) Pause(ctx context.Context, host string, until time.Time) erro
 // process (or until the page budget is spent and only new Requests are
 // left), or until ctx is done.
 func (f *Frontier) Join(ctx context.Context) error {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
 		prefix, _, p, _, err := f.state()
 		if err != nil {
@@ -945,24 +928,8 @@ func (f *Frontier) Join(ctx context.Context) error {
 		if unf == 0 || p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
 			return nil
 		}
-		if timer == nil {
-			timer = time.NewTimer(idlePoll)
-		} else {
-			timer.Reset(idlePoll)
-		}
-		select {
-		case <-ev:
-		case <-timer.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-f.closedCh:
-			return crawl.ErrFrontierClosed
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
+		if err := f.await(ctx, ev, idlePoll); err != nil {
+			return err
 		}
 	}
 }
