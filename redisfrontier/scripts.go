@@ -297,6 +297,8 @@ end
 local vt = now
 local out = {}
 local got = 0
+-- The leases' records and terms, written once at the end.
+local recs, terms = {}, {}
 -- Lease IDs: one counter step for the call.
 local nextID = redis.call('HINCRBY', meta, 'lseq', want) - want
 
@@ -352,9 +354,11 @@ local function takeFrom(h)
   redis.call('HINCRBY', hk, 'n', 1)
   if TERM > 0 then
     rec.x = 1
-    redis.call('ZADD', exp, S(now + TERM), id)
+    terms[#terms + 1] = S(now + TERM)
+    terms[#terms + 1] = id
   end
-  redis.call('HSET', leases, id, cmsgpack.pack(rec))
+  recs[#recs + 1] = id
+  recs[#recs + 1] = cmsgpack.pack(rec)
   -- The host's time now, as wake would compute it.
   if robots or n + 1 >= HW then return true, nil end
   if llen > 0 and not spent() then return true, nx end
@@ -363,28 +367,40 @@ local function takeFrom(h)
   return true, nil
 end
 
-local iter = 0
-while got < want and iter < want * 4 + 16 do
-  iter = iter + 1
-  local c = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, 1)
-  if #c == 0 then break end
-  local h = c[1]
-  local ok, w = takeFrom(h)
-  if ok then
-    got = got + 1
-    vt = vt + 1
-    -- A host served goes behind the hosts waiting: hosts take turns.
-    if w then
-      redis.call('ZADD', ready, S(math.max(w, vt)), h)
+-- Each pass serves the hosts ready, in order of their time, one lease
+-- each; a host served goes behind the hosts waiting (its time is at least
+-- vt, past theirs): hosts take turns. One that could not serve is not
+-- asked again in this pass.
+local pass = 0
+while got < want and pass < 8 do
+  pass = pass + 1
+  local cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got)
+  if #cands == 0 then break end
+  local zadd, zrem = {}, {}
+  for _, h in ipairs(cands) do
+    local ok, w = takeFrom(h)
+    if ok then
+      got = got + 1
+      vt = vt + 1
+      if w then
+        zadd[#zadd + 1] = S(math.max(w, vt))
+        zadd[#zadd + 1] = h
+      else
+        zrem[#zrem + 1] = h
+      end
     else
-      redis.call('ZREM', ready, h)
+      w = settle(h)
+      if w and w <= vt then
+        zadd[#zadd + 1] = S(vt + 1)
+        zadd[#zadd + 1] = h
+      end
     end
-  else
-    -- One that could not serve is not asked again in this call.
-    w = settle(h)
-    if w and w <= vt then redis.call('ZADD', ready, S(vt + 1), h) end
   end
+  if #zadd > 0 then redis.call('ZADD', ready, unpack(zadd)) end
+  if #zrem > 0 then redis.call('ZREM', ready, unpack(zrem)) end
 end
+if #recs > 0 then redis.call('HSET', leases, unpack(recs)) end
+if #terms > 0 then redis.call('ZADD', exp, unpack(terms)) end
 local wait = -1
 if got == 0 then
   local r = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
@@ -409,49 +425,65 @@ local i = 11
 local out = {}
 local stats = {}
 local any = false
-for _ = 1, tonumber(ARGV[10]) do
-  local id, unsent, hasRules, rules, rd, r = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
-  local nst = tonumber(ARGV[i + 6])
-  local st0 = i + 7
-  local added
-  added, i = admit(st0 + 2 * nst)
-  local rec = endLease(id, true)
-  if not rec then
-    out[#out + 1] = ns('0') .. ns(added)
+local ents, ids = {}, {}
+for e = 1, tonumber(ARGV[10]) do
+  local ent = {id = ARGV[i], unsent = ARGV[i + 1], hasRules = ARGV[i + 2], rules = ARGV[i + 3],
+    rd = tonumber(ARGV[i + 4]), r = tonumber(ARGV[i + 5]), nst = tonumber(ARGV[i + 6]), st0 = i + 7}
+  ent.added, i = admit(ent.st0 + 2 * ent.nst)
+  ents[e] = ent
+  ids[e] = ent.id
+end
+local raws = {}
+if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
+local ended, timed = {}, false
+for e, ent in ipairs(ents) do
+  local id = ent.id
+  local rec = raws[e] and cmsgpack.unpack(raws[e])
+  if not rec or rec.o ~= owner or ended[id] then
+    out[#out + 1] = ns('0') .. ns(ent.added)
   else
+    ended[id] = true
+    ended[#ended + 1] = id
+    timed = timed or rec.x
     any = true
     local hk = hkey(rec.h)
-    local must = rec.left + 1 >= HW
+    local left = redis.call('HINCRBY', hk, 'n', -1)
+    local must = left + 1 >= HW
     if rec.k == 'R' then
       must = true
-      if hasRules ~= '1' then rules = '' end
+      local rules = ent.rules
+      if ent.hasRules ~= '1' then rules = '' end
       redis.call('HDEL', hk, 'rf')
-      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(rd))
-      if rd > DELAY then
+      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd))
+      if ent.rd > DELAY then
         local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
-        local n2 = now + jitter(rd, r)
+        local n2 = now + jitter(ent.rd, ent.r)
         if n2 > nx then redis.call('HSET', hk, 'nx', S(n2)) end
       end
     else
       add('unfinished', -1)
       add('done', 1)
-      if unsent == '1' then
+      if ent.unsent == '1' then
         must = true
         if rec.t == 0 then add('pages', -1) end
         if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
           redis.call('HSET', hk, 'nx', S(rec.pn))
         end
       end
-      for j = 0, nst - 1 do
-        local k = ARGV[st0 + 2 * j]
-        stats[k] = (stats[k] or 0) + tonumber(ARGV[st0 + 2 * j + 1])
+      for j = 0, ent.nst - 1 do
+        local k = ARGV[ent.st0 + 2 * j]
+        stats[k] = (stats[k] or 0) + tonumber(ARGV[ent.st0 + 2 * j + 1])
       end
     end
     -- A host below its limit before the ack, its time unchanged, is
     -- where it was in the ready set.
     if must then settle(rec.h) end
-    out[#out + 1] = ns('1') .. ns(added)
+    out[#out + 1] = ns('1') .. ns(ent.added)
   end
+end
+if #ended > 0 then
+  redis.call('HDEL', leases, unpack(ended))
+  if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end
 end
 local st = P .. 'stats'
 for k, d in pairs(stats) do redis.call('HINCRBY', st, k, S(d)) end
