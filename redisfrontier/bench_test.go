@@ -30,24 +30,33 @@ func benchURL(i int) crawl.Request {
 // 0 and URL i links to URLs 10i+1 to 10i+10, all new (the queue grows
 // tenfold over the run). It reports URLs/s, acked.
 func BenchmarkFrontier(b *testing.B) {
-	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1000, func(i, k int) int { return i + 1000*(k+1) }) })
-	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, func(i, k int) int { return 10*i + 1 + k }) })
+	steady := func(i, k int) int { return i + 1000*(k+1) }
+	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1, 1000, steady) })
+	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, 1, func(i, k int) int { return 10*i + 1 + k }) })
+	// Two Frontiers, as two crawler processes would have, 16 workers
+	// each.
+	b.Run("new=1,procs=2", func(b *testing.B) { benchFrontier(b, 2, 1000, steady) })
 }
 
-// benchFrontier runs BenchmarkFrontier from URLs 0 to roots-1, with
-// link(i, k) the number of URL i's link k.
-func benchFrontier(b *testing.B, roots int, link func(i, k int) int) {
+// benchFrontier runs BenchmarkFrontier with procs Frontiers from URLs 0
+// to roots-1, with link(i, k) the number of URL i's link k.
+func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
 	s := redistest.Start(b)
 	ctx := context.Background()
-	f, err := redisfrontier.Open(ctx, s.URL(), &redisfrontier.Options{Name: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	p := crawl.Policy{HostWorkers: 1000, LeaseTerm: time.Minute, Roots: []string{"https://h0.example/"}}
-	if err := f.Start(ctx, p); err != nil {
-		b.Fatal(err)
+	var fs []*redisfrontier.Frontier
+	for range procs {
+		f, err := redisfrontier.Open(ctx, s.URL(), &redisfrontier.Options{Name: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Start(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		fs = append(fs, f)
 	}
+	f := fs[0]
 	seeds := make([]crawl.Request, roots)
 	for i := range seeds {
 		seeds[i] = benchURL(i)
@@ -61,7 +70,8 @@ func benchFrontier(b *testing.B, roots int, link func(i, k int) int) {
 	)
 	b.ResetTimer()
 	start := time.Now()
-	for range 32 {
+	for w := range 32 {
+		f := fs[w%procs]
 		wg.Go(func() {
 			links := make([]crawl.Request, 10)
 			for acked.Load() < int64(b.N) {

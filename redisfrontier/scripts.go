@@ -476,8 +476,12 @@ for e, ent in ipairs(ents) do
       end
     end
     -- A host below its limit before the ack, its time unchanged, is
-    -- where it was in the ready set.
-    if must then settle(rec.h) end
+    -- where it was in the ready set. One whose time or room changed may
+    -- serve the other processes' Takes now.
+    if must then
+      settle(rec.h)
+      wakeup = true
+    end
     out[#out + 1] = ns('1') .. ns(ent.added)
   end
 end
