@@ -335,3 +335,45 @@ func TestSharedPoliteness(t *testing.T) {
 		t.Errorf("%d URLs taken, want %d", len(spans), n)
 	}
 }
+
+// TestOwnerRestart: a process that dies without Close, under a LeaseTerm
+// of 0 (leases never expire), leaves its leases out; started again with
+// the same Options.Owner, it takes them back at Start, and the dead
+// incarnation's leases are lost to it.
+func TestOwnerRestart(t *testing.T) {
+	s := redistest.Start(t)
+	p := crawl.Policy{HostWorkers: 1}
+	c1 := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	dead := redisfrontier.New(c1, &redisfrontier.Options{Name: "restart", Owner: "worker-1"})
+	if err := dead.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.Push(t.Context(), siteURL(0)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := dead.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1.Close() // the process dies: no Close, its lease stays out
+
+	f := open(t, s, &redisfrontier.Options{Name: "restart", Owner: "worker-1"})
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := f.Counts(t.Context()); c != (crawl.Counts{Queued: 1, Pages: 1}) {
+		t.Errorf("Counts after the owner's restart: %+v, want its lease queued again", c)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	l2, err := f.Take(ctx)
+	if err != nil || l2.URL != l.URL {
+		t.Fatalf("Take after the owner's restart: %v, %v; want %s again", l2, err, l.URL)
+	}
+	if err := f.Extend(t.Context(), l); !errors.Is(err, crawl.ErrLeaseLost) {
+		t.Errorf("Extend of the dead incarnation's lease: %v, want ErrLeaseLost", err)
+	}
+	if _, err := f.Ack(t.Context(), l2, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+}
