@@ -581,10 +581,19 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	for range n {
 		args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
 	}
-	reply, err := f.eval(ctx, takeScript, true, args...)
+	seq, low := f.beginOp()
+	reply, err := f.evalAs(ctx, takeScript, seq, low, args...)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The call may have leased on the server after all, its
+			// reply lost with ctx: give back what it took.
+			go f.undoTake(seq, low, args)
+		} else {
+			f.endOp(seq)
+		}
 		return nil, 0, err
 	}
+	f.endOp(seq)
 	r := fields{s: reply}
 	k := int(r.int())
 	leases := make([]*crawl.Lease, 0, k)
@@ -619,6 +628,28 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 		return leases, -1, nil
 	}
 	return leases, time.Duration(wait) * time.Microsecond, nil
+}
+
+// undoTake gives back the leases of take call seq, whose caller gave up on
+// it: sent again under its number, the call returns the leases it made if
+// it ran, or makes them now if it did not; either way they go back as if
+// never taken.
+func (f *Frontier) undoTake(seq, low uint64, args []any) {
+	defer f.endOp(seq)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	reply, err := f.evalAs(ctx, takeScript, seq, low, args...)
+	if err != nil {
+		return // they expire after their term, or go back at Close
+	}
+	r := fields{s: reply}
+	for range r.int() {
+		_, id, _, _ := r.next(), r.next(), r.next(), r.next()
+		if r.err != nil {
+			return
+		}
+		f.release(&crawl.Lease{ID: id})
+	}
 }
 
 // hostRules returns the rules of host at version, from the cache or the
@@ -1014,7 +1045,8 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 
 // Close puts back the leases this Frontier holds, so that another process
 // (or this one, opened anew) takes them at once, and releases the
-// Frontier; it closes the client if Open made it. A Take or Join blocked
+// Frontier; it closes the client if Open made it. It gives an unreachable
+// server 5 s, after which the leases come back only when their term ends. A Take or Join blocked
 // returns ErrFrontierClosed, as does every later call.
 func (f *Frontier) Close() error {
 	f.mu.Lock()

@@ -1,6 +1,8 @@
 package redisfrontier
 
 import (
+	"time"
+
 	"context"
 	"testing"
 
@@ -65,5 +67,49 @@ func TestReplay(t *testing.T) {
 	}
 	if st, _ := f.Stats(ctx); st.Done != 1 || st.HTML != 1 || st.HTMLBytes != 10 {
 		t.Errorf("Ack twice: Stats Done %d, HTML %d, HTMLBytes %d; want 1, 1, 10", st.Done, st.HTML, st.HTMLBytes)
+	}
+}
+
+// TestTakeGivenUp: a Take whose ctx ends while its call may be on the
+// server gives back what the call leased, as if it had never been made:
+// the URL is queued again, the budget and the host's delay not charged.
+func TestTakeGivenUp(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	f := New(c, &Options{Name: "givenup"})
+	defer f.Close()
+	if err := f.Start(ctx, crawl.Policy{HostWorkers: 1, HostDelay: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(ctx, crawl.Request{URL: "https://a.example/1"}); err != nil {
+		t.Fatal(err)
+	}
+	// The call goes out under its number after all: as if it had run and
+	// its reply been lost.
+	seq, low := f.beginOp()
+	if _, err := f.evalAs(ctx, takeScript, seq, low, 1, "0.5"); err != nil {
+		t.Fatal(err)
+	}
+	go f.undoTake(seq, low, []any{1, "0.5"}) // it ends the call
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cnt, err := f.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cnt == (crawl.Counts{Queued: 1}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a take given up: Counts %+v, want the URL queued again, nothing leased or paid", cnt)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := f.Take(tctx); err != nil {
+		t.Errorf("Take after a take given up, HostDelay 1h: %v, want the URL at once (no request was sent)", err)
 	}
 }
