@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,6 +71,9 @@ func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
 		acked atomic.Int64
 		wg    sync.WaitGroup
 	)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	serverCPU0, selfCPU0 := serverCPU(b, c), selfCPU()
 	b.ResetTimer()
 	start := time.Now()
 	for w := range 32 {
@@ -96,11 +102,39 @@ func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
 	}
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(acked.Load())/time.Since(start).Seconds(), "URLs/s")
+	n := float64(acked.Load())
+	b.ReportMetric(n/time.Since(start).Seconds(), "URLs/s")
+	// CPU time, which other jobs on the machine do not inflate as they
+	// do the wall time.
+	b.ReportMetric((serverCPU(b, c)-serverCPU0).Seconds()*1e6/n, "server-µs/URL")
+	b.ReportMetric((selfCPU()-selfCPU0).Seconds()*1e6/n, "client-µs/URL")
 	if os.Getenv("BENCH_STATS") != "" {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-		defer c.Close()
 		info, _ := c.Info(ctx, "commandstats", "cpu").Result()
 		os.WriteFile(os.Getenv("BENCH_STATS"), []byte(info), 0o644)
 	}
+}
+
+// serverCPU returns the CPU time the server used so far (INFO cpu).
+func serverCPU(b *testing.B, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				total += f
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// selfCPU returns the CPU time this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
