@@ -704,6 +704,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		res.Status = resp.status
 		res.ContentType = resp.contentType
 		res.Size = len(resp.body)
+		res.Truncated = resp.truncated
 	}
 	if err != nil {
 		res.Err = err
@@ -731,6 +732,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		Header:      resp.header,
 		ContentType: resp.contentType,
 		Body:        resp.body,
+		Truncated:   resp.truncated,
 		obeyRobots:  r.cfg.directives,
 	}
 	if isText(resp.contentType) && l.Kind != SitemapRequest && !resp.encoded {

@@ -136,16 +136,19 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 // form the crawler queues (see Page.Resolve): without userinfo and
 // fragment. URLs that are not http(s) after resolution, or do not parse,
 // are left out; data: URIs of HTML, SVG or CSS are decoded and
-// scanned instead, to a nesting depth of 2 and 64 KiB each, and only the
-// absolute URLs in them count. Nofollow links are kept (with their Rel),
+// scanned instead, to a nesting depth of 2 and 64 KiB each: in one the page
+// embeds (an image, a stylesheet, an object) relative URLs resolve as the
+// page's do, in one it leads to (a link, a frame) only the absolute URLs
+// count. Nofollow links are kept (with their Rel),
 // robots directives are the crawler's to apply. A body still in a content
 // coding (Content-Encoding left in p.Header) is not read.
 //
 // It reads HTML in one pass of the x/net/html tokenizer, with the contents
 // of <noscript> and <noframes> as markup, and reads the markup in an
-// iframe's srcdoc and in IE conditional comments (<!--[if IE]> ...
-// <![endif]-->) as markup too. It never returns an error and is safe for
-// concurrent use.
+// iframe's srcdoc, in IE conditional comments (<!--[if IE]> ...
+// <![endif]-->) and in the content of a <meta name> (which reading views
+// show as markup) as markup too. It never returns an error and is safe
+// for concurrent use.
 func ExtractTypedLinks(ctx context.Context, p *Page) ([]Link, error) {
 	if p == nil || p.URL == nil {
 		return nil, nil
@@ -199,6 +202,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 	if s.baseSeen {
 		if b, err := resolveRef(page, s.baseRef); err == nil && isHTTP(b) {
 			base = b
+			s.guessUnderBase(base)
 		}
 	}
 	// Each base is converted to the URL Standard's form once, not once a
@@ -240,6 +244,9 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 			continue
 		}
 		u.Fragment, u.RawFragment = "", ""
+		if pl.alt && len(dst) > 0 && *dst[len(dst)-1].URL == *u {
+			continue
+		}
 		if pageStr == "" {
 			pageStr = page.String()
 		}
@@ -273,6 +280,7 @@ type pendingLink struct {
 	rel    string
 	text   string
 	spec   bool // guessed by speculate
+	alt    bool // another reading of the link before it: left out if the same URL
 }
 
 // attr is an attribute of the current tag, its key and value slices of the
@@ -328,7 +336,12 @@ func (s *linkScanner) add(ref []byte, role LinkRole, source, rel string, level i
 		return -1
 	}
 	if len(ref) > 5 && asciiIs(ref[:5], "data:") {
-		s.dataURI(ref[5:], level)
+		if role != Requisite {
+			// A document the page leads to, not part of it: a data:
+			// document has no base, and only its absolute URLs count.
+			res = resolveNone
+		}
+		s.dataURI(ref[5:], level, res)
 		return -1
 	}
 	s.pend = append(s.pend, pendingLink{ref: string(ref), role: role, res: res, source: source, rel: rel})
@@ -529,7 +542,7 @@ func urlElement(name []byte) bool {
 	case "a", "area", "link", "base", "frame", "iframe", "img", "image", "source",
 		"script", "use", "feimage", "video", "audio", "track", "bgsound", "layer",
 		"ilayer", "embed", "object", "applet", "param", "form", "input", "button",
-		"isindex", "blockquote", "q", "ins", "del", "html", "head", "xml", "meta":
+		"isindex", "blockquote", "q", "ins", "del", "html", "head", "xml", "meta", "import":
 		return true
 	}
 	return false
@@ -793,6 +806,12 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 		if v, ok := getAttr(attrs, "src"); ok {
 			s.add(v, Reference, "xml src", "", level, res)
 		}
+	case "import":
+		// Internet Explorer's <IMPORT namespace implementation>: the
+		// behaviour (HTC) file of a namespace's custom elements.
+		if v, ok := getAttr(attrs, "implementation"); ok {
+			s.add(v, Reference, "import implementation", "", level, res)
+		}
 	case "meta":
 		s.metaTag(attrs, level, res)
 	}
@@ -827,7 +846,29 @@ func (s *linkScanner) metaTag(attrs []attr, level int, res uint8) {
 		}
 	case asciiIs(v, "msapplication-config"):
 		s.add(content, Reference, "meta msapplication-config", "", level, res)
+	case metaMarkup(content):
+		// A reading view (Firefox's among them) shows the content of
+		// meta elements such as description or copyright as markup.
+		if level < maxNest {
+			s.html(content, level+1, res, false)
+		}
 	}
+}
+
+// metaMarkup reports whether a meta's content is markup: whether it has a
+// tag, a '<' before a letter.
+func metaMarkup(content []byte) bool {
+	for i := bytes.IndexByte(content, '<'); i >= 0 && i+1 < len(content); {
+		if c := content[i+1] | 0x20; 'a' <= c && c <= 'z' {
+			return true
+		}
+		j := bytes.IndexByte(content[i+1:], '<')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // robotsDirectives reads a robots meta tag's content, a comma-separated
@@ -954,13 +995,17 @@ func formRole(post bool) LinkRole {
 
 // paramIsURL reports whether an object's <param name value> holds a URL:
 // its name is one plugins read a URL from, or its value is an absolute or
-// scheme-relative http(s) URL.
+// scheme-relative http(s) URL, or a path ("/media/clip.wmv") without white
+// space.
 func paramIsURL(name, value []byte) bool {
 	switch strings.ToLower(string(trimSpace(name))) {
 	case "movie", "src", "source", "url", "href", "data", "filename", "file", "code", "codebase", "archive", "base":
 		return true
 	}
 	value = trimSpace(value)
+	if len(value) > 1 && value[0] == '/' && value[1] != '/' {
+		return isAlnum(value[1]) && !bytes.ContainsAny(value, " \t\n\f\r")
+	}
 	return len(value) > 2 && string(value[:2]) == "//" ||
 		len(value) > 5 && asciiIs(value[:5], "http:") ||
 		len(value) > 6 && asciiIs(value[:6], "https:")
@@ -1264,8 +1309,12 @@ func doctypeSystemID(d []byte) []byte {
 }
 
 // dataURI scans the decoded content of a data: URI (what follows "data:")
-// found at nesting level, if it is HTML, SVG or CSS and small enough.
-func (s *linkScanner) dataURI(v []byte, level int) {
+// found at nesting level, if it is HTML, SVG or CSS and small enough. Its
+// relative references resolve as res says: for a requisite, as those of
+// the document that holds it (a browser resolves none, as a data: document
+// has no base, but a page that embeds one names a URL of its own site);
+// for a document the page leads to, not at all.
+func (s *linkScanner) dataURI(v []byte, level int, res uint8) {
 	if level >= maxNest {
 		return
 	}
@@ -1312,9 +1361,9 @@ func (s *linkScanner) dataURI(v []byte, level int) {
 		return
 	}
 	if kind == 1 {
-		s.html(data, level+1, resolveNone, xml)
+		s.html(data, level+1, res, xml)
 	} else {
-		s.css(data, "css url", "css @import", level+1, resolveNone)
+		s.css(data, "css url", "css @import", level+1, res)
 	}
 }
 
@@ -1534,7 +1583,7 @@ func (s *linkScanner) otherAttrs(name []byte, attrs []attr, level int, res uint8
 		case "href", "src", "srcset", "lowsrc", "longdesc", "dynsrc", "vrml",
 			"xlink:href", "imagesrcset", "action", "formaction", "cite",
 			"background", "datasrc", "poster", "codebase", "classid", "archive",
-			"pluginspage", "manifest", "profile", "ping", "style", "srcdoc":
+			"pluginspage", "manifest", "profile", "ping", "style", "srcdoc", "implementation":
 			continue // element reads them, or they are not URLs (style, srcdoc)
 		case "data":
 			if string(name) == "object" {
@@ -1549,7 +1598,7 @@ func (s *linkScanner) otherAttrs(name []byte, attrs []attr, level int, res uint8
 				continue
 			}
 		case "content":
-			if string(name) == "meta" && metaNamesURL(attrs) {
+			if string(name) == "meta" && metaNamesURL(attrs, a.val) {
 				continue
 			}
 		}
@@ -1558,14 +1607,17 @@ func (s *linkScanner) otherAttrs(name []byte, attrs []attr, level int, res uint8
 }
 
 // metaNamesURL reports whether a meta's content is read by metaTag: that
-// of a refresh, a Content-Security-Policy or msapplication-config.
-func metaNamesURL(attrs []attr) bool {
+// of a refresh, a Content-Security-Policy or msapplication-config, or
+// markup (see metaMarkup), whose text and attributes are guessed from as
+// a page's are.
+func metaNamesURL(attrs []attr, content []byte) bool {
 	if v, ok := getAttr(attrs, "http-equiv"); ok {
 		v = trimSpace(v)
 		return asciiIs(v, "refresh") || asciiIs(v, "content-security-policy")
 	}
 	v, _ := getAttr(attrs, "name")
-	return asciiIs(trimSpace(v), "msapplication-config")
+	v = trimSpace(v)
+	return asciiIs(v, "msapplication-config") || !asciiIs(v, "robots") && metaMarkup(content)
 }
 
 // speculate records, as speculative links with source, the strings of b
@@ -1635,7 +1687,11 @@ func specDelim(c byte) bool {
 	return c <= ' '
 }
 
-// guess records c as a speculative link if it looks like a URL.
+// guess records c as a speculative link if it looks like a URL. A
+// relative path starting "./" or "../" is guessed twice: against the
+// document, as a browser would resolve it, and against the site's root,
+// since text and scripts often write paths relative to an application's
+// root, whatever page shows them.
 func (s *linkScanner) guess(c []byte, source string, level int, res uint8) {
 	if len(c) < 2 || len(c) > maxSpecLen {
 		return
@@ -1646,6 +1702,40 @@ func (s *linkScanner) guess(c []byte, source string, level int, res uint8) {
 	}
 	s.specN++
 	s.specPend = append(s.specPend, pendingLink{ref: string(c), role: role, res: res, source: source, spec: true})
+	if c[0] == '.' {
+		root := c
+		for {
+			if len(root) > 2 && string(root[:2]) == "./" {
+				root = root[2:]
+			} else if len(root) > 3 && string(root[:3]) == "../" {
+				root = root[3:]
+			} else {
+				break
+			}
+		}
+		if len(root) > 0 && root[0] != '/' && root[0] != '.' {
+			s.specPend = append(s.specPend, pendingLink{ref: "/" + string(root), role: role, res: res, source: source, spec: true, alt: true})
+		}
+	}
+}
+
+// guessUnderBase adds to the guessed links, for a document whose <base
+// href> has a path other than "/", each guessed path ("/x.pdf") again
+// below the base's path ("/app/x.pdf" for a base of "/app" or "/app/"), as
+// a script or template that joins the two strings would build it.
+func (s *linkScanner) guessUnderBase(base *url.URL) {
+	dir := strings.TrimSuffix(base.EscapedPath(), "/")
+	if dir == "" || !s.spec {
+		return
+	}
+	for i, n := 0, len(s.specPend); i < n; i++ {
+		pl := s.specPend[i]
+		if pl.res != resolveDoc || len(pl.ref) < 2 || pl.ref[0] != '/' || pl.ref[1] == '/' {
+			continue
+		}
+		pl.ref = dir + pl.ref
+		s.specPend = append(s.specPend, pl)
+	}
 }
 
 // specRole reports whether c looks like a URL, and what it would be to a

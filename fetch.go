@@ -70,6 +70,9 @@ type Page struct {
 	// WithMaxBodySize). The crawler reuses its buffer after the call
 	// returns: copy it to keep it.
 	Body []byte
+	// Truncated says that Body stops at WithMaxBodySize where the
+	// response went on: for a body nobody parses, which is no failure.
+	Truncated bool
 	// Links are the typed links the default extractor found on the page
 	// (for a page of HTML, XHTML, SVG, XML or CSS, and in its headers), in
 	// document order with duplicates, before scope and the robots
@@ -120,6 +123,9 @@ type response struct {
 	// encoded says that body is in a content coding the crawler cannot
 	// decode (br, zstd): it is passed on as sent and not parsed.
 	encoded bool
+	// truncated says that body stops at the limit, where the response
+	// went on; skipped that it was not read at all (WithSkipUnparsed).
+	truncated, skipped bool
 }
 
 // newClient returns the client a Run uses and whether the Run owns its
@@ -268,6 +274,11 @@ type fetcher struct {
 	maxBackoff    time.Duration
 	maxRetryAfter time.Duration
 	hostDelay     time.Duration // before following a robots.txt redirect
+	// parsesAll says that a custom extractor reads every page, whatever
+	// its type; else only the types the default extractor reads are
+	// parsed (see parsedByDefault), spec saying whether scripts are.
+	parsesAll, spec bool
+	skipUnparsed    bool // WithSkipUnparsed
 }
 
 func newFetcher(cfg *config, client *http.Client) *fetcher {
@@ -281,7 +292,28 @@ func newFetcher(cfg *config, client *http.Client) *fetcher {
 		maxBackoff:    cfg.maxBackoff,
 		maxRetryAfter: cfg.maxRetryAfter,
 		hostDelay:     cfg.hostDelay,
+		parsesAll:     cfg.extractor != nil || cfg.typedExtractor != nil,
+		spec:          cfg.speculative,
+		skipUnparsed:  cfg.skipUnparsed,
 	}
+}
+
+// unparsed reports whether nobody reads a page of media type mt for links:
+// it is not one the default extractor reads, and no custom extractor is
+// set.
+func (f *fetcher) unparsed(mt string) bool {
+	return !f.parsesAll && !parsedByDefault(mt, f.spec)
+}
+
+// parsedByDefault reports whether the default extractor reads a body of
+// media type mt for links (scanLinksMax's types), spec saying whether
+// WithSpeculative is on.
+func parsedByDefault(mt string, spec bool) bool {
+	switch mt {
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml", "text/css":
+		return true
+	}
+	return spec && isJavaScript(mt)
 }
 
 // retryable decides whether the outcome of attempt number try is worth
@@ -420,10 +452,16 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		return out, nil
 	}
-	// A page over the limit is an error. robots.txt (RFC 9309: the first
-	// 500 KiB) and a sitemap (sitemaps.org: 50 MB) are read up to their
-	// limit and the rest is ignored.
-	cut := t.kind != kindPage
+	if f.skipUnparsed && (t.kind == kindPage || t.kind == ResourceRequest) && f.unparsed(out.contentType) {
+		// Its status and headers are all the crawl wants of it.
+		out.skipped = true
+		return out, nil
+	}
+	// A page over the limit is an error, if the crawl reads it for
+	// links. robots.txt (RFC 9309: the first 500 KiB) and a sitemap
+	// (sitemaps.org: 50 MB) are read up to their limit and the rest is
+	// ignored; so are the bodies nobody parses, requisites and checks.
+	cut := t.kind != kindPage || f.unparsed(out.contentType)
 	if resp.ContentLength > limit && !cut {
 		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
 			t.url, resp.ContentLength, limit, ErrBodyTooLarge)
@@ -445,7 +483,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	}
 	*buf, err = readBody((*buf)[:0], body, limit)
 	if errors.Is(err, ErrBodyTooLarge) && cut {
-		out.body = (*buf)[:limit]
+		out.body, out.truncated = (*buf)[:limit], true
 		if t.kind == kindSitemap {
 			// The byte past the limit stays: by it parseSitemap knows
 			// that the file went on, and says so with

@@ -713,7 +713,7 @@ func TestFetchBodySize(t *testing.T) {
 	}
 	chunked := func(n int) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Type", "text/html") // a page the crawl parses
 			piece := []byte(strings.Repeat("a", 100))
 			for sent := 0; sent < n; sent += len(piece) {
 				w.Write(piece[:min(len(piece), n-sent)])
@@ -727,7 +727,7 @@ func TestFetchBodySize(t *testing.T) {
 			if r.Header.Get("Accept-Encoding") != "gzip" {
 				t.Errorf("Accept-Encoding: got %q, want gzip (the transport's own)", r.Header.Get("Accept-Encoding"))
 			}
-			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Type", "text/html") // a page the crawl parses
 			w.Header().Set("Content-Encoding", "gzip")
 			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 			w.Write(body)
@@ -740,7 +740,7 @@ func TestFetchBodySize(t *testing.T) {
 		size    int // when not too big
 	}{
 		{"content-length over", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Type", "text/html") // a page the crawl parses
 			w.Header().Set("Content-Length", "5000")
 			w.Write(bytes.Repeat([]byte("a"), 5000))
 		}, true, 0},
@@ -748,7 +748,7 @@ func TestFetchBodySize(t *testing.T) {
 		{"chunked one over", chunked(limit + 1), true, 0},
 		{"chunked exact", chunked(limit), false, limit},
 		{"content-length exact", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Type", "text/html") // a page the crawl parses
 			w.Write(bytes.Repeat([]byte("a"), limit))
 		}, false, limit},
 		{"gzip over", gzipped(5000), true, 0},
@@ -948,7 +948,7 @@ func TestFetchFailKind(t *testing.T) {
 	}{
 		{"timeout", func(w http.ResponseWriter, r *http.Request) { fetchStall(r) },
 			[]crawl.Option{crawl.WithRequestTimeout(50 * time.Millisecond)}, context.DeadlineExceeded, "timeout"},
-		{"body too large", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, strings.Repeat("a", 100)) },
+		{"body too large", htmlPage(strings.Repeat("a", 100)),
 			[]crawl.Option{crawl.WithMaxBodySize(10)}, crawl.ErrBodyTooLarge, "body_too_large"},
 		{"too many redirects", fetchRedirect(http.StatusFound, "/elsewhere"),
 			[]crawl.Option{crawl.WithMaxRedirects(0)}, crawl.ErrTooManyRedirects, "too_many_redirects"},

@@ -84,6 +84,7 @@ type config struct {
 	extractor      LinkExtractor // nil: ExtractLinks
 	typedExtractor TypedLinkExtractor
 	linkFilters    []LinkFilter
+	skipUnparsed   bool
 	client         *http.Client
 	blockPrivate   bool
 	userAgent      string
@@ -356,7 +357,12 @@ func WithUserAgent(ua string) Option {
 // decompression. A response whose Content-Length is larger is refused before
 // its body is read (the Result's Size is then 0), and a body that turns out
 // larger stops at n+1 bytes (the Result's Size); either way the Result's Err
-// wraps ErrBodyTooLarge. A body in gzip or deflate is decoded as it is read,
+// wraps ErrBodyTooLarge. That is for the bodies the crawl reads for links:
+// the pages of the types the default extractor reads (HTML, XHTML, SVG,
+// XML, CSS, and scripts with WithSpeculative), or any page with a custom
+// extractor. A body nobody parses (a linked PDF, image or archive), a
+// requisite, a reference or a checked link is read up to n bytes and cut
+// there, with Result.Truncated set, and is no failure. A body in gzip or deflate is decoded as it is read,
 // by the transport or, when a request hook set Accept-Encoding or the server
 // sent a coding unasked, by the crawler, so a decompression bomb stops at
 // the cap too. A body in a coding the standard library cannot decode (br,
@@ -365,6 +371,16 @@ func WithUserAgent(ua string) Option {
 // is 10 MiB; n must be positive.
 func WithMaxBodySize(n int64) Option {
 	return optionFunc(func(c *config) { c.maxBodySize = n })
+}
+
+// WithSkipUnparsed makes the crawl read only the status and headers of a
+// page or requisite whose body nobody parses (see WithMaxBodySize): its
+// body is not read, so Result.Size is 0 and Page.Body empty, and a link
+// checker learns that a linked 2 GB file is there without fetching it.
+// The page hook still sees the response. The default is false: every body
+// is read, up to WithMaxBodySize.
+func WithSkipUnparsed(on bool) Option {
+	return optionFunc(func(c *config) { c.skipUnparsed = on })
 }
 
 // WithRequestTimeout bounds each attempt, from sending the request to the

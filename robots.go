@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,14 +105,10 @@ func readRobots(body []byte, userAgent string) (rules []robotsRule, delay time.D
 		body = body[1:]
 	}
 	for len(body) > 0 {
+		// A CR LF pair leaves an empty line between them, which is
+		// skipped like any other.
 		var line []byte
-		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
-			// A CR LF pair leaves an empty line between them, which is
-			// skipped like any other.
-			line, body = body[:i], body[i+1:]
-		} else {
-			line, body = body, nil
-		}
+		line, body = cutLine(body)
 		key, value := robotsLine(line)
 		switch key {
 		case keyUserAgent:
@@ -899,23 +897,11 @@ const maxRobotsPaths = 1000
 func (r *run) robotsPaths(key string, body []byte, rules *robots) []Request {
 	var reqs []Request
 	seen := make(map[string]bool)
-	for len(body) > 0 && len(reqs) < maxRobotsPaths {
-		var line []byte
-		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			line, body = body, nil
+	for u := range robotsTxtPaths(key, body) {
+		if len(reqs) >= maxRobotsPaths {
+			break
 		}
-		k, v := robotsLine(line)
-		if k != keyAllow && k != keyDisallow {
-			continue
-		}
-		v = bytes.TrimSuffix(v, []byte("$"))
-		if len(v) < 2 || v[0] != '/' || bytes.IndexByte(v, '*') >= 0 {
-			continue
-		}
-		u, err := resolveRef(nil, key+string(v))
-		if err != nil || !r.scope.contains(u) {
+		if !r.scope.contains(u) {
 			continue
 		}
 		us := u.String()
@@ -933,6 +919,43 @@ func (r *run) robotsPaths(key string, body []byte, rules *robots) []Request {
 		reqs = append(reqs, Request{URL: us, Kind: PageRequest, Depth: 1, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
 	}
 	return reqs
+}
+
+// cutLine returns the first line of body, ended by a CR or an LF, and what
+// follows that byte.
+func cutLine(body []byte) (line, rest []byte) {
+	if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
+		return body[:i], body[i+1:]
+	}
+	return body, nil
+}
+
+// robotsTxtPaths yields the URLs of the paths in the Allow and Disallow
+// lines of a robots.txt body, of all its groups, on the host key: each
+// path without a "*" (a final "$" dropped), resolved against the host and
+// normalised. The same URL may come more than once.
+func robotsTxtPaths(key string, body []byte) iter.Seq[*url.URL] {
+	return func(yield func(*url.URL) bool) {
+		for len(body) > 0 {
+			var line []byte
+			line, body = cutLine(body)
+			k, v := robotsLine(line)
+			if k != keyAllow && k != keyDisallow {
+				continue
+			}
+			v = bytes.TrimSuffix(v, []byte("$"))
+			if len(v) < 2 || v[0] != '/' || bytes.IndexByte(v, '*') >= 0 {
+				continue
+			}
+			u, err := resolveRef(nil, key+string(v))
+			if err != nil {
+				continue
+			}
+			if !yield(u) {
+				return
+			}
+		}
+	}
 }
 
 // ErrRobotsUnavailable is matched, with errors.Is, by the error of every URL

@@ -408,7 +408,10 @@ const maxSitemapNesting = 1
 // sitemaps returns the sitemap requests of a root host: those its
 // robots.txt names and its /sitemap.xml, each if in scope and not excluded
 // or filtered out. A filter that panics is logged, and its sitemap left
-// out.
+// out. When robots.txt is not obeyed, and so not fetched for its rules,
+// the host's /robots.txt comes first, read as a sitemap is for the
+// Sitemap lines and the paths it has (see robotsSitemap); without
+// WithSitemaps, it is the only one.
 func (r *run) sitemaps(key string, named []string) []Request {
 	var reqs []Request
 	add := func(s string) {
@@ -429,6 +432,12 @@ func (r *run) sitemaps(key string, named []string) []Request {
 			}
 		}
 		reqs = append(reqs, Request{URL: u.String(), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
+	}
+	if !r.cfg.robots {
+		add(key + "/robots.txt")
+	}
+	if !r.cfg.sitemaps {
+		return reqs // robots.txt only, for WithSpeculative's paths
 	}
 	for _, s := range named {
 		add(s)
@@ -477,6 +486,9 @@ func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps
 // sitemap's, and the sitemaps a sitemap index lists at depth one more
 // too, so that WithMaxDepth bounds them, up to maxSitemapNesting.
 func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
+	if l.Depth == 0 && !r.cfg.robots && base.Path == "/robots.txt" && r.rootHosts[HostKey(l.URL)] {
+		return r.robotsSitemap(w, l, base, body, res)
+	}
 	pages, maps, perr := sitemapReader{r.cfg.logger}.read(base, l.Depth, body)
 	if err := r.follow(w, l, base, pages, PageRequest, l.Depth+1, res); err != nil {
 		return err
@@ -488,4 +500,35 @@ func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Resu
 		return fmt.Errorf("sitemap %s: %w", l.URL, perr)
 	}
 	return nil
+}
+
+// robotsSitemap reads a root host's robots.txt, fetched as a sitemap
+// because robots.txt is not obeyed: with WithSitemaps, the sitemaps its
+// Sitemap lines name are read, at its depth, as those of an obeyed
+// robots.txt are; with WithSpeculative, the paths of its Allow and
+// Disallow lines are queued as pages one deeper, those it disallows
+// included, since its rules do not apply.
+func (r *run) robotsSitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
+	if r.cfg.sitemaps {
+		var maps []*url.URL
+		for _, s := range parseRobots(body, r.cfg.userAgent).sitemaps() {
+			if u, err := resolveRef(base, s); err == nil && isHTTP(u) {
+				maps = append(maps, u)
+			}
+		}
+		if err := r.follow(w, l, base, maps, SitemapRequest, l.Depth, res); err != nil {
+			return err
+		}
+	}
+	if !r.cfg.speculative {
+		return nil
+	}
+	var pages []*url.URL
+	for u := range robotsTxtPaths(HostKey(l.URL), body) {
+		if len(pages) >= maxRobotsPaths {
+			break
+		}
+		pages = append(pages, u)
+	}
+	return r.follow(w, l, base, pages, PageRequest, l.Depth+1, res)
 }

@@ -116,6 +116,42 @@ func TestSitemapsWithoutRobots(t *testing.T) {
 	}
 }
 
+// Without robots.txt obeyed, it is still read for what it lists: the
+// sitemaps of its Sitemap lines, and, with WithSpeculative, the paths of
+// its Allow and Disallow lines, those it disallows included.
+func TestSitemapsRobotsTxtWithoutRobots(t *testing.T) {
+	for _, spec := range []bool{false, true} {
+		t.Run(fmt.Sprint("speculative=", spec), func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.Handle("/{$}", anchors(0))
+			mux.Handle("/page", anchors(0))
+			mux.Handle("/private/", anchors(0))
+			mux.Handle("/open", anchors(0))
+			s := newSite(t, mux)
+			mux.Handle("/maps/a.xml", xmlPage(`<urlset><url><loc>`+s.URL+`/page</loc></url></urlset>`))
+			s.setRobots("User-agent: *\nDisallow: /private/\nDisallow: /wild*card\nAllow: /open$\nSitemap: "+s.URL+"/maps/a.xml\n", nil)
+			_, res, err := crawlSite(t, context.Background(), []string{s.URL},
+				crawl.WithSitemaps(true), crawl.WithRobots(false), crawl.WithSpeculative(spec))
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			want := []string{"/", "/maps/a.xml", "/page", "/sitemap.xml"}
+			if spec {
+				want = []string{"/", "/maps/a.xml", "/open", "/page", "/private/", "/sitemap.xml"}
+			}
+			if got := s.Requested(); !slices.Equal(got, want) {
+				t.Errorf("requested %v, want %v", got, want)
+			}
+			if r, ok := res[s.URL+"/robots.txt"]; !ok || r.Depth != 0 || r.Status != 200 || r.Err != nil {
+				t.Errorf("robots.txt: %+v; want a Result at depth 0, 200, without Err", r)
+			}
+			if r := res[s.URL+"/maps/a.xml"]; r.Depth != 0 {
+				t.Errorf("/maps/a.xml: Depth %d, want 0, as if robots.txt were obeyed", r.Depth)
+			}
+		})
+	}
+}
+
 func TestSitemapTooLarge(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/{$}", anchors(0))

@@ -30,8 +30,12 @@ type Result struct {
 	// after the last try, ErrBodyTooLarge, ErrTooManyRedirects,
 	// ErrNoLocation, ErrPanic, a request hook's error or the Run's context
 	// error. A non-2xx status alone is not an error.
-	Err         error
-	Size        int    // body bytes, decompressed, before charset decoding
+	Err  error
+	Size int // body bytes, decompressed, before charset decoding
+	// Truncated says that the body went on past WithMaxBodySize and was
+	// read only up to it, which is no failure for a body the crawl does
+	// not parse (see WithMaxBodySize); Size is then the cap.
+	Truncated   bool
 	ContentType string // media type, lower case, no parameters
 	Encoding    string // canonical name of the charset the body was decoded from
 	NumURLs     int    // distinct in-scope links on the page, less those excluded or refused
@@ -358,6 +362,7 @@ type resultJSON struct {
 	Err         string `json:"err,omitempty"`
 	FailKind    string `json:"fail_kind,omitempty"`
 	Size        int    `json:"size,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
 	Encoding    string `json:"encoding,omitempty"`
 	NumURLs     int    `json:"num_urls,omitempty"`
@@ -375,7 +380,7 @@ type resultJSON struct {
 // delivered.
 func (r *Result) MarshalBinary() ([]byte, error) {
 	j := resultJSON{
-		URL: r.URL, Referrer: r.Referrer, NextURL: r.NextURL, Status: r.Status, Size: r.Size,
+		URL: r.URL, Referrer: r.Referrer, NextURL: r.NextURL, Status: r.Status, Size: r.Size, Truncated: r.Truncated,
 		ContentType: r.ContentType, Encoding: r.Encoding, NumURLs: r.NumURLs,
 		NumNewURLs: r.NumNewURLs, Depth: r.Depth, Tries: r.Tries, Elapsed: int64(r.Elapsed),
 	}
@@ -392,7 +397,7 @@ func (r *Result) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("decode result: %w", err)
 	}
 	*r = Result{
-		URL: j.URL, Referrer: j.Referrer, NextURL: j.NextURL, Status: j.Status, Size: j.Size,
+		URL: j.URL, Referrer: j.Referrer, NextURL: j.NextURL, Status: j.Status, Size: j.Size, Truncated: j.Truncated,
 		ContentType: j.ContentType, Encoding: j.Encoding, NumURLs: j.NumURLs,
 		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed),
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -915,4 +916,26 @@ func ExampleTruncated() {
 	resp.Body.Close()
 	fmt.Println(len(body), err == io.ErrUnexpectedEOF)
 	// Output: 100 true
+}
+
+// A crawler is measured on the Maze by what it requested: here, a client
+// that walks the listings to one case and requests its target.
+func ExampleMaze() {
+	maze := crawltest.NewMaze()
+	srv := httptest.NewServer(maze)
+	defer srv.Close()
+	for _, p := range []string{"/", "/html/", "/html/body/", "/html/body/a/", "/html/body/a/href.html", "/test/html/body/a/href.found"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	missed, extra := maze.Compare("navigation")
+	fmt.Println(len(crawltest.MazeCases()), "cases, found:", maze.Found()[0].Name)
+	fmt.Println(len(missed), "navigation cases missed,", len(extra), "of other roles found")
+	// Output:
+	// 64 cases, found: html/body/a/href
+	// 14 navigation cases missed, 0 of other roles found
 }

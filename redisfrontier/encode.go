@@ -97,24 +97,39 @@ func decodeRules(s string) (*crawl.HostRules, error) {
 	return &crawl.HostRules{Robots: j.Robots, Denied: j.Denied, Delay: j.Delay}, nil
 }
 
-// appendRequests appends the script arguments that admit reqs: their
-// count, then for each its seen bucket, its fingerprint within the bucket,
-// its host key and its encoding.
+// admission is a Request as the scripts admit it: its seen bucket, its
+// fingerprint within the bucket, its host key and its encoding.
 //
 // The seen set keeps a 64-bit xxhash of each URL: its top bits choose one
 // of 2^bits sets, and the rest is the member, an integer below 2^(64-bits),
 // so that each set is an intset (8 bytes a URL) while it has at most
 // set-max-intset-entries members.
-func appendRequests(args []any, reqs []crawl.Request, bits uint) []any {
-	args = append(args, len(reqs))
+type admission struct {
+	bucket, member, host, enc string
+}
+
+// admissions returns the admissions of reqs.
+func admissions(reqs []crawl.Request, bits uint) []admission {
+	out := make([]admission, len(reqs))
 	for i := range reqs {
 		r := &reqs[i]
 		h := xxhash.Sum64String(r.URL)
-		args = append(args,
-			strconv.FormatUint(h>>(64-bits), 10),
-			strconv.FormatUint(h&(1<<(64-bits)-1), 10),
-			crawl.HostKey(r.URL),
-			encodeRequest(r))
+		out[i] = admission{
+			bucket: strconv.FormatUint(h>>(64-bits), 10),
+			member: strconv.FormatUint(h&(1<<(64-bits)-1), 10),
+			host:   crawl.HostKey(r.URL),
+			enc:    encodeRequest(r),
+		}
+	}
+	return out
+}
+
+// appendAdmissions appends the script arguments that admit as: their
+// count, then the four fields of each.
+func appendAdmissions(args []any, as []admission) []any {
+	args = append(args, len(as))
+	for _, a := range as {
+		args = append(args, a.bucket, a.member, a.host, a.enc)
 	}
 	return args
 }

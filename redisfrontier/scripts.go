@@ -37,7 +37,9 @@ if opseq ~= '0' then
     local s = prev[1]
     return string.sub(s, string.find(s, ':', 1, true) + 1)
   end
-  redis.call('ZREMRANGEBYSCORE', ops, '-inf', '(' .. ARGV[4])
+  if string.sub(opseq, -1) == '0' then
+    redis.call('ZREMRANGEBYSCORE', ops, '-inf', '(' .. ARGV[4])
+  end
 end
 local HW = tonumber(ARGV[5])
 local DELAY = tonumber(ARGV[6])
@@ -122,13 +124,25 @@ local function admit(i)
   local k = tonumber(ARGV[i])
   i = i + 1
   local added = 0
+  local byHost, hosts = {}, {}
   for _ = 1, k do
     if redis.call('SADD', P .. 's:' .. ARGV[i], ARGV[i + 1]) == 1 then
       local h = ARGV[i + 2]
       added = added + 1
-      if redis.call('RPUSH', qkey(h), ARGV[i + 3]) == 1 then settle(h) end
+      local l = byHost[h]
+      if not l then
+        l = {}
+        byHost[h] = l
+        hosts[#hosts + 1] = h
+      end
+      l[#l + 1] = ARGV[i + 3]
     end
     i = i + 4
+  end
+  for _, h in ipairs(hosts) do
+    local l = byHost[h]
+    -- A host whose queue was empty may have become ready.
+    if redis.call('RPUSH', qkey(h), unpack(l)) == #l then settle(h) end
   end
   add('unfinished', added)
   add('fresh', added)
@@ -144,8 +158,8 @@ local function endLease(id, mine)
   local rec = cmsgpack.unpack(raw)
   if mine and rec.o ~= owner then return nil end
   redis.call('HDEL', leases, id)
-  redis.call('ZREM', exp, id)
-  redis.call('HINCRBY', hkey(rec.h), 'n', -1)
+  if rec.x or TERM > 0 then redis.call('ZREM', exp, id) end
+  rec.left = redis.call('HINCRBY', hkey(rec.h), 'n', -1)
   return rec
 end
 
@@ -194,7 +208,6 @@ local function done(reply)
   if wakeup then redis.call('PUBLISH', P .. 'ev', 'w') end
   if opseq ~= '0' then
     redis.call('ZADD', ops, opseq, opseq .. ':' .. reply)
-    redis.call('PEXPIRE', ops, 604800000)
   end
   return reply
 end
@@ -225,6 +238,9 @@ if not m[1] then
   m[3] = ARGV[12]
 end
 redis.call('DEL', ops)
+-- An owner that dies leaves its replies: they go a week after its Start.
+redis.call('ZADD', ops, 0, '0:')
+redis.call('PEXPIRE', ops, 604800000)
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
   local rec = cmsgpack.unpack(all[i + 1])
@@ -276,12 +292,19 @@ local function rnd() local r = tonumber(ARGV[ri]) or 0.5 ri = ri + 1 return r en
 local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', S(now), 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
   local rec = endLease(id, false)
-  if rec then putBack(id, rec, 0, rec.e, nil) end
+  if rec then putBack(id, rec, 0, rec.e, nil) else redis.call('ZREM', exp, id) end
 end
 local vt = now
 local out = {}
 local got = 0
+-- The leases' records and terms, written once at the end.
+local recs, terms = {}, {}
+-- Lease IDs: one counter step for the call.
+local nextID = redis.call('HINCRBY', meta, 'lseq', want) - want
 
+-- takeFrom leases the Request host h would start now, if any, and
+-- returns true and the host's time after it (nil: it has nothing it may
+-- start whatever the time), as settle would find it.
 local function takeFrom(h)
   local hk = hkey(h)
   local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd')
@@ -289,13 +312,15 @@ local function takeFrom(h)
   if n >= HW or st[3] then return false end
   local nx = tonumber(st[2]) or 0
   if nx > vt then return false end
-  local fresh = not spent() and redis.call('LLEN', qkey(h)) > 0
+  local llen = redis.call('LLEN', qkey(h))
+  local fresh = llen > 0 and not spent()
   local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  nextID = nextID + 1
+  local id = S(nextID)
   local rec
-  local id
-  if ROBOTS and not st[4] then
+  local robots = ROBOTS and not st[4]
+  if robots then
     if not (fresh or top[1]) then return false end
-    id = redis.call('HINCRBY', meta, 'lseq', 1)
     rec = {o = owner, h = h, k = 'R', t = 1, e = ''}
     redis.call('HSET', hk, 'rf', id)
     out[#out + 1] = ns('R') .. ns(id) .. ns(h) .. ns(st[5] or '0')
@@ -305,8 +330,10 @@ local function takeFrom(h)
       redis.call('ZREM', rkey(h), top[1])
       enc = string.sub(top[1], string.find(top[1], ':', 1, true) + 1)
       tk = 1
+      top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
     elseif fresh then
       enc = redis.call('LPOP', qkey(h))
+      llen = llen - 1
       tk = 0
       add('fresh', -1)
       add('pages', 1)
@@ -314,7 +341,6 @@ local function takeFrom(h)
       return false
     end
     add('queued', -1)
-    id = redis.call('HINCRBY', meta, 'lseq', 1)
     rec = {o = owner, h = h, k = 'P', t = tk, e = enc}
     out[#out + 1] = ns('P') .. ns(id) .. ns(enc) .. ns(st[4] or '')
   end
@@ -326,27 +352,55 @@ local function takeFrom(h)
   end
   rec.nx = nx
   redis.call('HINCRBY', hk, 'n', 1)
-  redis.call('HSET', leases, id, cmsgpack.pack(rec))
-  if TERM > 0 then redis.call('ZADD', exp, S(now + TERM), id) end
-  return true
+  if TERM > 0 then
+    rec.x = 1
+    terms[#terms + 1] = S(now + TERM)
+    terms[#terms + 1] = id
+  end
+  recs[#recs + 1] = id
+  recs[#recs + 1] = cmsgpack.pack(rec)
+  -- The host's time now, as wake would compute it.
+  if robots or n + 1 >= HW then return true, nil end
+  if llen > 0 and not spent() then return true, nx end
+  if top[2] then return true, math.max(nx, tonumber(top[2])) end
+  if llen > 0 then redis.call('SADD', parked, h) end
+  return true, nil
 end
 
-local iter = 0
-while got < want and iter < want * 4 + 16 do
-  iter = iter + 1
-  local c = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, 1)
-  if #c == 0 then break end
-  local h = c[1]
-  local ok = takeFrom(h)
-  if ok then
-    got = got + 1
-    vt = vt + 1
+-- Each pass serves the hosts ready, in order of their time, one lease
+-- each; a host served goes behind the hosts waiting (its time is at least
+-- vt, past theirs): hosts take turns. One that could not serve is not
+-- asked again in this pass.
+local pass = 0
+while got < want and pass < 8 do
+  pass = pass + 1
+  local cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got)
+  if #cands == 0 then break end
+  local zadd, zrem = {}, {}
+  for _, h in ipairs(cands) do
+    local ok, w = takeFrom(h)
+    if ok then
+      got = got + 1
+      vt = vt + 1
+      if w then
+        zadd[#zadd + 1] = S(math.max(w, vt))
+        zadd[#zadd + 1] = h
+      else
+        zrem[#zrem + 1] = h
+      end
+    else
+      w = settle(h)
+      if w and w <= vt then
+        zadd[#zadd + 1] = S(vt + 1)
+        zadd[#zadd + 1] = h
+      end
+    end
   end
-  local w = settle(h)
-  -- A host served goes behind the hosts waiting: hosts take turns. One
-  -- that could not serve is not asked again in this call.
-  if w and w <= vt then redis.call('ZADD', ready, S(ok and vt or vt + 1), h) end
+  if #zadd > 0 then redis.call('ZADD', ready, unpack(zadd)) end
+  if #zrem > 0 then redis.call('ZREM', ready, unpack(zrem)) end
 end
+if #recs > 0 then redis.call('HSET', leases, unpack(recs)) end
+if #terms > 0 then redis.call('ZADD', exp, unpack(terms)) end
 local wait = -1
 if got == 0 then
   local r = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
@@ -359,50 +413,87 @@ end
 return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 `)
 
-// ackScript ends lease ARGV[10] as done: ARGV[11] "1" if Unsent; for a
-// robots.txt, ARGV[12] "1" if it comes with rules, ARGV[13] their
-// encoding, ARGV[14] their delay (µs); ARGV[15] a random number; ARGV[16]
-// the number of stats counters, then name and increment of each; then the
-// links, as admit reads them. The links are admitted even when the lease
-// is lost. Reply: framed "1" if the lease was the caller's ("0" if lost),
-// then the number of links admitted.
+// ackScript ends leases as done, ARGV[10] of them, each framed as: its
+// ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
+// encoding and their delay (µs), a random number, the number of stats
+// counters then name and increment of each, then its links as admit reads
+// them. The links are admitted even when the lease is lost. Reply: for
+// each, framed "1" if the lease was the caller's ("0" if lost), then the
+// number of its links admitted.
 var ackScript = redis.NewScript(prelude + `
-local id = ARGV[10]
-local ns0 = tonumber(ARGV[16])
-local added = admit(17 + 2 * ns0)
-local rec = endLease(id, true)
-if not rec then return done(ns('0') .. ns(added)) end
-local hk = hkey(rec.h)
-if rec.k == 'R' then
-  local rd = tonumber(ARGV[14])
-  local rb = ''
-  if ARGV[12] == '1' then rb = ARGV[13] end
-  redis.call('HDEL', hk, 'rf')
-  redis.call('HSET', hk, 'r', id, 'rb', rb, 'rd', S(rd))
-  if rd > DELAY then
-    local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
-    local n2 = now + jitter(rd, tonumber(ARGV[15]))
-    if n2 > nx then redis.call('HSET', hk, 'nx', S(n2)) end
-  end
-else
-  add('unfinished', -1)
-  add('done', 1)
-  if ARGV[11] == '1' then
-    if rec.t == 0 then add('pages', -1) end
-    if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
-      redis.call('HSET', hk, 'nx', S(rec.pn))
+local i = 11
+local out = {}
+local stats = {}
+local any = false
+local ents, ids = {}, {}
+for e = 1, tonumber(ARGV[10]) do
+  local ent = {id = ARGV[i], unsent = ARGV[i + 1], hasRules = ARGV[i + 2], rules = ARGV[i + 3],
+    rd = tonumber(ARGV[i + 4]), r = tonumber(ARGV[i + 5]), nst = tonumber(ARGV[i + 6]), st0 = i + 7}
+  ent.added, i = admit(ent.st0 + 2 * ent.nst)
+  ents[e] = ent
+  ids[e] = ent.id
+end
+local raws = {}
+if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
+local ended, timed = {}, false
+for e, ent in ipairs(ents) do
+  local id = ent.id
+  local rec = raws[e] and cmsgpack.unpack(raws[e])
+  if not rec or rec.o ~= owner or ended[id] then
+    out[#out + 1] = ns('0') .. ns(ent.added)
+  else
+    ended[id] = true
+    ended[#ended + 1] = id
+    timed = timed or rec.x
+    any = true
+    local hk = hkey(rec.h)
+    local left = redis.call('HINCRBY', hk, 'n', -1)
+    local must = left + 1 >= HW
+    if rec.k == 'R' then
+      must = true
+      local rules = ent.rules
+      if ent.hasRules ~= '1' then rules = '' end
+      redis.call('HDEL', hk, 'rf')
+      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd))
+      if ent.rd > DELAY then
+        local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
+        local n2 = now + jitter(ent.rd, ent.r)
+        if n2 > nx then redis.call('HSET', hk, 'nx', S(n2)) end
+      end
+    else
+      add('unfinished', -1)
+      add('done', 1)
+      if ent.unsent == '1' then
+        must = true
+        if rec.t == 0 then add('pages', -1) end
+        if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
+          redis.call('HSET', hk, 'nx', S(rec.pn))
+        end
+      end
+      for j = 0, ent.nst - 1 do
+        local k = ARGV[ent.st0 + 2 * j]
+        stats[k] = (stats[k] or 0) + tonumber(ARGV[ent.st0 + 2 * j + 1])
+      end
     end
-  end
-  local st = P .. 'stats'
-  for j = 0, ns0 - 1 do
-    redis.call('HINCRBY', st, ARGV[17 + 2 * j], ARGV[18 + 2 * j])
+    -- A host below its limit before the ack, its time unchanged, is
+    -- where it was in the ready set. One whose time or room changed may
+    -- serve the other processes' Takes now.
+    if must then
+      settle(rec.h)
+      wakeup = true
+    end
+    out[#out + 1] = ns('1') .. ns(ent.added)
   end
 end
-settle(rec.h)
+if #ended > 0 then
+  redis.call('HDEL', leases, unpack(ended))
+  if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end
+end
+local st = P .. 'stats'
+for k, d in pairs(stats) do redis.call('HINCRBY', st, k, S(d)) end
 if (cnt.pages or 0) < 0 then unpark() end
-local fin = over()
-if fin then redis.call('PUBLISH', P .. 'ev', 'j') end
-return done(ns('1') .. ns(added))
+if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
+return done(table.concat(out))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]

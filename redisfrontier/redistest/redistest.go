@@ -142,6 +142,8 @@ func (s *Server) Kill() {
 
 // Restart starts the server again (after Kill, or killing it first) on the
 // same port and directory, so that it loads its AOF, and waits for PING.
+// It fails the test if the server will not start: call it from the test's
+// goroutine.
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Kill()
