@@ -50,7 +50,7 @@ type jsonResult struct {
 	Error       string  `json:"error,omitempty"`
 	FailKind    string  `json:"fail_kind,omitempty"` // crawl.FailKind of the error
 	Size        int     `json:"size"`
-	Truncated   bool    `json:"truncated,omitempty"` // the body went on past -max_body_size
+	Truncated   bool    `json:"truncated,omitempty"` // the body went on past -max_body
 	ContentType string  `json:"content_type"`
 	Encoding    string  `json:"encoding"`
 	NumURLs     int     `json:"num_urls"`
