@@ -1,5 +1,144 @@
 // Package redisfrontier is a crawl.Frontier kept in Redis, so that crawler
-// processes on several machines share one crawl.
+// processes on several machines share one crawl: one seen set, one queue,
+// one per-host schedule, one page budget, one count of what is pending,
+// and the Stats of the whole crawl (it is a crawl.StatsStore).
+//
+//	f, err := redisfrontier.Open(ctx, "redis://127.0.0.1:6379/0", nil)
+//	if err != nil { ... }
+//	defer f.Close()
+//	c, err := crawl.New(crawl.WithFrontier(f), ...)
+//	stats, err := c.Run(ctx, roots...)
+//
+// Run the same command on N machines against one Redis: with no
+// Options.Name, Start names the crawl after its roots and scope (a short
+// hash), so they all join one crawl, and a process that joins late or
+// restarts resumes it. Start refuses a crawl of the same name started
+// with other roots or scope, and says so.
+//
+// # Server
+//
+// Redis 7.0 or later (Debian 12's redis-server), configured with
+//
+//	appendonly yes
+//	appendfsync everysec
+//	maxmemory-policy noeviction
+//
+// Redis writes a script's changes to the AOF before it answers, so a
+// redis-server killed (kill -9, a crash of the server alone) and started
+// again on its AOF has lost nothing the Frontier was told was done; a
+// crash of the machine loses at most the last second, which is a state
+// the crawl was in (each script is one MULTI/EXEC in the AOF), so it
+// costs only work done again. Eviction would drop the crawl's keys: keep
+// it off. RDB snapshots alone roll the crawl back to the snapshot.
+//
+// # Guarantees
+//
+//   - At least once: a Request is leased to one holder at a time, until
+//     its Ack or Retry or until Policy.LeaseTerm passes without an Extend;
+//     then any process's Take takes it back and leases it again, and the
+//     first holder's Ack, Retry and Extend return crawl.ErrLeaseLost (the
+//     lease's owner and ID are checked on the server). A shared crawl
+//     needs a LeaseTerm (the crawler's default is a minute): with none,
+//     the leases of a process that dies without Close stay out for good
+//     (unless it is restarted with the same Options.Owner) and Join never
+//     returns. After a crash, at most the leases out are fetched again,
+//     each after its term.
+//   - Exact termination: Join returns when nothing is queued, leased or
+//     waiting to be retried in the whole crawl (or when the page budget is
+//     spent and only new Requests are left), not after an idle time. An
+//     Ack admits its links in the same step, so the count never touches
+//     zero early.
+//   - Politeness across processes, on the server's clock (TIME in the
+//     scripts): Policy.HostWorkers leases of a host out at once, the
+//     starts of its requests spaced by Policy.HostDelay or its robots.txt
+//     Crawl-delay, whichever is larger (each pause drawn from [d/2, 3d/2]),
+//     Pause, and hosts taking turns. The clocks of the crawler machines
+//     never matter: Retry and Pause send the server a duration, not a
+//     time. A host's robots.txt is handed out once for the crawl, and its
+//     rules, kept in Redis, come with every lease of the host.
+//   - Policy.MaxPages counts the first attempts of the whole crawl.
+//   - While Redis is unreachable (or loading its data), every method waits
+//     and tries again, backing off up to 2 s, until its ctx is done; it
+//     does not return connection errors. Every script is safe to run twice
+//     (go-redis resends a command whose reply was lost; so does the
+//     Frontier): a script that changes the crawl records its reply under
+//     the caller's call number, and a second run returns that reply and
+//     changes nothing, so an Ack sent twice counts once.
+//
+// Each process sends its Policy with each call: processes of one crawl
+// should run with the same Policy.
+//
+// # Layout
+//
+// A crawl's keys are all under "crawl:{NAME}:", one hash tag, so that a
+// Redis Cluster keeps the crawl on one shard:
+//
+//	meta         hash: roots, scope, sb (bits of the seen buckets), and
+//	             the counters queued, fresh (never taken), unfinished
+//	             (pending), done, pages, lseq (the last lease ID)
+//	s:<b>        set: the seen set's bucket b (see below)
+//	q:<host>     list: the host's new Requests, in order of admission
+//	r:<host>     sorted set: the host's Requests put back, by the time
+//	             they may be taken (µs); member "<lease ID>:<Request>"
+//	h:<host>     hash: n (leases out), nx (no start before, µs), rf (the
+//	             robots.txt lease out), r, rb, rd (the rules: version,
+//	             body, delay), rt (tries of the robots.txt)
+//	ready        sorted set: the hosts that have a Request they may
+//	             start, by when; a host at its HostWorkers is not in it
+//	parked       set: hosts held back only by the page budget
+//	leases       hash: lease ID → its record (MessagePack: owner, host,
+//	             kind, first attempt or not, Request, the host's times)
+//	exp          sorted set: lease ID → when its term ends (µs)
+//	stats        hash: the crawl.Stats counters
+//	ops:<owner>  sorted set: the owner's recent replies, for replay
+//	ev           pub/sub channel: work came up, or the crawl may be over
+//
+// A Request is stored as a short text (its numbers, then referrer and URL).
+// Each change is one Lua script (scripts.go): Start, Push, Take, Ack,
+// Retry, Extend, Pause, Close. Take takes back the expired leases, then
+// pops hosts from ready in order of time, leases from each what it may
+// start (a robots.txt first for a host with no rules under Policy.Robots,
+// a retry whose time has come, a new Request), sets the host's next start,
+// and puts the host back behind the others. Ack ends the lease (if it is
+// still the caller's), admits the links, counts the Result.
+//
+// Why not a Stream and a consumer group, the first design studied: the
+// contract asks for more than one FIFO gives, namely HostWorkers above 1,
+// robots.txt first and alone, retries by their time per host, turns
+// between hosts, a page budget, and a Retry that gives a Request back
+// with its new tries. With one stream these need a gate that defers and
+// re-adds entries (and churns), and XACK does not check the owner, so
+// every script would check XPENDING first anyway. Per-host queues and a
+// ready set make each rule one comparison in the script that leases,
+// with leases as plain records checked by owner and ID.
+//
+// # Seen set and memory
+//
+// The seen set keeps 64 bits of xxhash per URL: the top bits pick one of
+// Options.SeenBuckets sets, the rest is an integer member, so each set is
+// an intset, 8 bytes a member, while it has at most the server's
+// set-max-intset-entries (512) members. Two URLs share the 64 bits with
+// odds of about n²/2⁶⁵ over n URLs (3·10⁻⁸ at a million, 3% at a
+// billion); the second would be taken as seen. Measured (TestSeenMemory,
+// REDISFRONTIER_MEM=1, redis-server 7.0.15, 1,000,000 URLs of 55 bytes,
+// used_memory delta): 10.8 bytes a URL with the default 16384 buckets,
+// 9.4 with 4096, against about 120 for a set of the URLs. A URL queued
+// costs about 73 bytes more until it is taken (its list entry).
+//
+// # Speed
+//
+// BenchmarkFrontier (one redis-server 7.0.15 with AOF everysec on the same
+// 2-core machine as the benchmark, 32 workers, take then ack with 10
+// links) measured 4,000 to 6,200 URLs a second when one link in ten is
+// new, 2,300 to 4,800 when all are, on a machine shared with other jobs
+// (load 3 to 7). In CPU time, which the other jobs inflate less: about
+// 90 µs a URL in the client and 95 to 130 in the server when one link in
+// ten is new (220 when all are). The server's Lua is the limit: a
+// redis.call costs a few µs in Redis 7.0, so the scripts make few, about
+// 11 a URL: the seen set is checked first by a pipelined SISMEMBER outside
+// the scripts, a process's concurrent Acks go in one call that reads and
+// ends their leases at once, and a Take leases for every Take of the
+// process waiting and writes the leases and the hosts' times once. A
+// polite crawl needs far less: a request a second to each of 5,000 hosts
+// is 5,000 URLs a second.
 package redisfrontier
-
-import _ "github.com/redis/go-redis/v9"

@@ -1,0 +1,140 @@
+package redisfrontier_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// benchURL is the URL number i of the benchmark's site: 100 hosts, URL i
+// links to URLs 10i+1 to 10i+10.
+func benchURL(i int) crawl.Request {
+	return crawl.Request{URL: fmt.Sprintf("https://h%d.example/p/%d", i%100, i), Depth: 1, Referrer: "https://h0.example/"}
+}
+
+// BenchmarkFrontier measures the frontier alone through one local
+// redis-server with AOF everysec: 32 workers take a URL and ack it with 10
+// links, until b.N URLs are acked. With "new=1", the crawl starts from
+// URLs 0 to 999 and URL i links to URLs i+1000, i+2000, ... i+10000, so
+// that one link in ten is new (the others were pushed by URL i-1000 to
+// i-9000), as in a crawl's steady state; with "new=10", it starts from URL
+// 0 and URL i links to URLs 10i+1 to 10i+10, all new (the queue grows
+// tenfold over the run). It reports URLs/s, acked.
+func BenchmarkFrontier(b *testing.B) {
+	steady := func(i, k int) int { return i + 1000*(k+1) }
+	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1, 1000, steady) })
+	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, 1, func(i, k int) int { return 10*i + 1 + k }) })
+	// Two Frontiers, as two crawler processes would have, 16 workers
+	// each.
+	b.Run("new=1,procs=2", func(b *testing.B) { benchFrontier(b, 2, 1000, steady) })
+}
+
+// benchFrontier runs BenchmarkFrontier with procs Frontiers from URLs 0
+// to roots-1, with link(i, k) the number of URL i's link k.
+func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
+	s := redistest.Start(b)
+	ctx := context.Background()
+	p := crawl.Policy{HostWorkers: 1000, LeaseTerm: time.Minute, Roots: []string{"https://h0.example/"}}
+	var fs []*redisfrontier.Frontier
+	for range procs {
+		f, err := redisfrontier.Open(ctx, s.URL(), &redisfrontier.Options{Name: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Start(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	f := fs[0]
+	seeds := make([]crawl.Request, roots)
+	for i := range seeds {
+		seeds[i] = benchURL(i)
+	}
+	if _, err := f.Push(ctx, seeds...); err != nil {
+		b.Fatal(err)
+	}
+	var (
+		acked atomic.Int64
+		wg    sync.WaitGroup
+	)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	serverCPU0, selfCPU0 := serverCPU(b, c), selfCPU()
+	b.ResetTimer()
+	start := time.Now()
+	for w := range 32 {
+		f := fs[w%procs]
+		wg.Go(func() {
+			links := make([]crawl.Request, 10)
+			for acked.Load() < int64(b.N) {
+				tctx, cancel := context.WithTimeout(ctx, time.Second)
+				l, err := f.Take(tctx)
+				cancel()
+				if err != nil {
+					continue // the crawl's start: fewer URLs than workers
+				}
+				var i int
+				fmt.Sscanf(l.URL[len(crawl.HostKey(l.URL)):], "/p/%d", &i)
+				for k := range links {
+					links[k] = benchURL(link(i, k))
+				}
+				if _, err := f.Ack(ctx, l, crawl.Outcome{Links: links, Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 1000}}); err != nil {
+					b.Error(err)
+					return
+				}
+				acked.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	n := float64(acked.Load())
+	b.ReportMetric(n/time.Since(start).Seconds(), "URLs/s")
+	// CPU time, which other jobs on the machine do not inflate as they
+	// do the wall time.
+	b.ReportMetric((serverCPU(b, c)-serverCPU0).Seconds()*1e6/n, "server-µs/URL")
+	b.ReportMetric((selfCPU()-selfCPU0).Seconds()*1e6/n, "client-µs/URL")
+	if os.Getenv("BENCH_STATS") != "" {
+		info, _ := c.Info(ctx, "commandstats", "cpu").Result()
+		os.WriteFile(os.Getenv("BENCH_STATS"), []byte(info), 0o644)
+	}
+}
+
+// serverCPU returns the CPU time the server used so far (INFO cpu).
+func serverCPU(b *testing.B, c *redis.Client) time.Duration {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				total += f
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// selfCPU returns the CPU time this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

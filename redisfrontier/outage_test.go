@@ -1,0 +1,106 @@
+package redisfrontier_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+)
+
+// TestRedisDown: while redis-server is down, every call waits (a call
+// whose ctx ends returns ctx.Err(), not a connection error), and once it
+// is back on its AOF the calls that waited succeed and nothing is lost.
+func TestRedisDown(t *testing.T) {
+	s := redistest.Start(t)
+	p := crawl.Policy{HostWorkers: 4, LeaseTerm: time.Minute}
+	f := process(t, s, "down", p)
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1), siteURL(2)); err != nil {
+		t.Fatal(err)
+	}
+	l0, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past an AOF fsync, though kill -9 needs none
+	s.Kill()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	_, err = f.Counts(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Counts with a 300ms deadline, Redis down: got %v, want context.DeadlineExceeded", err)
+	}
+
+	var (
+		wg       sync.WaitGroup
+		pushed   int
+		acked    int
+		taken    *crawl.Lease
+		errs     [4]error
+		returned = make(chan string, 4)
+	)
+	wg.Go(func() {
+		pushed, errs[0] = f.Push(t.Context(), siteURL(3), siteURL(0))
+		returned <- "Push"
+	})
+	wg.Go(func() {
+		acked, errs[1] = f.Ack(t.Context(), l0, crawl.Outcome{Links: []crawl.Request{siteURL(4)}, Result: &crawl.Result{URL: l0.URL, Status: 200}})
+		returned <- "Ack"
+	})
+	wg.Go(func() {
+		taken, errs[2] = f.Take(t.Context())
+		returned <- "Take"
+	})
+	wg.Go(func() {
+		errs[3] = f.Pause(t.Context(), crawl.HostKey(siteURL(9).URL), time.Now())
+		returned <- "Pause"
+	})
+	select {
+	case m := <-returned:
+		t.Fatalf("%s returned while Redis was down, want it to wait", m)
+	case <-time.After(time.Second):
+	}
+	s.Restart()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call %d, after Redis came back: %v", i, err)
+		}
+	}
+	if pushed != 1 || acked != 1 {
+		t.Errorf("after Redis came back: Push admitted %d (want 1, URL 3), Ack admitted %d (want 1, URL 4)", pushed, acked)
+	}
+	if taken == nil || taken.URL == l0.URL {
+		t.Errorf("Take after Redis came back: %v, want a URL other than the acked %s", taken, l0.URL)
+	}
+	c, err := f.Counts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (crawl.Counts{Queued: 3, Leased: 1, Done: 1, Pages: 2}); c != want {
+		t.Errorf("Counts after the outage: %+v, want %+v (5 URLs, 1 acked, 1 leased)", c, want)
+	}
+	if st, err := f.Stats(t.Context()); err != nil || st.Done != 1 {
+		t.Errorf("Stats after the outage: Done %d, %v; want 1 (the Ack counted once, whatever its tries)", st.Done, err)
+	}
+}
+
+// TestRedisKilledMidCrawl: redis-server (AOF everysec) is killed with
+// SIGKILL in the middle of a crawl by two processes and restarted; the
+// processes ride through: no URL is lost or acked twice, Join returns in
+// both after the last Ack, and the Counts are exact.
+func TestRedisKilledMidCrawl(t *testing.T) {
+	s := redistest.Start(t)
+	p := crawl.Policy{HostWorkers: 4, LeaseTerm: 5 * time.Second}
+	procs := []*redisfrontier.Frontier{process(t, s, "kill", p), process(t, s, "kill", p)}
+	crawlShared(t, procs, 600, func() {
+		s.Kill()
+		time.Sleep(300 * time.Millisecond)
+		s.Restart()
+	})
+}

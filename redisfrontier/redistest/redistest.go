@@ -1,0 +1,162 @@
+// Package redistest starts a real redis-server for tests: on a free
+// loopback port, in a directory of the test's own, with the persistence a
+// crawl should run with (appendonly yes, appendfsync everysec, no RDB
+// snapshots), stopped when the test ends.
+//
+//	s := redistest.Start(t)
+//	f, err := redisfrontier.Open(ctx, s.URL(), nil)
+//
+// A test that calls Start is skipped when redis-server is not installed,
+// except when the environment variable CI is set: then it fails, so that a
+// CI without Redis does not pass by skipping (.ci/run installs it).
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a redis-server a test started. Its methods are safe for
+// concurrent use.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start starts a redis-server on a free loopback port in a t.TempDir, waits
+// until it answers PING, and stops it when t ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redis-server not found (%v): .ci/run installs it (apt-get install redis-server)", err)
+		}
+		t.Skipf("redis-server not installed: %v", err)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	t.Cleanup(s.stop)
+	// The port is free when picked, but another process may take it
+	// before redis-server binds it: try again with another.
+	for range 5 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if err = s.launch(); err == nil {
+			return s
+		}
+		t.Logf("redis-server on port %d: %v; trying another port", s.port, err)
+	}
+	t.Fatalf("redis-server would not start")
+	return nil
+}
+
+// Addr returns the server's "127.0.0.1:PORT".
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL returns the server's "redis://127.0.0.1:PORT/0".
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Dir returns the server's directory: its AOF and its log.
+func (s *Server) Dir() string { return s.dir }
+
+// launch starts redis-server on s.port and waits for its PING.
+func (s *Server) launch() error {
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--dir", s.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+		"--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
+		"--maxmemory-policy", "noeviction")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server exited: see %s", filepath.Join(s.dir, "redis.log"))
+		default:
+		}
+		if ping(s.Addr()) {
+			s.mu.Lock()
+			s.cmd = cmd
+			s.mu.Unlock()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	<-exited
+	return fmt.Errorf("redis-server on %s did not answer PING in 10s", s.Addr())
+}
+
+// ping reports whether a Redis server at addr answers PING with PONG (and
+// not with LOADING while it reads its AOF).
+func ping(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && line == "+PONG\r\n"
+}
+
+// Kill kills the server with SIGKILL, as a crash would, and waits for it
+// to be gone.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Kill()
+	for ping(s.Addr()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Restart starts the server again (after Kill, or killing it first) on the
+// same port and directory, so that it loads its AOF, and waits for PING.
+// It fails the test if the server will not start: call it from the test's
+// goroutine.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	var err error
+	for range 50 { // the port may linger a moment after the kill
+		if err = s.launch(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("restarting redis-server on %s: %v", s.Addr(), err)
+}
+
+func (s *Server) stop() {
+	s.Kill()
+}

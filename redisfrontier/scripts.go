@@ -1,0 +1,534 @@
+package redisfrontier
+
+import "github.com/redis/go-redis/v9"
+
+// Every change of the crawl's state is one Lua script, so that it is atomic
+// in Redis (and one MULTI/EXEC in the AOF and to replicas). The scripts
+// share the prelude below and one argument layout:
+//
+//	KEYS[1]    the crawl's meta hash (it routes the call in a Redis Cluster;
+//	           every other key shares its hash tag)
+//	ARGV[1]    the key prefix, "crawl:{name}:"
+//	ARGV[2]    the owner: the Frontier that calls
+//	ARGV[3]    the call's number among the owner's calls, or "0" for a
+//	           script that needs no replay (its second run does what its
+//	           first did)
+//	ARGV[4]    the lowest number of the owner's calls still in flight
+//	ARGV[5..9] the caller's Policy: HostWorkers, HostDelay (µs), Robots
+//	           ("1"), MaxPages, LeaseTerm (µs, 0 for none)
+//	ARGV[10..] the script's own
+//
+// Replay: a script with a call number records its reply under it in the
+// owner's "ops" sorted set before it returns; run again with the same
+// number (go-redis, or the Frontier's own retry, sending it again after a
+// lost reply) it returns the recorded reply and changes nothing. The
+// replies of calls the owner has seen returned are dropped (ARGV[4]).
+//
+// Times are microseconds on the Redis server's clock (TIME), so that the
+// clocks of the crawler machines never matter.
+const prelude = `
+local P = ARGV[1]
+local owner = ARGV[2]
+local opseq = ARGV[3]
+local ops = P .. 'ops:' .. owner
+if opseq ~= '0' then
+  local prev = redis.call('ZRANGEBYSCORE', ops, opseq, opseq)
+  if #prev > 0 then
+    local s = prev[1]
+    return string.sub(s, string.find(s, ':', 1, true) + 1)
+  end
+  if string.sub(opseq, -1) == '0' then
+    redis.call('ZREMRANGEBYSCORE', ops, '-inf', '(' .. ARGV[4])
+  end
+end
+local HW = tonumber(ARGV[5])
+local DELAY = tonumber(ARGV[6])
+local ROBOTS = ARGV[7] == '1'
+local MAXPAGES = tonumber(ARGV[8])
+local TERM = tonumber(ARGV[9])
+local meta = KEYS[1]
+local ready = P .. 'ready'
+local parked = P .. 'parked'
+local leases = P .. 'leases'
+local exp = P .. 'exp'
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+
+-- S formats a number for Redis without losing digits (tostring keeps 14).
+local function S(n) return string.format('%.0f', n) end
+-- ns frames a reply field: its length, a colon, the field.
+local function ns(s) s = tostring(s) return #s .. ':' .. s end
+local function hkey(h) return P .. 'h:' .. h end
+local function qkey(h) return P .. 'q:' .. h end
+local function rkey(h) return P .. 'r:' .. h end
+
+-- The meta counters, changed by deltas written once at the end.
+local cnt = {}
+local function add(k, d) cnt[k] = (cnt[k] or 0) + d end
+local pages0
+local function spent()
+  if MAXPAGES <= 0 then return false end
+  if not pages0 then pages0 = tonumber(redis.call('HGET', meta, 'pages')) or 0 end
+  return pages0 + (cnt.pages or 0) >= MAXPAGES
+end
+local wakeup = false
+
+-- wake returns when host h may start its next request, or nil when it has
+-- nothing it may start whatever the time; and whether it has new Requests
+-- held back by the page budget only.
+local function wake(h)
+  local st = redis.call('HMGET', hkey(h), 'n', 'nx', 'rf', 'r')
+  local n = tonumber(st[1]) or 0
+  if n >= HW or st[3] then return nil, false end
+  local nx = tonumber(st[2]) or 0
+  local any = redis.call('LLEN', qkey(h)) > 0
+  local fresh = any and not spent()
+  local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  local rs = top[2] and tonumber(top[2])
+  if ROBOTS and not st[4] then
+    if fresh or rs then return nx, false end
+    return nil, any
+  end
+  if fresh then return nx, false end
+  if rs then return math.max(nx, rs), false end
+  return nil, any
+end
+
+-- settle puts h in the ready set at its time, or out of it.
+local function settle(h)
+  local w, park = wake(h)
+  if w then
+    if redis.call('ZADD', ready, S(w), h) == 1 and w <= now then wakeup = true end
+  else
+    redis.call('ZREM', ready, h)
+  end
+  if park then redis.call('SADD', parked, h) end
+  return w
+end
+
+-- unpark settles the hosts the page budget held back, once it is not spent.
+local function unpark()
+  if spent() then return end
+  local hs = redis.call('SMEMBERS', parked)
+  if #hs == 0 then return end
+  redis.call('DEL', parked)
+  for _, h in ipairs(hs) do settle(h) end
+end
+
+local function jitter(d, r) return math.floor(d / 2 + r * (d + 1)) end
+
+-- admit admits the Requests framed in ARGV from i on (a count, then per
+-- Request: seen bucket, fingerprint, host key, encoding) and returns how
+-- many were new, and the index after them.
+local function admit(i)
+  local k = tonumber(ARGV[i])
+  i = i + 1
+  local added = 0
+  local byHost, hosts = {}, {}
+  for _ = 1, k do
+    if redis.call('SADD', P .. 's:' .. ARGV[i], ARGV[i + 1]) == 1 then
+      local h = ARGV[i + 2]
+      added = added + 1
+      local l = byHost[h]
+      if not l then
+        l = {}
+        byHost[h] = l
+        hosts[#hosts + 1] = h
+      end
+      l[#l + 1] = ARGV[i + 3]
+    end
+    i = i + 4
+  end
+  for _, h in ipairs(hosts) do
+    local l = byHost[h]
+    -- A host whose queue was empty may have become ready.
+    if redis.call('RPUSH', qkey(h), unpack(l)) == #l then settle(h) end
+  end
+  add('unfinished', added)
+  add('fresh', added)
+  add('queued', added)
+  return added, i
+end
+
+-- endLease removes lease id and returns its record, or nil if it is not
+-- out or not the caller's (when mine).
+local function endLease(id, mine)
+  local raw = redis.call('HGET', leases, id)
+  if not raw then return nil end
+  local rec = cmsgpack.unpack(raw)
+  if mine and rec.o ~= owner then return nil end
+  redis.call('HDEL', leases, id)
+  if rec.x or TERM > 0 then redis.call('ZREM', exp, id) end
+  rec.left = redis.call('HINCRBY', hkey(rec.h), 'n', -1)
+  return rec
+end
+
+-- putBack queues the Request of an ended lease again, to be taken at at:
+-- enc is the Request as it is now; tries, for a robots.txt, its tries.
+local function putBack(id, rec, at, enc, tries)
+  local hk = hkey(rec.h)
+  if rec.k == 'R' then
+    redis.call('HDEL', hk, 'rf')
+    if tries then redis.call('HSET', hk, 'rt', tries) end
+    local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
+    if at > nx then redis.call('HSET', hk, 'nx', S(at)) end
+  else
+    redis.call('ZADD', rkey(rec.h), S(at), id .. ':' .. enc)
+    add('queued', 1)
+  end
+  settle(rec.h)
+end
+
+-- release puts a lease back as if it had never been taken: a new Request
+-- goes back to the head of its host's queue, unpaid by the budget, and the
+-- host's delay is not charged.
+local function release(id, rec)
+  local hk = hkey(rec.h)
+  if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
+    redis.call('HSET', hk, 'nx', S(rec.pn))
+  end
+  if rec.k == 'P' and rec.t == 0 then
+    redis.call('LPUSH', qkey(rec.h), rec.e)
+    add('queued', 1)
+    add('fresh', 1)
+    add('pages', -1)
+    settle(rec.h)
+    unpark()
+  else
+    putBack(id, rec, 0, rec.e, nil)
+  end
+end
+
+-- done writes the counters, wakes the other processes if work came up
+-- now, and records the reply for a replay.
+local function done(reply)
+  for k, d in pairs(cnt) do
+    if d ~= 0 then redis.call('HINCRBY', meta, k, d) end
+  end
+  if wakeup then redis.call('PUBLISH', P .. 'ev', 'w') end
+  if opseq ~= '0' then
+    redis.call('ZADD', ops, opseq, opseq .. ':' .. reply)
+  end
+  return reply
+end
+
+-- over reports whether Join may return: nothing pending, or the budget
+-- spent and nothing pending but new Requests.
+local function over()
+  local c = redis.call('HMGET', meta, 'unfinished', 'fresh')
+  local unf = (tonumber(c[1]) or 0) + (cnt.unfinished or 0)
+  local fresh = (tonumber(c[2]) or 0) + (cnt.fresh or 0)
+  return unf == 0 or spent() and unf == fresh
+end
+`
+
+// startScript records the crawl's Roots and Scope on first use and refuses
+// others; it takes back the leases of its owner (a process restarted under
+// the same Options.Owner) and settles the hosts the budget held back (a
+// Run with a larger MaxPages may take them).
+// ARGV[10] roots (JSON), ARGV[11] scope, ARGV[12] seen bucket bits.
+// Reply: "ok:<bits>", or "other:" the crawl's roots, a tab, its scope.
+var startScript = redis.NewScript(prelude + `
+local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb')
+if m[1] and (m[1] ~= ARGV[10] or m[2] ~= ARGV[11]) then
+  return 'other:' .. m[1] .. '\t' .. m[2]
+end
+if not m[1] then
+  redis.call('HSET', meta, 'roots', ARGV[10], 'scope', ARGV[11], 'sb', ARGV[12], 'format', '1')
+  m[3] = ARGV[12]
+end
+redis.call('DEL', ops)
+-- An owner that dies leaves its replies: they go a week after its Start.
+redis.call('ZADD', ops, 0, '0:')
+redis.call('PEXPIRE', ops, 604800000)
+local all = redis.call('HGETALL', leases)
+for i = 1, #all, 2 do
+  local rec = cmsgpack.unpack(all[i + 1])
+  if rec.o == owner then
+    endLease(all[i], true)
+    putBack(all[i], rec, 0, rec.e, nil)
+  end
+end
+unpark()
+done('')
+return 'ok:' .. m[3]
+`)
+
+// closeScript puts back the leases of its owner, at once, and forgets the
+// owner's replies: its process is done with them.
+var closeScript = redis.NewScript(prelude + `
+local all = redis.call('HGETALL', leases)
+for i = 1, #all, 2 do
+  local rec = cmsgpack.unpack(all[i + 1])
+  if rec.o == owner then
+    endLease(all[i], true)
+    putBack(all[i], rec, now, rec.e, nil)
+  end
+end
+done('')
+redis.call('DEL', ops)
+return ''
+`)
+
+// pushScript admits Requests. ARGV[10..] as admit reads them.
+// Reply: the number admitted.
+var pushScript = redis.NewScript(prelude + `
+local added = admit(10)
+return done(tostring(added))
+`)
+
+// takeScript takes back the expired leases and leases up to ARGV[10]
+// Requests that may start now, hosts taking turns; ARGV[11..] are random
+// numbers in [0, 1) for the hosts' pauses.
+// Reply: framed fields, the count of leases, then for each its kind ("R"
+// for a robots.txt, "P" else), its ID, its host key (R) or Request
+// encoding (P), its tries (R) or its host's rules version (P, "" if none);
+// then the microseconds until something may be taken, -1 if nothing is
+// timed.
+var takeScript = redis.NewScript(prelude + `
+local want = tonumber(ARGV[10])
+local ri = 11
+local function rnd() local r = tonumber(ARGV[ri]) or 0.5 ri = ri + 1 return r end
+local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', S(now), 'LIMIT', 0, 100)
+for _, id in ipairs(expired) do
+  local rec = endLease(id, false)
+  if rec then putBack(id, rec, 0, rec.e, nil) else redis.call('ZREM', exp, id) end
+end
+local vt = now
+local out = {}
+local got = 0
+-- The leases' records and terms, written once at the end.
+local recs, terms = {}, {}
+-- Lease IDs: one counter step for the call.
+local nextID = redis.call('HINCRBY', meta, 'lseq', want) - want
+
+-- takeFrom leases the Request host h would start now, if any, and
+-- returns true and the host's time after it (nil: it has nothing it may
+-- start whatever the time), as settle would find it.
+local function takeFrom(h)
+  local hk = hkey(h)
+  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd')
+  local n = tonumber(st[1]) or 0
+  if n >= HW or st[3] then return false end
+  local nx = tonumber(st[2]) or 0
+  if nx > vt then return false end
+  local llen = redis.call('LLEN', qkey(h))
+  local fresh = llen > 0 and not spent()
+  local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  nextID = nextID + 1
+  local id = S(nextID)
+  local rec
+  local robots = ROBOTS and not st[4]
+  if robots then
+    if not (fresh or top[1]) then return false end
+    rec = {o = owner, h = h, k = 'R', t = 1, e = ''}
+    redis.call('HSET', hk, 'rf', id)
+    out[#out + 1] = ns('R') .. ns(id) .. ns(h) .. ns(st[5] or '0')
+  else
+    local enc, tk
+    if top[1] and tonumber(top[2]) <= vt then
+      redis.call('ZREM', rkey(h), top[1])
+      enc = string.sub(top[1], string.find(top[1], ':', 1, true) + 1)
+      tk = 1
+      top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+    elseif fresh then
+      enc = redis.call('LPOP', qkey(h))
+      llen = llen - 1
+      tk = 0
+      add('fresh', -1)
+      add('pages', 1)
+    else
+      return false
+    end
+    add('queued', -1)
+    rec = {o = owner, h = h, k = 'P', t = tk, e = enc}
+    out[#out + 1] = ns('P') .. ns(id) .. ns(enc) .. ns(st[4] or '')
+  end
+  local d = math.max(DELAY, tonumber(st[6]) or 0)
+  rec.pn = nx
+  if d > 0 then
+    nx = vt + jitter(d, rnd())
+    redis.call('HSET', hk, 'nx', S(nx))
+  end
+  rec.nx = nx
+  redis.call('HINCRBY', hk, 'n', 1)
+  if TERM > 0 then
+    rec.x = 1
+    terms[#terms + 1] = S(now + TERM)
+    terms[#terms + 1] = id
+  end
+  recs[#recs + 1] = id
+  recs[#recs + 1] = cmsgpack.pack(rec)
+  -- The host's time now, as wake would compute it.
+  if robots or n + 1 >= HW then return true, nil end
+  if llen > 0 and not spent() then return true, nx end
+  if top[2] then return true, math.max(nx, tonumber(top[2])) end
+  if llen > 0 then redis.call('SADD', parked, h) end
+  return true, nil
+end
+
+-- Each pass serves the hosts ready, in order of their time, one lease
+-- each; a host served goes behind the hosts waiting (its time is at least
+-- vt, past theirs): hosts take turns. One that could not serve is not
+-- asked again in this pass.
+local pass = 0
+while got < want and pass < 8 do
+  pass = pass + 1
+  local cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got)
+  if #cands == 0 then break end
+  local zadd, zrem = {}, {}
+  for _, h in ipairs(cands) do
+    local ok, w = takeFrom(h)
+    if ok then
+      got = got + 1
+      vt = vt + 1
+      if w then
+        zadd[#zadd + 1] = S(math.max(w, vt))
+        zadd[#zadd + 1] = h
+      else
+        zrem[#zrem + 1] = h
+      end
+    else
+      w = settle(h)
+      if w and w <= vt then
+        zadd[#zadd + 1] = S(vt + 1)
+        zadd[#zadd + 1] = h
+      end
+    end
+  end
+  if #zadd > 0 then redis.call('ZADD', ready, unpack(zadd)) end
+  if #zrem > 0 then redis.call('ZREM', ready, unpack(zrem)) end
+end
+if #recs > 0 then redis.call('HSET', leases, unpack(recs)) end
+if #terms > 0 then redis.call('ZADD', exp, unpack(terms)) end
+local wait = -1
+if got == 0 then
+  local r = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+  local e = redis.call('ZRANGE', exp, 0, 0, 'WITHSCORES')
+  local at
+  if r[2] then at = tonumber(r[2]) end
+  if e[2] and (not at or tonumber(e[2]) < at) then at = tonumber(e[2]) end
+  if at then wait = math.max(0, at - now) end
+end
+return done(ns(got) .. table.concat(out) .. ns(S(wait)))
+`)
+
+// ackScript ends leases as done, ARGV[10] of them, each framed as: its
+// ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
+// encoding and their delay (µs), a random number, the number of stats
+// counters then name and increment of each, then its links as admit reads
+// them. The links are admitted even when the lease is lost. Reply: for
+// each, framed "1" if the lease was the caller's ("0" if lost), then the
+// number of its links admitted.
+var ackScript = redis.NewScript(prelude + `
+local i = 11
+local out = {}
+local stats = {}
+local any = false
+local ents, ids = {}, {}
+for e = 1, tonumber(ARGV[10]) do
+  local ent = {id = ARGV[i], unsent = ARGV[i + 1], hasRules = ARGV[i + 2], rules = ARGV[i + 3],
+    rd = tonumber(ARGV[i + 4]), r = tonumber(ARGV[i + 5]), nst = tonumber(ARGV[i + 6]), st0 = i + 7}
+  ent.added, i = admit(ent.st0 + 2 * ent.nst)
+  ents[e] = ent
+  ids[e] = ent.id
+end
+local raws = {}
+if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
+local ended, timed = {}, false
+for e, ent in ipairs(ents) do
+  local id = ent.id
+  local rec = raws[e] and cmsgpack.unpack(raws[e])
+  if not rec or rec.o ~= owner or ended[id] then
+    out[#out + 1] = ns('0') .. ns(ent.added)
+  else
+    ended[id] = true
+    ended[#ended + 1] = id
+    timed = timed or rec.x
+    any = true
+    local hk = hkey(rec.h)
+    local left = redis.call('HINCRBY', hk, 'n', -1)
+    local must = left + 1 >= HW
+    if rec.k == 'R' then
+      must = true
+      local rules = ent.rules
+      if ent.hasRules ~= '1' then rules = '' end
+      redis.call('HDEL', hk, 'rf')
+      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd))
+      if ent.rd > DELAY then
+        local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
+        local n2 = now + jitter(ent.rd, ent.r)
+        if n2 > nx then redis.call('HSET', hk, 'nx', S(n2)) end
+      end
+    else
+      add('unfinished', -1)
+      add('done', 1)
+      if ent.unsent == '1' then
+        must = true
+        if rec.t == 0 then add('pages', -1) end
+        if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
+          redis.call('HSET', hk, 'nx', S(rec.pn))
+        end
+      end
+      for j = 0, ent.nst - 1 do
+        local k = ARGV[ent.st0 + 2 * j]
+        stats[k] = (stats[k] or 0) + tonumber(ARGV[ent.st0 + 2 * j + 1])
+      end
+    end
+    -- A host below its limit before the ack, its time unchanged, is
+    -- where it was in the ready set. One whose time or room changed may
+    -- serve the other processes' Takes now.
+    if must then
+      settle(rec.h)
+      wakeup = true
+    end
+    out[#out + 1] = ns('1') .. ns(ent.added)
+  end
+end
+if #ended > 0 then
+  redis.call('HDEL', leases, unpack(ended))
+  if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end
+end
+local st = P .. 'stats'
+for k, d in pairs(stats) do redis.call('HINCRBY', st, k, S(d)) end
+if (cnt.pages or 0) < 0 then unpark() end
+if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
+return done(table.concat(out))
+`)
+
+// retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
+// is how many µs from now it may be taken again, ARGV[12] the Request as
+// it is now, ARGV[13] its tries; ARGV[14] "1" releases the lease instead,
+// as if it had never been taken. Reply: "1", or "0" if the lease is lost.
+var retryScript = redis.NewScript(prelude + `
+local id = ARGV[10]
+local rec = endLease(id, true)
+if not rec then return done('0') end
+if ARGV[14] == '1' then
+  release(id, rec)
+else
+  putBack(id, rec, now + math.max(0, tonumber(ARGV[11])), ARGV[12], ARGV[13])
+end
+wakeup = true
+return done('1')
+`)
+
+// extendScript renews lease ARGV[10] for the term. Run twice, it renews
+// twice: no replay needed. Reply: "1", or "0" if the lease is lost.
+var extendScript = redis.NewScript(prelude + `
+local raw = redis.call('HGET', leases, ARGV[10])
+if not raw or cmsgpack.unpack(raw).o ~= owner then return '0' end
+if TERM > 0 then redis.call('ZADD', exp, S(now + TERM), ARGV[10]) end
+return '1'
+`)
+
+// pauseScript holds host ARGV[10] back for ARGV[11] µs from now. Run
+// twice, it pauses until the later time: no replay needed.
+var pauseScript = redis.NewScript(prelude + `
+local hk = hkey(ARGV[10])
+local until_ = now + tonumber(ARGV[11])
+local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
+if until_ > nx then redis.call('HSET', hk, 'nx', S(until_)) end
+settle(ARGV[10])
+return done('')
+`)
