@@ -281,8 +281,10 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	if _, err := front.Push(rctx, first...); err != nil {
 		return fail(fmt.Errorf("crawl: queue roots: %w", err))
 	}
-	if cfg.sitemaps && !cfg.robots {
-		// With robots.txt, its Sitemap lines are read first; see robots.
+	if !cfg.robots && (cfg.sitemaps || cfg.speculative) {
+		// With robots.txt obeyed, its Sitemap lines are read first (see
+		// robots); without, it is read as a sitemap, for its Sitemap
+		// lines and, with WithSpeculative, its paths.
 		for _, key := range slices.Sorted(maps.Keys(r.rootHosts)) {
 			if _, err := front.Push(rctx, r.sitemaps(key, nil)...); err != nil {
 				return fail(fmt.Errorf("crawl: queue sitemaps: %w", err))

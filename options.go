@@ -542,9 +542,13 @@ func WithCheckExternal(on bool) Option {
 // come after the page's other links, at most a few thousand a page, and
 // are followed as the others are, by role; from a script fetched as a
 // requisite, only its requisites. Many guesses are not URLs: expect 404s.
-// Paths of robots.txt are queued only if in scope and allowed by it, as
-// pages one deeper than the roots. The default is off: nothing is
-// guessed, at no cost.
+// A "./" or "../" path is also tried from the site's root, and on a page
+// with a <base href>, a path is also tried below the base's path. Paths of
+// robots.txt are queued only if in scope, as pages one deeper than the
+// roots: when robots.txt is obeyed, only those it allows; when it is not
+// (WithRobots(false)), it is fetched as a sitemap request (a Result) and
+// all its paths are queued, disallowed ones included. The default is off:
+// nothing is guessed, at no cost.
 func WithSpeculative(on bool) Option {
 	return optionFunc(func(c *config) { c.speculative = on })
 }
@@ -571,7 +575,9 @@ func WithRobotsDirectives(on bool) Option {
 // sitemap file is read up to 50,000 URLs and 50 MB (MaxSitemapURLs,
 // MaxSitemapBytes, the limits of sitemaps.org, whatever WithMaxBodySize
 // says); of a larger one, the URLs found up to the limit are queued and its
-// Result's Err wraps ErrSitemapTooLarge. The default is off.
+// Result's Err wraps ErrSitemapTooLarge. With WithRobots(false), the root
+// hosts' robots.txt is fetched as a sitemap request (a Result of its own)
+// for its Sitemap lines. The default is off.
 func WithSitemaps(on bool) Option {
 	return optionFunc(func(c *config) { c.sitemaps = on })
 }

@@ -1,6 +1,7 @@
 package crawl_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -68,5 +69,22 @@ func TestSpeculative(t *testing.T) {
 				t.Errorf("Page.Links speculative: got %q, want /hidden.html with Source \"script speculative\"", spec)
 			}
 		})
+	}
+}
+
+// Without robots.txt obeyed and without sitemaps, WithSpeculative still
+// reads the root host's robots.txt for its paths, disallowed ones too.
+func TestSpeculativeRobotsPathsWithoutRobots(t *testing.T) {
+	s := newSite(t, htmlPage(`home`))
+	s.setRobots("User-agent: *\nDisallow: /secret/\nAllow: /open.html\n", nil)
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL + "/"},
+		crawl.WithRobots(false), crawl.WithSpeculative(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.wantHits(t, "/secret/", 1)
+	s.wantHits(t, "/open.html", 1)
+	if _, ok := res[s.URL+"/robots.txt"]; !ok {
+		t.Errorf("robots.txt has no Result; got %v", res)
 	}
 }

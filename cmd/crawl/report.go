@@ -50,6 +50,7 @@ type jsonResult struct {
 	Error       string  `json:"error,omitempty"`
 	FailKind    string  `json:"fail_kind,omitempty"` // crawl.FailKind of the error
 	Size        int     `json:"size"`
+	Truncated   bool    `json:"truncated,omitempty"` // the body went on past -max_body
 	ContentType string  `json:"content_type"`
 	Encoding    string  `json:"encoding"`
 	NumURLs     int     `json:"num_urls"`
@@ -103,6 +104,7 @@ func (j *jsonLines) result(r *crawl.Result) {
 		NextURL:     r.NextURL,
 		Status:      r.Status,
 		Size:        r.Size,
+		Truncated:   r.Truncated,
 		ContentType: r.ContentType,
 		Encoding:    r.Encoding,
 		NumURLs:     r.NumURLs,
