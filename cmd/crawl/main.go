@@ -247,8 +247,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if showLine {
 		stopProgress = showProgress(status, prog)
 	}
+	var ran chan struct{}
+	if shared != nil {
+		ran = make(chan struct{})
+		go abandonOnStop(ctx, ran, shared, logger)
+	}
 	stats, err := c.Run(ctx, cfg.roots...)
 	stopProgress()
+	if ran != nil {
+		close(ran)
+	}
 	if archive != nil && archive.Err() != nil {
 		return fail("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
 	}
@@ -292,7 +300,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 	}
 	if shared != nil {
-		if err := shared.Close(); err != nil {
+		// Closed already if it was abandoned (abandonOnStop).
+		if err := shared.Close(); err != nil && !errors.Is(err, crawl.ErrFrontierClosed) {
 			return fail("-redis: %v", err)
 		}
 	}

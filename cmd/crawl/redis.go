@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/asyncrawl/crawl/redisfrontier"
@@ -41,6 +42,9 @@ func checkRedisFlags(cfg *config, leaseSet bool) error {
 // answer at once, so that a wrong address does not look like a crawl with
 // nothing to do.
 func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfrontier.Frontier, error) {
+	// The client logs each failed dial while the server is down: through
+	// the command's log, which -q quiets, not straight to stderr.
+	redis.SetLogger(redisLog{logger})
 	f, err := redisfrontier.Open(ctx, cfg.redis, &redisfrontier.Options{Name: cfg.crawlName})
 	if err != nil {
 		return nil, fmt.Errorf("-redis %s: %w", cfg.redis, err)
@@ -59,4 +63,36 @@ func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfro
 		logger.Warn("Redis does not answer: waiting for it", "redis", cfg.redis, "err", err)
 	}
 	return f, nil
+}
+
+// redisLog is the Redis client's logger, writing to the command's log.
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "))
+}
+
+// giveBackTime is how long a stopped crawl waits to give its URLs back to
+// a Redis server it cannot reach, before it leaves them to expire.
+const giveBackTime = 3 * time.Second
+
+// abandonOnStop closes f when ctx is done (Ctrl-C) and the Run has not
+// returned, closing ran, within giveBackTime: the crawler gives its leases
+// back before Run returns, and the frontier tries again for as long as
+// Redis cannot be reached; closed, it stops trying, and the leases expire
+// after their term, for the other processes to take.
+func abandonOnStop(ctx context.Context, ran <-chan struct{}, f *redisfrontier.Frontier, logger *slog.Logger) {
+	select {
+	case <-ran:
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(giveBackTime)
+	defer t.Stop()
+	select {
+	case <-ran:
+	case <-t.C:
+		logger.Warn("Redis does not answer: the URLs in flight are left to expire after their lease term", "waited", giveBackTime)
+		f.Close()
+	}
 }

@@ -553,3 +553,21 @@ func TestRedisInterrupt(t *testing.T) {
 	re := checkRefetched(t, s, ps[0].name, workers)
 	t.Logf("%d pages fetched again: %v", len(re), slices.Collect(maps.Keys(re)))
 }
+
+// Ctrl-C while Redis is down: the process cannot give its URLs back; it
+// waits a moment for Redis, then leaves them to expire and exits 130.
+func TestRedisInterruptWhileDown(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 200, 20*time.Millisecond)
+	ps := startProcs(t, s, 1, "-redis", rs.URL(), "-workers", "4", s.URL+"/p/0")
+	s.waitSent(t, ps[0].name, 20)
+	rs.Kill()
+	if err := ps[0].cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := ps[0].wait(t)
+	if r.code != 130 || !strings.Contains(r.stderr, "left to expire") {
+		t.Errorf("after SIGINT with Redis down: exit %d, stderr %q; want 130 and the URLs left to expire", r.code, r.stderr)
+	}
+}
