@@ -571,3 +571,32 @@ func TestRedisInterruptWhileDown(t *testing.T) {
 		t.Errorf("after SIGINT with Redis down: exit %d, stderr %q; want 130 and the URLs left to expire", r.code, r.stderr)
 	}
 }
+
+// The flags of a shared crawl are checked before anything starts: a bad
+// -redis URL, -redis with -state or -demo, -crawl or -lease without
+// -redis, each with a message naming the flag, and nothing fetched.
+func TestRedisFlags(t *testing.T) {
+	s := newSharedSite(t, 3, 0)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-redis", "localhost:6379", s.URL}, "-redis localhost:6379"},
+		{[]string{"-redis", "redis://127.0.0.1:6379/x", s.URL}, "-redis redis://127.0.0.1:6379/x"},
+		{[]string{"-redis", "redis://127.0.0.1:1/0", "-state", filepath.Join(t.TempDir(), "s"), s.URL}, "-redis and -state"},
+		{[]string{"-redis", "redis://127.0.0.1:1/0", "-demo"}, "-redis cannot share -demo"},
+		{[]string{"-crawl", "x", s.URL}, "-crawl names"},
+		{[]string{"-lease", "2s", s.URL}, "-lease is"},
+		{[]string{"-redis", "redis://127.0.0.1:1/0", "-lease", "0s", s.URL}, "-lease"},
+	} {
+		r := runCrawl(t, tt.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("crawl %q: exit %d, stderr %q; want 1 and %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.fetches) != 0 {
+		t.Errorf("%d requests sent, want none", len(s.fetches))
+	}
+}
