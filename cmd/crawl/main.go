@@ -256,6 +256,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	stopProgress()
 	if ran != nil {
 		close(ran)
+		if name := shared.Name(); name != "" {
+			logger.Info("the crawl is kept in Redis", "crawl", name, "keys", "crawl:{"+name+"}:*")
+		}
 	}
 	if archive != nil && archive.Err() != nil {
 		return fail("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
