@@ -139,6 +139,12 @@ type run struct {
 	token     string                 // the product token of the User-Agent, for robots.txt
 	rootHosts map[string]bool        // by HostKey: whose sitemaps are read
 	held      []atomic.Pointer[held] // by worker: the lease it holds, when leases expire
+	// endCtx is the context of the frontier calls that record what the
+	// workers did: not done with the Run's, so that a Run that is
+	// cancelled still acks or gives back its leases, but done endGrace
+	// after it, so that a frontier that cannot be reached (a shared one
+	// whose server is away) does not keep the Run from returning.
+	endCtx context.Context
 }
 
 // errDuration is the cause of a Run's context ending at WithMaxDuration.
@@ -243,7 +249,12 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		token:     productToken(cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
+	endCtx, endCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopEnd := context.AfterFunc(rctx, func() { time.AfterFunc(endGrace, endCancel) })
+	r.endCtx = endCtx
 	fail := func(err error) (*Crawl, error) {
+		stopEnd()
+		endCancel()
 		cancelRun()
 		if owned {
 			client.CloseIdleConnections()
@@ -317,6 +328,8 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	go func() {
 		defer close(cr.finished)
 		defer cancelRun()
+		defer endCancel()
+		defer stopEnd()
 		var err error
 		select {
 		case <-cr.closing:
@@ -333,7 +346,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		if ss, ok := front.(StatsStore); ok {
 			// A shared crawl reports on the whole crawl, every
 			// process's share of it.
-			whole, err := ss.Stats(context.WithoutCancel(ctx))
+			whole, err := ss.Stats(r.endCtx)
 			if err == nil {
 				whole.Workers = stats.Workers
 				stats = whole.clone()
@@ -342,7 +355,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 				r.cfg.logger.Error("frontier stats", "err", err)
 			}
 		}
-		counts, cerr := front.Counts(context.WithoutCancel(ctx))
+		counts, cerr := front.Counts(r.endCtx)
 		if cerr == nil {
 			stats.Todo = counts.Queued
 		}
@@ -521,6 +534,12 @@ func (r *run) work(ctx, wctx context.Context, i int) {
 	}
 }
 
+// endGrace is how long a frontier is given to record what a Run that is
+// ending did (its leases acked or given back, its last counts) once the
+// Run's context is done: a shared frontier whose server cannot be reached
+// by then takes the leases back when their term ends, and Run returns.
+const endGrace = 5 * time.Second
+
 // maxTakePause is the longest a worker waits before it asks a failing
 // frontier for a lease again.
 const maxTakePause = 5 * time.Second
@@ -639,7 +658,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 	}
 	// The frontier is told even when the Run's ctx is done: the lease
 	// must end, so that a durable frontier keeps the outcome.
-	fctx := context.WithoutCancel(ctx)
+	fctx := r.endCtx
 	var err error
 	switch v {
 	case retryLater:
@@ -853,7 +872,7 @@ func (r *run) overload(ctx context.Context, l *Lease, resp *response) {
 	}
 	now := time.Now()
 	if d, ok := retryAfter(resp.header.Get("Retry-After"), now); ok && d > 0 {
-		if err := r.front.Pause(context.WithoutCancel(ctx), HostKey(l.URL), now.Add(min(d, r.cfg.maxRetryAfter))); err != nil {
+		if err := r.front.Pause(r.endCtx, HostKey(l.URL), now.Add(min(d, r.cfg.maxRetryAfter))); err != nil {
 			r.cfg.logger.Error("frontier", "url", l.URL, "err", err)
 		}
 	}

@@ -262,3 +262,77 @@ func TestWithLeaseTermValidated(t *testing.T) {
 		t.Errorf("WithLeaseTerm(0): %v", err)
 	}
 }
+
+// awayFrontier is a frontier whose server went away: its calls that end
+// leases wait until their context is done.
+type awayFrontier struct {
+	*spyFrontier
+	away chan struct{} // closed when the server goes away
+}
+
+func (f *awayFrontier) wait(ctx context.Context) error {
+	select {
+	case <-f.away:
+		<-ctx.Done()
+		return ctx.Err()
+	default:
+		return nil
+	}
+}
+
+func (f *awayFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
+	if err := f.wait(ctx); err != nil {
+		return 0, err
+	}
+	return f.spyFrontier.Ack(ctx, l, o)
+}
+
+func (f *awayFrontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) error {
+	if err := f.wait(ctx); err != nil {
+		return err
+	}
+	return f.spyFrontier.Retry(ctx, l, at)
+}
+
+func (f *awayFrontier) Counts(ctx context.Context) (crawl.Counts, error) {
+	if err := f.wait(ctx); err != nil {
+		return crawl.Counts{}, err
+	}
+	return f.spyFrontier.Counts(ctx)
+}
+
+// A Run that is cancelled while its frontier cannot be reached returns
+// all the same, a few seconds later: it does not wait for the server to
+// come back to give its leases back.
+func TestCancelledRunReturnsWithFrontierAway(t *testing.T) {
+	f := &awayFrontier{spyFrontier: newSpy(), away: make(chan struct{})}
+	started := make(chan struct{}, 16)
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		time.Sleep(200 * time.Millisecond)
+		htmlPage(`<a href="/a">a</a><a href="/b">b</a>`)(w, r)
+	}))
+	c, err := crawl.New(crawl.WithFrontier(f), crawl.WithRobots(false), crawl.WithWorkers(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		close(f.away) // the server goes away while the root is fetched
+		cancel()
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx, s.URL+"/")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return within 30 s of being cancelled with its frontier away")
+	}
+}

@@ -827,11 +827,11 @@ func (e *robotsStatusError) Error() string {
 // robots.txt is unreachable is opened with every URL disallowed, wrapping
 // the reason. The sitemaps it names are queued with it, for a root host.
 func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
-	fctx := context.WithoutCancel(ctx)
 	body, err := r.fetch.robots(ctx, &w.buf, l.URL)
 	if r.lost(h) {
 		return
 	}
+	fctx := r.endCtx
 	if err != nil && ctx.Err() != nil {
 		// The Run is ending: no verdict on the host, and nothing to log.
 		if err := r.front.Retry(fctx, l, time.Time{}); err != nil {

@@ -68,6 +68,7 @@ type Frontier struct {
 	bits     uint
 	rules    map[string]cachedRules
 	closed   bool
+	closing  bool // a Close is under way
 	closedCh chan struct{}
 	ev       chan struct{} // closed and replaced when something changes
 	pubsub   *redis.PubSub
@@ -1050,10 +1051,13 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 // returns ErrFrontierClosed, as does every later call.
 func (f *Frontier) Close() error {
 	f.mu.Lock()
-	if f.closed {
+	if f.closing {
+		// Another Close is under way: it is done when it has closed.
 		f.mu.Unlock()
+		<-f.closedCh
 		return crawl.ErrFrontierClosed
 	}
+	f.closing = true
 	started := f.started
 	f.mu.Unlock()
 	var err error
