@@ -228,11 +228,11 @@ func TestIndex(t *testing.T) {
 					t.Errorf("line of %s: timestamp %s, want %s from WARC-Date %s", uri, l.timestamp, date, r.get("WARC-Date"))
 				}
 				head, _ := r.httpParts()
-				status, hdr, _ := parseHead(head)
-				if got, want := l.fields["status"], fmt.Sprint(status); got != want {
+				hdr, _ := parseHead(head)
+				if got, want := l.fields["status"], fmt.Sprint(hdr.status); got != want {
 					t.Errorf("line of %s: status %q, want %q", uri, got, want)
 				}
-				wantMime, _, _ := strings.Cut(hdr["content-type"], ";")
+				wantMime, _, _ := strings.Cut(hdr.mediaType, ";")
 				if typ == "revisit" {
 					wantMime = "warc/revisit"
 					revisits++
