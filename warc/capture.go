@@ -236,17 +236,19 @@ type conn struct {
 	off    bool   // recording stopped: a CONNECT tunnel, an upgrade, bad framing
 	closed bool   // the Writer closed: no exchange starts
 	gen    uint64 // exchanges ended on c
-	// status and mediaType (without parameters) of the response head.
-	status    int
-	mediaType string
-	req       bytes.Buffer
-	start     time.Time // of req
-	head      bytes.Buffer
-	body      sink
-	inBody    bool
-	mode      bodyMode
-	left      int64 // bytes of body still expected, in modeLength
-	chunk     dechunker
+	// status and mediaType (without parameters) of the response head,
+	// and whether its body is compressed already.
+	status     int
+	mediaType  string
+	compressed bool
+	req        bytes.Buffer
+	start      time.Time // of req
+	head       bytes.Buffer
+	body       sink
+	inBody     bool
+	mode       bodyMode
+	left       int64 // bytes of body still expected, in modeLength
+	chunk      dechunker
 }
 
 // sink takes a response body as it is read: it keeps it and digests it,
@@ -463,6 +465,7 @@ func (c *conn) feedHead(p []byte) []byte {
 		mime, _, _ := strings.Cut(hdr.mediaType, ";")
 		c.mediaType = strings.TrimSpace(mime)
 	}
+	c.compressed = compressed(hdr.contentEncoding, c.mediaType)
 	te := hdr.transferEncoding
 	cl, hasCL := hdr.contentLength, hdr.hasLength
 	switch {
@@ -521,6 +524,7 @@ func (c *conn) emit(truncated string) {
 		truncated: truncated,
 		status:    c.status,
 		mediaType: c.mediaType,
+		stored:    c.compressed,
 		payload:   sumString(c.body.payload.Sum(sum[:0])),
 		block:     sumString(c.body.block.Sum(sum[:0])),
 	}
@@ -542,9 +546,9 @@ func (c *conn) emit(truncated string) {
 // code and the fields that frame the body or are indexed, each joined with
 // commas when repeated.
 type responseHead struct {
-	status                                     int
-	transferEncoding, contentLength, mediaType string
-	hasLength, hasType                         bool
+	status                                                      int
+	transferEncoding, contentLength, mediaType, contentEncoding string
+	hasLength, hasType                                          bool
 }
 
 // parseHead reads a response head.
@@ -578,12 +582,37 @@ func parseHead(b []byte) (responseHead, bool) {
 		case bytes.EqualFold(k, []byte("content-length")):
 			join(&h.contentLength, v)
 			h.hasLength = true
+		case bytes.EqualFold(k, []byte("content-encoding")):
+			join(&h.contentEncoding, v)
 		case bytes.EqualFold(k, []byte("content-type")):
 			join(&h.mediaType, v)
 			h.hasType = true
 		}
 	}
 	return h, true
+}
+
+// compressed reports whether a body of the content coding and media type
+// given is compressed already, so that deflate would spend its time for a
+// few bytes: a content coding other than identity (gzip, br, zstd), or a
+// compressed format of image, audio, video, font or archive.
+func compressed(coding, mediaType string) bool {
+	if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+		return true
+	}
+	t := strings.ToLower(mediaType)
+	switch {
+	case strings.HasPrefix(t, "video/"), strings.HasPrefix(t, "audio/") && t != "audio/wav" && t != "audio/x-wav":
+		return true
+	}
+	switch t {
+	case "image/jpeg", "image/png", "image/gif", "image/webp", "image/avif", "image/heic",
+		"font/woff", "font/woff2", "application/font-woff",
+		"application/zip", "application/gzip", "application/x-gzip", "application/zstd",
+		"application/x-bzip2", "application/x-xz", "application/x-7z-compressed", "application/x-rar-compressed":
+		return true
+	}
+	return false
 }
 
 // renameTransferEncoding returns head with its Transfer-Encoding field

@@ -625,7 +625,7 @@ func (w *Writer) open() error {
 	h = h.add("Content-Type", "application/warc-fields")
 	h = h.add("WARC-Block-Digest", digest(info.Bytes()))
 	buf := getBuffer()
-	end := w.encode(buf, h, info.Bytes())
+	end := w.encode(buf, false, h, info.Bytes())
 	w.out = append(w.out, buf.Bytes()...)
 	w.ends = append(w.ends, len(w.out)-buf.Len()+end)
 	putBuffer(buf)
@@ -663,7 +663,8 @@ var gzipWriters = sync.Pool{New: func() any {
 }}
 
 // storeUnder is the record size under which a record's gzip member holds
-// it stored, not compressed. Compressing a record costs some 15µs however
+// it stored, not compressed, as it holds a response whose body is
+// compressed already (gzip, JPEG, ...), which deflate would not shrink. Compressing a record costs some 15µs however
 // small it is (deflate builds its Huffman codes for each member), more
 // than the crawl spends on a small page, and saves a few hundred bytes: a
 // request, a redirect, a revisit. Measured on the benchmark site (2 KiB
@@ -691,8 +692,10 @@ func putBuffer(b *bytes.Buffer) {
 
 // encode appends to buf the record of header h and the block made of
 // parts, as a gzip member of its own unless the files are plain, and
-// returns the end of the record in buf. It is safe for concurrent use.
-func (w *Writer) encode(buf *bytes.Buffer, h header, block ...[]byte) int {
+// returns the end of the record in buf. The member is compressed unless
+// store is set (the block is compressed already) or the record is small
+// (storeUnder). It is safe for concurrent use.
+func (w *Writer) encode(buf *bytes.Buffer, store bool, h header, block ...[]byte) int {
 	var n int
 	for _, b := range block {
 		n += len(b)
@@ -700,7 +703,7 @@ func (w *Writer) encode(buf *bytes.Buffer, h header, block ...[]byte) int {
 	var out io.Writer = buf
 	var zw *gzip.Writer
 	pool := &gzipWriters
-	if len(h)+n < storeUnder {
+	if store || len(h)+n < storeUnder {
 		pool = &storingWriters
 	}
 	if w.gzip {
@@ -740,6 +743,7 @@ type exchange struct {
 	truncated string    // WARC-Truncated reason, "" if whole
 	status    int       // of head
 	mediaType string    // of head's Content-Type, without parameters
+	stored    bool      // body compressed already: the record is stored
 	// payload and block are the digests of body and of head and body,
 	// computed as they were read.
 	payload, block string
@@ -797,7 +801,7 @@ func (w *Writer) write(x *exchange) {
 		h = h.add("Content-Type", "application/http;msgtype=response")
 		h = h.add("WARC-Payload-Digest", x.payload)
 		h = h.add("WARC-Block-Digest", digest(x.head))
-		it.ends[0] = w.encode(it.buf, h, x.head)
+		it.ends[0] = w.encode(it.buf, false, h, x.head)
 	} else {
 		common("response", respID)
 		h = h.add("Content-Type", "application/http;msgtype=response")
@@ -806,7 +810,7 @@ func (w *Writer) write(x *exchange) {
 		if x.truncated != "" {
 			h = h.add("WARC-Truncated", x.truncated)
 		}
-		it.ends[0] = w.encode(it.buf, h, x.head, x.body)
+		it.ends[0] = w.encode(it.buf, x.stored, h, x.head, x.body)
 	}
 	if w.opts.Index != "" {
 		it.line = newIndexLine(x, revisit)
@@ -816,7 +820,7 @@ func (w *Writer) write(x *exchange) {
 	h = h.addBytes("WARC-Concurrent-To", respID)
 	h = h.add("Content-Type", "application/http;msgtype=request")
 	h = h.add("WARC-Block-Digest", digest(x.request))
-	it.ends[1] = w.encode(it.buf, h, x.request)
+	it.ends[1] = w.encode(it.buf, false, h, x.request)
 	w.items <- it
 }
 
