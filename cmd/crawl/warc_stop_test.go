@@ -163,7 +163,8 @@ func checkIndex(t *testing.T, index, archive string, recs []archived) {
 
 // Ctrl-C in the middle of a crawl that archives leaves an archive whose
 // every record is whole, the responses being read then recorded as far as
-// they came and marked truncated, and the index of it.
+// they came and marked truncated, and the index of it. Each of the four
+// workers is in the middle of a page's body when the signal comes.
 func TestWARCInterrupt(t *testing.T) {
 	const pages = 20
 	whole := bytes.Repeat([]byte("<p>a page streamed slowly</p>\n"), 2000)
@@ -191,12 +192,25 @@ func TestWARCInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
+	for range 4 {
 		select {
 		case <-hits:
 		case <-time.After(20 * time.Second):
 			cmd.Process.Kill()
 			t.Fatal("no page requested within 20s")
+		}
+	}
+	// The heads and half bodies sent are read (and so recorded as far
+	// as they came) once no byte waits on the command's connections.
+	port := s.base[strings.LastIndex(s.base, ":")+1:]
+	_, _, known := unread(port)
+	for deadline := time.Now().Add(20 * time.Second); known; time.Sleep(5 * time.Millisecond) {
+		if n, waiting, _ := unread(port); n >= 4 && !waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the command did not read what the site sent within 20s")
 		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -220,8 +234,8 @@ func TestWARCInterrupt(t *testing.T) {
 		}
 		cut++
 	}
-	if cut < 2 {
-		t.Errorf("%d responses of pages cut by Ctrl-C archived, want the 2 or more under way", cut)
+	if cut != 4 && known {
+		t.Errorf("%d responses of pages cut by Ctrl-C archived, want the 4 under way", cut)
 	}
 	resp := 0
 	for _, rec := range recs {
@@ -232,6 +246,31 @@ func TestWARCInterrupt(t *testing.T) {
 	if resp != 1 {
 		t.Errorf("%d responses of the root, want 1", resp)
 	}
+}
+
+// unread reports, from /proc/net/tcp, how many established IPv4
+// connections go to the local port (given in decimal) and whether bytes
+// wait unread on any of them; ok is false where /proc/net/tcp cannot be
+// read (not Linux).
+func unread(port string) (n int, waiting, ok bool) {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return 0, false, false
+	}
+	p, _ := strconv.Atoi(port)
+	want := fmt.Sprintf(":%04X", p)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local_address rem_address st tx_queue:rx_queue ...
+		if len(f) < 5 || !strings.HasSuffix(f[2], want) || f[3] != "01" {
+			continue
+		}
+		n++
+		if _, rx, _ := strings.Cut(f[4], ":"); strings.Trim(rx, "0") != "" {
+			waiting = true
+		}
+	}
+	return n, waiting, true
 }
 
 // A disk that fills (writes past a size fail with EFBIG under ulimit -f,
@@ -284,5 +323,48 @@ func TestWARCDiskFull(t *testing.T) {
 	recs := readArchive(t, file)
 	if n := len(recs); n < 3 {
 		t.Errorf("%d records kept, want the warcinfo and the exchanges written before the disk filled", n)
+	}
+}
+
+// The archive holds what the crawl fetched however the crawl fared with
+// it: a sitemap (-sitemaps), a page whose gzip body does not decompress,
+// and one over the body size limit (-max_body), as far as it was read (the
+// crawl stops at its Content-Length).
+func TestWARCWhateverTheCrawlMadeOfIt(t *testing.T) {
+	s := startSite(t)
+	s.Robots("User-agent: *\nAllow: /\nSitemap: " + s.base + "/sitemap.xml\n")
+	s.Body("/sitemap.xml", "application/xml", `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>`+s.base+`/listed</loc></url></urlset>`)
+	s.Body("/listed", "text/html", "<p>listed in the sitemap</p>")
+	s.Page("/", "/bad", "/big")
+	const notGzip = "this is not gzip at all, whatever the header says"
+	s.Body("/bad", "text/html", notGzip).Header("Content-Encoding", "gzip")
+	big := strings.Repeat("<p>a large page</p>\n", 10000) // 200 kB
+	s.Body("/big", "text/html", big)
+	file := filepath.Join(t.TempDir(), "site.warc.gz")
+	r := runCrawl(t, "-q", "-sitemaps", "-max_body", "64k", "-warc", file, s.base+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	resp := make(map[string]archived)
+	for _, rec := range readArchive(t, file) {
+		if rec.get("WARC-Type") == "response" {
+			resp[strings.TrimPrefix(rec.get("WARC-Target-URI"), s.base)] = rec
+		}
+	}
+	for _, p := range []string{"/robots.txt", "/sitemap.xml", "/listed", "/", "/bad", "/big"} {
+		if _, ok := resp[p]; !ok {
+			t.Errorf("%s: no response record", p)
+		}
+	}
+	if rec, ok := resp["/bad"]; ok {
+		if _, body := rec.httpParts(); string(body) != notGzip || rec.get("WARC-Truncated") != "" {
+			t.Errorf("/bad: payload %q, WARC-Truncated %q; want the bytes sent, whole", body, rec.get("WARC-Truncated"))
+		}
+	}
+	if rec, ok := resp["/big"]; ok {
+		_, body := rec.httpParts()
+		if rec.get("WARC-Truncated") != "length" || len(body) == 0 || len(body) >= len(big) || !strings.HasPrefix(big, string(body)) {
+			t.Errorf("/big: WARC-Truncated %q, payload of %d bytes; want length, a prefix of the %d sent", rec.get("WARC-Truncated"), len(body), len(big))
+		}
 	}
 }
