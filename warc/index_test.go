@@ -379,3 +379,22 @@ for (const u of JSON.parse(process.argv[2])) console.log(getSurt(u));`
 		}
 	}
 }
+
+// FuzzJSONString checks the index's JSON strings against encoding/json's,
+// without HTML escaping, as JSON.stringify writes them.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"http://example.com/a?b=1&c=<d>", `q"\`, "tab\tnl\n", "é€\u2028", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonString(s); got != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("jsonString(%q) = %s, want %s", s, got, want.String())
+		}
+	})
+}
