@@ -133,6 +133,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -584,7 +585,11 @@ func (w *Writer) flush() {
 			}
 		}
 		w.size += int64(n)
-		w.fail(fmt.Errorf("warc: write %s: %w", w.name, err))
+		if _, ok := errors.AsType[*fs.PathError](err); ok {
+			w.fail(fmt.Errorf("warc: %w", err)) // it names the file
+		} else {
+			w.fail(fmt.Errorf("warc: write %s: %w", w.name, err))
+		}
 	} else {
 		w.size += int64(n)
 		for _, p := range w.placed {
