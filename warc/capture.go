@@ -3,13 +3,18 @@ package warc
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
 	"fmt"
+	"hash"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,7 +63,7 @@ func (w *Writer) Transport(rt http.RoundTripper) http.RoundTripper {
 		if err != nil {
 			return nil, err
 		}
-		return w.record(c, "http"), nil
+		return w.record(c, "http")
 	}
 	dialTLS := t.DialTLSContext
 	if dialTLS == nil {
@@ -101,7 +106,7 @@ func (w *Writer) Transport(rt http.RoundTripper) http.RoundTripper {
 		if err != nil {
 			return nil, err
 		}
-		return w.record(c, "https"), nil
+		return w.record(c, "https")
 	}
 	// HTTP/2 has no text form to record; the TLS dialer above never
 	// offers it, and this keeps the transport from trying.
@@ -133,7 +138,43 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("warc: %s through the proxy %s: HTTPS through a proxy cannot be recorded", req.URL, u.Redacted())
 		}
 	}
-	return t.t.RoundTrip(req)
+	// Which connection the response comes on, so that a body closed
+	// before its end is recorded by its Close.
+	var used atomic.Pointer[conn]
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if c, ok := info.Conn.(*conn); ok {
+			used.Store(c)
+		}
+	}}
+	traced := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	resp, err := t.t.RoundTrip(traced)
+	if err != nil {
+		return resp, err
+	}
+	if resp.Request == traced {
+		resp.Request = req
+	}
+	if c := used.Load(); c != nil {
+		if gen, reading := c.reading(); reading {
+			resp.Body = &body{ReadCloser: resp.Body, c: c, gen: gen}
+		}
+	}
+	return resp, nil
+}
+
+// body is a response body whose exchange is recorded, cut, when it is
+// closed before its end.
+type body struct {
+	io.ReadCloser
+	c   *conn
+	gen uint64 // of the exchange on c
+}
+
+func (b *body) Close() error {
+	// Before the transport learns of it: once it has, the connection
+	// may carry the next exchange.
+	b.c.stop(b.gen)
+	return b.ReadCloser.Close()
 }
 
 // CloseIdleConnections closes the idle connections of the transport, so
@@ -147,7 +188,7 @@ func (w *Writer) stopped() error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.closed {
+	if w.closing.Load() {
 		return ErrClosed
 	}
 	return nil
@@ -163,13 +204,22 @@ func (f failing) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, f.err
 }
 
-// record wraps c so that the HTTP/1.1 exchanges on it are written to w.
-func (w *Writer) record(c net.Conn, scheme string) net.Conn {
+// record wraps c so that the HTTP/1.1 exchanges on it are written to w,
+// unless w is closing, when it closes c.
+func (w *Writer) record(c net.Conn, scheme string) (net.Conn, error) {
 	rc := &conn{Conn: c, w: w, scheme: scheme}
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		rc.ip = a.IP.String()
 	}
-	return rc
+	w.mu.Lock()
+	if w.closing.Load() {
+		w.mu.Unlock()
+		c.Close()
+		return nil, ErrClosed
+	}
+	w.conns[rc] = struct{}{}
+	w.mu.Unlock()
+	return rc, nil
 }
 
 // conn records the HTTP/1.1 exchanges on a connection. The transport
@@ -183,15 +233,47 @@ type conn struct {
 	ip     string
 
 	mu     sync.Mutex
-	off    bool // recording stopped: a CONNECT tunnel, an upgrade, bad framing
-	req    bytes.Buffer
-	start  time.Time // of req
-	head   bytes.Buffer
-	body   bytes.Buffer
-	inBody bool
-	mode   bodyMode
-	left   int64 // bytes of body still expected, in modeLength
-	chunk  dechunker
+	off    bool   // recording stopped: a CONNECT tunnel, an upgrade, bad framing
+	closed bool   // the Writer closed: no exchange starts
+	gen    uint64 // exchanges ended on c
+	// status and mediaType (without parameters) of the response head,
+	// and whether its body is compressed already.
+	status     int
+	mediaType  string
+	compressed bool
+	req        bytes.Buffer
+	start      time.Time // of req
+	head       bytes.Buffer
+	body       sink
+	inBody     bool
+	mode       bodyMode
+	left       int64 // bytes of body still expected, in modeLength
+	chunk      dechunker
+}
+
+// sink takes a response body as it is read: it keeps it and digests it,
+// alone (the payload) and after the head (the block).
+type sink struct {
+	buf            bytes.Buffer
+	payload, block hash.Hash
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	s.buf.Write(p)
+	s.payload.Write(p)
+	s.block.Write(p)
+	return len(p), nil
+}
+
+// begin readies s for the body that follows head.
+func (s *sink) begin(head []byte) {
+	if s.payload == nil {
+		s.payload, s.block = sha1.New(), sha1.New()
+	}
+	s.buf.Reset()
+	s.payload.Reset()
+	s.block.Reset()
+	s.block.Write(head)
 }
 
 // bodyMode is how the end of a response body is found (RFC 9112 §6.3).
@@ -211,6 +293,13 @@ func (c *conn) Write(p []byte) (int, error) {
 	// The bytes are taken before they are sent: the response to them may
 	// be read before this Write returns.
 	c.mu.Lock()
+	if c.req.Len() == 0 && !c.inBody && c.w.closing.Load() {
+		c.closed = true
+	}
+	if c.closed {
+		c.mu.Unlock()
+		return 0, ErrClosed
+	}
 	if !c.off {
 		if c.req.Len() == 0 {
 			c.start = time.Now()
@@ -256,7 +345,43 @@ func (c *conn) Close() error {
 	}
 	c.off = true
 	c.mu.Unlock()
+	c.w.mu.Lock()
+	delete(c.w.conns, c)
+	c.w.mu.Unlock()
 	return c.Conn.Close()
+}
+
+// reading reports whether a response body is being read on c, and the
+// number of its exchange.
+func (c *conn) reading() (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen, c.inBody && !c.off
+}
+
+// stop records exchange gen, if its body is still being read, as far as
+// it was read, marked WARC-Truncated: length: its caller closed the body.
+func (c *conn) stop(gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen && c.inBody && !c.off {
+		c.emit("length")
+		// The transport closes the connection: what it still reads
+		// is not a response.
+		c.off = true
+	}
+}
+
+// cut ends recording on c for Writer.Close: a response being read is
+// recorded as far as it was read, marked WARC-Truncated: unspecified; no
+// exchange starts on c after it.
+func (c *conn) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.off && c.inBody {
+		c.emit("unspecified")
+	}
+	c.off, c.closed = true, true
 }
 
 // feed takes bytes read from the connection. c.mu is held.
@@ -316,11 +441,12 @@ func (c *conn) feedHead(p []byte) []byte {
 	}
 	rest := p[len(p)-(len(b)-end):]
 	c.head.Truncate(end)
-	status, hdr, ok := parseHead(c.head.Bytes())
+	hdr, ok := parseHead(c.head.Bytes())
 	if !ok {
 		c.off = true
 		return nil
 	}
+	status := hdr.status
 	method := requestMethod(c.req.Bytes())
 	switch {
 	case method == "CONNECT" || status == http.StatusSwitchingProtocols:
@@ -334,8 +460,14 @@ func (c *conn) feedHead(p []byte) []byte {
 	}
 	c.inBody = true
 	c.mode = modeClose
-	te := hdr["transfer-encoding"]
-	cl, hasCL := hdr["content-length"]
+	c.status, c.mediaType = status, ""
+	if hdr.hasType {
+		mime, _, _ := strings.Cut(hdr.mediaType, ";")
+		c.mediaType = strings.TrimSpace(mime)
+	}
+	c.compressed = compressed(hdr.contentEncoding, c.mediaType)
+	te := hdr.transferEncoding
+	cl, hasCL := hdr.contentLength, hdr.hasLength
 	switch {
 	case method == "HEAD" || status == http.StatusNoContent || status == http.StatusNotModified:
 		c.mode = modeNone
@@ -343,7 +475,9 @@ func (c *conn) feedHead(p []byte) []byte {
 		if codings := strings.Split(te, ","); strings.EqualFold(strings.TrimSpace(codings[len(codings)-1]), "chunked") {
 			c.mode = modeChunked
 			c.chunk = dechunker{}
-			c.head = *bytes.NewBuffer(renameTransferEncoding(c.head.Bytes()))
+			renamed := renameTransferEncoding(c.head.Bytes())
+			c.head.Reset()
+			c.head.Write(renamed)
 		}
 	case hasCL:
 		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
@@ -353,6 +487,7 @@ func (c *conn) feedHead(p []byte) []byte {
 		}
 		c.mode, c.left = modeLength, n
 	}
+	c.body.begin(c.head.Bytes())
 	if c.mode == modeNone || c.mode == modeLength && c.left == 0 {
 		c.finish(false)
 	}
@@ -371,57 +506,113 @@ func (c *conn) finish(cut bool) {
 
 // emit writes the exchange and resets c for the next. c.mu is held.
 func (c *conn) emit(truncated string) {
-	host := requestHost(c.req.Bytes())
-	target := requestTarget(c.req.Bytes())
+	req := c.req.Bytes()
+	host := requestHost(req)
+	target := requestTarget(req)
 	uri := target
 	if !strings.Contains(target, "://") {
 		uri = c.scheme + "://" + host + target
 	}
+	var sum [sha1.Size]byte
 	x := &exchange{
 		targetURI: uri,
 		ip:        c.ip,
 		date:      c.start,
-		request:   bytes.Clone(c.req.Bytes()),
-		head:      bytes.Clone(c.head.Bytes()),
-		body:      bytes.Clone(c.body.Bytes()),
+		request:   req,
+		head:      c.head.Bytes(),
+		body:      c.body.buf.Bytes(),
 		truncated: truncated,
+		status:    c.status,
+		mediaType: c.mediaType,
+		stored:    c.compressed,
+		payload:   sumString(c.body.payload.Sum(sum[:0])),
+		block:     sumString(c.body.block.Sum(sum[:0])),
 	}
 	// A write error is kept by the Writer; its Transport then refuses
 	// further requests.
-	c.w.writeExchange(x)
+	c.w.write(x)
 	c.req.Reset()
 	c.head.Reset()
-	c.body.Reset()
+	c.body.buf.Reset()
+	if c.body.buf.Cap() > 1<<20 {
+		c.body.buf = bytes.Buffer{} // a large body's: not kept
+	}
 	c.inBody = false
 	c.mode = modeNone
+	c.gen++
 }
 
-// parseHead reads the status code and the header fields (names lower case,
-// repeated fields joined with commas) of a response head.
-func parseHead(b []byte) (int, map[string]string, bool) {
-	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
-	f := strings.Fields(lines[0])
-	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") {
-		return 0, nil, false
+// responseHead is what the recorder reads of a response head: the status
+// code and the fields that frame the body or are indexed, each joined with
+// commas when repeated.
+type responseHead struct {
+	status                                                      int
+	transferEncoding, contentLength, mediaType, contentEncoding string
+	hasLength, hasType                                          bool
+}
+
+// parseHead reads a response head.
+func parseHead(b []byte) (responseHead, bool) {
+	var h responseHead
+	first, rest, _ := bytes.Cut(b, []byte("\n"))
+	f := bytes.Fields(first)
+	if len(f) < 2 || !bytes.HasPrefix(f[0], []byte("HTTP/")) || len(f[1]) != 3 {
+		return h, false
 	}
-	status, err := strconv.Atoi(f[1])
-	if err != nil || len(f[1]) != 3 {
-		return 0, nil, false
+	status, err := strconv.Atoi(string(f[1]))
+	if err != nil {
+		return h, false
 	}
-	hdr := make(map[string]string)
-	for _, l := range lines[1:] {
-		k, v, ok := strings.Cut(l, ":")
+	h.status = status
+	join := func(old *string, v []byte) {
+		if *old != "" {
+			*old += ", "
+		}
+		*old += string(v)
+	}
+	for line := range bytes.Lines(rest) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
 		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		v = strings.TrimSpace(v)
-		if old, ok := hdr[k]; ok {
-			v = old + ", " + v
+		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		switch {
+		case bytes.EqualFold(k, []byte("transfer-encoding")):
+			join(&h.transferEncoding, v)
+		case bytes.EqualFold(k, []byte("content-length")):
+			join(&h.contentLength, v)
+			h.hasLength = true
+		case bytes.EqualFold(k, []byte("content-encoding")):
+			join(&h.contentEncoding, v)
+		case bytes.EqualFold(k, []byte("content-type")):
+			join(&h.mediaType, v)
+			h.hasType = true
 		}
-		hdr[k] = v
 	}
-	return status, hdr, true
+	return h, true
+}
+
+// compressed reports whether a body of the content coding and media type
+// given is compressed already, so that deflate would spend its time for a
+// few bytes: a content coding other than identity (gzip, br, zstd), or a
+// compressed format of image, audio, video, font or archive.
+func compressed(coding, mediaType string) bool {
+	if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+		return true
+	}
+	t := strings.ToLower(mediaType)
+	switch {
+	case strings.HasPrefix(t, "video/"), strings.HasPrefix(t, "audio/") && t != "audio/wav" && t != "audio/x-wav":
+		return true
+	}
+	switch t {
+	case "image/jpeg", "image/png", "image/gif", "image/webp", "image/avif", "image/heic",
+		"font/woff", "font/woff2", "application/font-woff",
+		"application/zip", "application/gzip", "application/x-gzip", "application/zstd",
+		"application/x-bzip2", "application/x-xz", "application/x-7z-compressed", "application/x-rar-compressed":
+		return true
+	}
+	return false
 }
 
 // renameTransferEncoding returns head with its Transfer-Encoding field
@@ -488,7 +679,7 @@ const (
 
 // feed appends the data of p to body and returns how many bytes of p it
 // took, and whether the body ended.
-func (d *dechunker) feed(p []byte, body *bytes.Buffer) (int, bool, error) {
+func (d *dechunker) feed(p []byte, body io.Writer) (int, bool, error) {
 	i := 0
 	for i < len(p) {
 		switch d.state {

@@ -4,82 +4,107 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
-	"path/filepath"
-	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// indexEntry is one line of the CDXJ index, the fields in the order
-// warcio.js writes them.
-type indexEntry struct {
-	URL         string `json:"url"`
-	Mime        string `json:"mime,omitempty"`
-	Status      string `json:"status,omitempty"`
-	Digest      string `json:"digest,omitempty"`
-	Length      string `json:"length"`
-	Offset      string `json:"offset"`
-	Filename    string `json:"filename"`
-	Method      string `json:"method,omitempty"`
-	RequestBody string `json:"requestBody,omitempty"`
-}
-
-// placement is where a record was written: its file and the offset and
-// length of the record (or of its gzip member) in it.
-type placement struct {
-	file           string
-	offset, length int64
+// indexLine is a line of the CDXJ index made before its record is
+// placed: all but the length, offset and file name, which come between
+// head and tail. The JSON fields are in the order warcio.js writes them.
+type indexLine struct {
+	head string // urlkey, timestamp, and the JSON object up to "length"
+	tail string // the JSON object after "filename"
 }
 
 // maxQueryBody bounds the part of a request body put in a urlkey, as
 // warcio's DEFAULT_MAX_QUERY_SIZE does.
 const maxQueryBody = 4096
 
-// indexLine returns the CDXJ line of the response or revisit record of x
-// written at p, without its line end.
-func indexLine(x *exchange, p placement, revisit bool, payloadDigest string) (string, error) {
-	status, hdr, _ := parseHead(x.head)
-	e := indexEntry{
-		URL:      x.targetURI,
-		Length:   fmt.Sprint(p.length),
-		Offset:   fmt.Sprint(p.offset),
-		Filename: filepath.Base(p.file),
-	}
-	if status != 0 {
-		e.Status = fmt.Sprint(status)
-	}
-	if revisit {
-		e.Mime = "warc/revisit"
-	} else if ct, ok := hdr["content-type"]; ok {
-		mime, _, _ := strings.Cut(ct, ";")
-		e.Mime = strings.TrimSpace(mime)
-	}
-	_, e.Digest, _ = strings.Cut(payloadDigest, ":")
+// newIndexLine returns the CDXJ line of the response or revisit record of
+// x, but for where it is placed.
+func newIndexLine(x *exchange, revisit bool) *indexLine {
+	var b strings.Builder
 	key := x.targetURI
-	if method := requestMethod(x.request); method != "GET" && method != "" {
+	var method, requestBody string
+	if m := requestMethod(x.request); m != "GET" && m != "" {
 		_, body, _ := bytes.Cut(x.request, []byte("\r\n\r\n"))
 		q := "__wb_post_data=" + base64.StdEncoding.EncodeToString(body)
 		if len(q) > maxQueryBody {
 			q = q[:maxQueryBody]
 		}
-		e.Method, e.RequestBody = method, q
+		method, requestBody = m, q
 		sep := "?"
 		if strings.Index(key, "?") > 0 {
 			sep = "&"
 		}
-		key += sep + "__wb_method=" + method + "&" + q
+		key += sep + "__wb_method=" + m + "&" + q
+	}
+	b.WriteString(SURT(key))
+	b.WriteByte(' ')
+	b.WriteString(indexTimestamp(x.date))
+	b.WriteString(` {"url":`)
+	b.WriteString(jsonString(x.targetURI))
+	mime := x.mediaType
+	if revisit {
+		mime = "warc/revisit"
+	}
+	if mime != "" {
+		b.WriteString(`,"mime":`)
+		b.WriteString(jsonString(mime))
+	}
+	if x.status != 0 {
+		b.WriteString(`,"status":"`)
+		b.WriteString(strconv.Itoa(x.status))
+		b.WriteByte('"')
+	}
+	if _, d, _ := strings.Cut(x.payload, ":"); d != "" {
+		b.WriteString(`,"digest":`)
+		b.WriteString(jsonString(d))
+	}
+	b.WriteString(`,"length":"`)
+	l := &indexLine{head: b.String(), tail: "}"}
+	if method != "" {
+		l.tail = `,"method":` + jsonString(method) + `,"requestBody":` + jsonString(requestBody) + "}"
+	}
+	return l
+}
+
+// format returns the line of a record placed at offset, of length bytes,
+// in the file whose base name is fname, given as a JSON string.
+func (l *indexLine) format(offset, length int64, fname string) string {
+	var b strings.Builder
+	b.Grow(len(l.head) + len(l.tail) + len(fname) + 48)
+	b.WriteString(l.head)
+	var n [20]byte
+	b.Write(strconv.AppendInt(n[:0], length, 10))
+	b.WriteString(`","offset":"`)
+	b.Write(strconv.AppendInt(n[:0], offset, 10))
+	b.WriteString(`","filename":`)
+	b.WriteString(fname)
+	b.WriteString(l.tail)
+	return b.String()
+}
+
+// jsonString returns s as a JSON string, as JSON.stringify writes it: a
+// URL's & stays &.
+func jsonString(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		return `"` + s + `"`
 	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
-	enc.SetEscapeHTML(false) // as JSON.stringify: a URL's & stays &
-	if err := enc.Encode(e); err != nil {
-		return "", err
-	}
-	return SURT(key) + " " + indexTimestamp(x.date) + " " + strings.TrimSuffix(js.String(), "\n"), nil
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string: no error
+	return strings.TrimSuffix(js.String(), "\n")
 }
 
 // writeIndex sorts the index lines bytewise, as pywb requires, and writes
@@ -98,8 +123,6 @@ func writeIndex(f io.WriteCloser, lines []string) error {
 	return err
 }
 
-var wwwPrefix = regexp.MustCompile(`^(https?://)www\d*\.`)
-
 // SURT returns the urlkey of an HTTP or HTTPS URL in a CDXJ index: the
 // Sort-friendly URI Reordering Transform as pywb and warcio.js write it.
 // The scheme, a leading "www." (or "www2." ...) and a default port are
@@ -112,7 +135,7 @@ func SURT(u string) string {
 	if !strings.HasPrefix(u, "http:") && !strings.HasPrefix(u, "https:") {
 		return u
 	}
-	s := strings.ToLower(wwwPrefix.ReplaceAllString(u, "$1"))
+	s := strings.ToLower(dropWWW(u))
 	p, err := url.Parse(s)
 	if err != nil || p.Host == "" || p.Opaque != "" {
 		return u
@@ -140,6 +163,27 @@ func SURT(u string) string {
 		b.WriteString("?" + strings.Join(args, "&"))
 	}
 	return b.String()
+}
+
+// dropWWW returns u without the "www." (or "www2.", ...) that starts its
+// host, u being an http: or https: URL.
+func dropWWW(u string) string {
+	scheme := "http://"
+	if strings.HasPrefix(u, "https://") {
+		scheme = "https://"
+	}
+	rest, ok := strings.CutPrefix(u, scheme)
+	if !ok || !strings.HasPrefix(rest, "www") {
+		return u
+	}
+	i := len("www")
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if i == len(rest) || rest[i] != '.' {
+		return u
+	}
+	return scheme + rest[i+1:]
 }
 
 // indexTimestamp is how a CDXJ line gives a record's WARC-Date.

@@ -228,11 +228,11 @@ func TestIndex(t *testing.T) {
 					t.Errorf("line of %s: timestamp %s, want %s from WARC-Date %s", uri, l.timestamp, date, r.get("WARC-Date"))
 				}
 				head, _ := r.httpParts()
-				status, hdr, _ := parseHead(head)
-				if got, want := l.fields["status"], fmt.Sprint(status); got != want {
+				hdr, _ := parseHead(head)
+				if got, want := l.fields["status"], fmt.Sprint(hdr.status); got != want {
 					t.Errorf("line of %s: status %q, want %q", uri, got, want)
 				}
-				wantMime, _, _ := strings.Cut(hdr["content-type"], ";")
+				wantMime, _, _ := strings.Cut(hdr.mediaType, ";")
 				if typ == "revisit" {
 					wantMime = "warc/revisit"
 					revisits++
@@ -378,4 +378,23 @@ for (const u of JSON.parse(process.argv[2])) console.log(getSurt(u));`
 			t.Errorf("SURT(%q) = %q, want warcio's %q", u, got, want[i])
 		}
 	}
+}
+
+// FuzzJSONString checks the index's JSON strings against encoding/json's,
+// without HTML escaping, as JSON.stringify writes them.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"http://example.com/a?b=1&c=<d>", `q"\`, "tab\tnl\n", "é€\u2028", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonString(s); got != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("jsonString(%q) = %s, want %s", s, got, want.String())
+		}
+	})
 }

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// archived is a WARC record as readArchive reads it.
+type archived struct {
+	offset, length int64 // of its gzip member
+	fields         map[string]string
+	block          []byte
+}
+
+func (r archived) get(name string) string { return r.fields[name] }
+
+// httpParts splits the block of an application/http record into its head
+// and its body.
+func (r archived) httpParts() (head, body []byte) {
+	i := bytes.Index(r.block, []byte("\r\n\r\n"))
+	if i < 0 {
+		return r.block, nil
+	}
+	return r.block[:i+4], r.block[i+4:]
+}
+
+func warcDigest(b []byte) string {
+	s := sha1.Sum(b)
+	return "sha1:" + base32.StdEncoding.EncodeToString(s[:])
+}
+
+// readArchive reads every record of a .warc.gz file the command wrote,
+// failing the test unless each gzip member holds one whole record whose
+// length and digests are right, each record id is unique and each request
+// names a response or revisit of the file.
+func readArchive(t *testing.T, name string) []archived {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []archived
+	ids := make(map[string]bool)
+	br := bytes.NewReader(data)
+	for br.Len() > 0 {
+		off := int64(len(data) - br.Len())
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			t.Fatalf("%s: gzip member at %d: %v", name, off, err)
+		}
+		zr.Multistream(false)
+		member, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%s: gzip member at %d: %v", name, off, err)
+		}
+		r := bufio.NewReader(bytes.NewReader(member))
+		if line, _ := r.ReadString('\n'); line != "WARC/1.1\r\n" {
+			t.Fatalf("%s: member at %d starts %q, want a WARC/1.1 record", name, off, line)
+		}
+		rec := archived{offset: off, length: int64(len(data)-br.Len()) - off, fields: make(map[string]string)}
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: record at %d: header cut: %v", name, off, err)
+			}
+			line = strings.TrimSuffix(line, "\r\n")
+			if line == "" {
+				break
+			}
+			k, v, _ := strings.Cut(line, ": ")
+			rec.fields[k] = v
+		}
+		n, err := strconv.Atoi(rec.get("Content-Length"))
+		if err != nil {
+			t.Fatalf("%s: record at %d: Content-Length %q", name, off, rec.get("Content-Length"))
+		}
+		rec.block = make([]byte, n)
+		if _, err := io.ReadFull(r, rec.block); err != nil {
+			t.Fatalf("%s: record at %d: block of %d bytes: %v", name, off, n, err)
+		}
+		if rest, _ := io.ReadAll(r); string(rest) != "\r\n\r\n" {
+			t.Fatalf("%s: record at %d: %q after the block, want CRLF CRLF and the member's end", name, off, rest)
+		}
+		if got, want := rec.get("WARC-Block-Digest"), warcDigest(rec.block); got != want {
+			t.Errorf("%s: %s record of %s: block digest %s, want %s", name, rec.get("WARC-Type"), rec.get("WARC-Target-URI"), got, want)
+		}
+		if rec.get("WARC-Type") == "response" {
+			_, body := rec.httpParts()
+			if got, want := rec.get("WARC-Payload-Digest"), warcDigest(body); got != want {
+				t.Errorf("%s: response of %s: payload digest %s, want %s", name, rec.get("WARC-Target-URI"), got, want)
+			}
+		}
+		id := rec.get("WARC-Record-ID")
+		if ids[id] {
+			t.Errorf("%s: record id %s twice", name, id)
+		}
+		ids[id] = true
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 || recs[0].get("WARC-Type") != "warcinfo" {
+		t.Fatalf("%s: the first record is not warcinfo", name)
+	}
+	for _, r := range recs {
+		if r.get("WARC-Type") == "request" && !ids[r.get("WARC-Concurrent-To")] {
+			t.Errorf("%s: request of %s: WARC-Concurrent-To %s names no record of the file", name, r.get("WARC-Target-URI"), r.get("WARC-Concurrent-To"))
+		}
+	}
+	return recs
+}
+
+// checkIndex checks that each line of a CDXJ index the command wrote names
+// the gzip member of a response or revisit record of archive, and that
+// there is a line for each.
+func checkIndex(t *testing.T, index, archive string, recs []archived) {
+	t.Helper()
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if !slices.IsSorted(lines) {
+		t.Errorf("%s: lines not sorted", index)
+	}
+	at := make(map[string]archived)
+	want := 0
+	for _, r := range recs {
+		if typ := r.get("WARC-Type"); typ == "response" || typ == "revisit" {
+			at[fmt.Sprint(r.offset, " ", r.length)] = r
+			want++
+		}
+	}
+	if len(lines) != want {
+		t.Errorf("%s: %d lines, want one per response and revisit, %d", index, len(lines), want)
+	}
+	for _, line := range lines {
+		f := strings.SplitN(line, " ", 3)
+		var e struct{ URL, Offset, Length, Filename string }
+		if len(f) != 3 || json.Unmarshal([]byte(f[2]), &e) != nil {
+			t.Fatalf("%s: line %q", index, line)
+		}
+		r, ok := at[e.Offset+" "+e.Length]
+		if !ok || r.get("WARC-Target-URI") != e.URL || e.Filename != filepath.Base(archive) {
+			t.Errorf("%s: line %q names no record of %s for that URL", index, line, archive)
+		}
+	}
+}
+
+// Ctrl-C in the middle of a crawl that archives leaves an archive whose
+// every record is whole, the responses being read then recorded as far as
+// they came and marked truncated, and the index of it. Each of the four
+// workers is in the middle of a page's body when the signal comes.
+func TestWARCInterrupt(t *testing.T) {
+	const pages = 20
+	whole := bytes.Repeat([]byte("<p>a page streamed slowly</p>\n"), 2000)
+	s := startSite(t)
+	var links []string
+	for i := range pages {
+		links = append(links, fmt.Sprintf("/p/%d", i))
+	}
+	s.Page("/", links...)
+	hits := make(chan string, pages)
+	s.Handle("/p/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Half the body, then nothing until the request is cancelled.
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", strconv.Itoa(len(whole)))
+		w.Write(whole[:len(whole)/2])
+		w.(http.Flusher).Flush()
+		hits <- r.URL.Path
+		<-r.Context().Done()
+	}))
+	dir := t.TempDir()
+	file, index := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj")
+	cmd := crawlCmd(t, "-q", "-workers", "4", "-warc", file, "-warc_index", index, s.base+"/")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		select {
+		case <-hits:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("no page requested within 20s")
+		}
+	}
+	// The heads and half bodies sent are read (and so recorded as far
+	// as they came) once no byte waits on the command's connections.
+	port := s.base[strings.LastIndex(s.base, ":")+1:]
+	_, _, known := unread(port)
+	for deadline := time.Now().Add(20 * time.Second); known; time.Sleep(5 * time.Millisecond) {
+		if n, waiting, _ := unread(port); n >= 4 && !waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the command did not read what the site sent within 20s")
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := wait(t, cmd, &stdout, &stderr, cmd.Wait())
+	if r.code != 130 {
+		t.Fatalf("exit %d after SIGINT, want 130; stderr %q", r.code, r.stderr)
+	}
+	recs := readArchive(t, file)
+	checkIndex(t, index, file, recs)
+	cut := 0
+	for _, rec := range recs {
+		if rec.get("WARC-Type") != "response" || !strings.Contains(rec.get("WARC-Target-URI"), "/p/") {
+			continue
+		}
+		_, body := rec.httpParts()
+		if rec.get("WARC-Truncated") == "" || len(body) == len(whole) || !bytes.HasPrefix(whole, body) {
+			t.Errorf("%s: WARC-Truncated %q, a payload of %d bytes; want it marked truncated, a prefix of the %d sent",
+				rec.get("WARC-Target-URI"), rec.get("WARC-Truncated"), len(body), len(whole))
+		}
+		cut++
+	}
+	if cut != 4 && known {
+		t.Errorf("%d responses of pages cut by Ctrl-C archived, want the 4 under way", cut)
+	}
+	resp := 0
+	for _, rec := range recs {
+		if rec.get("WARC-Type") == "response" && rec.get("WARC-Target-URI") == s.base+"/" {
+			resp++
+		}
+	}
+	if resp != 1 {
+		t.Errorf("%d responses of the root, want 1", resp)
+	}
+}
+
+// unread reports, from /proc/net/tcp, how many established IPv4
+// connections go to the local port (given in decimal) and whether bytes
+// wait unread on any of them; ok is false where /proc/net/tcp cannot be
+// read (not Linux).
+func unread(port string) (n int, waiting, ok bool) {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return 0, false, false
+	}
+	p, _ := strconv.Atoi(port)
+	want := fmt.Sprintf(":%04X", p)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local_address rem_address st tx_queue:rx_queue ...
+		if len(f) < 5 || !strings.HasSuffix(f[2], want) || f[3] != "01" {
+			continue
+		}
+		n++
+		if _, rx, _ := strings.Cut(f[4], ":"); strings.Trim(rx, "0") != "" {
+			waiting = true
+		}
+	}
+	return n, waiting, true
+}
+
+// A disk that fills (writes past a size fail with EFBIG under ulimit -f,
+// as they fail with ENOSPC on a full disk) stops the crawl with an error
+// naming the archive, which holds whole records only.
+func TestWARCDiskFull(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to set ulimit -f with")
+	}
+	const pages = 400
+	s := startSite(t)
+	var links []string
+	for i := range pages {
+		links = append(links, fmt.Sprintf("/p/%d", i))
+	}
+	s.Page("/", links...)
+	body := strings.Repeat("<p>a page of the site</p>\n", 200)
+	for i := range pages {
+		s.Body(fmt.Sprintf("/p/%d", i), "text/html", fmt.Sprintf("<h1>%d</h1>%s", i, body)).Latency(5 * time.Millisecond)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.warc.gz")
+	// 64 blocks (of 512 bytes in a POSIX sh such as dash, of 1024 in
+	// bash): 32 or 64 KiB, far less than the crawl's archive. SIGXFSZ is
+	// ignored, so that the write fails rather than kill the command.
+	cmd := crawlCmd(t)
+	cmd.Path = sh
+	cmd.Args = []string{sh, "-c", `trap "" XFSZ; ulimit -f 64 || exit 99; exec "$0" "$@"`,
+		crawlBin, "-q", "-workers", "2", "-warc", file, s.base + "/"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	r := wait(t, cmd, &stdout, &stderr, cmd.Run())
+	if r.code == 99 {
+		t.Skip("ulimit -f refused")
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "-warc") || !strings.Contains(r.stderr, file) || !strings.Contains(r.stderr, "file too large") {
+		t.Errorf("exit %d, stderr %q; want 1 and an error naming -warc, the file and the failed write", r.code, r.stderr)
+	}
+	if got := s.Total(); got >= pages {
+		t.Errorf("the site got %d requests, want the crawl stopped well before its %d pages", got, pages)
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > 64*1024 {
+		t.Errorf("the archive has %d bytes, more than the %d the limit allows", st.Size(), 64*1024)
+	}
+	recs := readArchive(t, file)
+	if n := len(recs); n < 3 {
+		t.Errorf("%d records kept, want the warcinfo and the exchanges written before the disk filled", n)
+	}
+}
+
+// The archive holds what the crawl fetched however the crawl fared with
+// it: a sitemap (-sitemaps), a page whose gzip body does not decompress,
+// and one over the body size limit (-max_body), as far as it was read (the
+// crawl stops at its Content-Length).
+func TestWARCWhateverTheCrawlMadeOfIt(t *testing.T) {
+	s := startSite(t)
+	s.Robots("User-agent: *\nAllow: /\nSitemap: " + s.base + "/sitemap.xml\n")
+	s.Body("/sitemap.xml", "application/xml", `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>`+s.base+`/listed</loc></url></urlset>`)
+	s.Body("/listed", "text/html", "<p>listed in the sitemap</p>")
+	s.Page("/", "/bad", "/big")
+	const notGzip = "this is not gzip at all, whatever the header says"
+	s.Body("/bad", "text/html", notGzip).Header("Content-Encoding", "gzip")
+	big := strings.Repeat("<p>a large page</p>\n", 10000) // 200 kB
+	s.Body("/big", "text/html", big)
+	file := filepath.Join(t.TempDir(), "site.warc.gz")
+	r := runCrawl(t, "-q", "-sitemaps", "-max_body", "64k", "-warc", file, s.base+"/")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	resp := make(map[string]archived)
+	for _, rec := range readArchive(t, file) {
+		if rec.get("WARC-Type") == "response" {
+			resp[strings.TrimPrefix(rec.get("WARC-Target-URI"), s.base)] = rec
+		}
+	}
+	for _, p := range []string{"/robots.txt", "/sitemap.xml", "/listed", "/", "/bad", "/big"} {
+		if _, ok := resp[p]; !ok {
+			t.Errorf("%s: no response record", p)
+		}
+	}
+	if rec, ok := resp["/bad"]; ok {
+		if _, body := rec.httpParts(); string(body) != notGzip || rec.get("WARC-Truncated") != "" {
+			t.Errorf("/bad: payload %q, WARC-Truncated %q; want the bytes sent, whole", body, rec.get("WARC-Truncated"))
+		}
+	}
+	if rec, ok := resp["/big"]; ok {
+		_, body := rec.httpParts()
+		if rec.get("WARC-Truncated") != "length" || len(body) == 0 || len(body) >= len(big) || !strings.HasPrefix(big, string(body)) {
+			t.Errorf("/big: WARC-Truncated %q, payload of %d bytes; want length, a prefix of the %d sent", rec.get("WARC-Truncated"), len(body), len(big))
+		}
+	}
+}
