@@ -33,7 +33,7 @@ type MemoryFrontier struct {
 	policy     Policy
 	closed     bool
 	closedCh   chan struct{}
-	seen       map[string]struct{}
+	seen       seenSet
 	hosts      map[string]*host
 	ready      []*host // ready[readyHead:] may be sent a request now
 	readyHead  int
@@ -83,8 +83,7 @@ const (
 // earliest time the next one may start.
 type host struct {
 	key      string
-	tasks    []entry // tasks[head:]: new requests, in order
-	head     int
+	queue    reqQueue  // new requests, in order
 	later    retryHeap // requests put back, soonest first
 	inflight int
 	next     time.Time     // no request starts before this
@@ -108,7 +107,6 @@ type popper struct {
 func NewMemoryFrontier() *MemoryFrontier {
 	f := &MemoryFrontier{
 		closedCh: make(chan struct{}),
-		seen:     make(map[string]struct{}),
 		hosts:    make(map[string]*host),
 		leases:   make(map[string]*leaseRec),
 		idle:     make(chan struct{}),
@@ -164,14 +162,13 @@ func (f *MemoryFrontier) admit(now time.Time, reqs []Request) int {
 	added := 0
 	var h *host
 	for _, r := range reqs {
-		if _, ok := f.seen[r.URL]; ok {
+		if !f.seen.add(r.URL) {
 			continue
 		}
-		f.seen[r.URL] = struct{}{}
 		if key := HostKey(r.URL); h == nil || h.key != key {
 			h = f.host(key)
 		}
-		h.add(entry{Request: r})
+		h.queue.push(h.key, r)
 		f.pending++
 		f.fresh++
 		f.unfinished++
@@ -587,16 +584,8 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 		if len(h.later) == 0 && cap(h.later) > maxKeptTasks {
 			h.later = nil
 		}
-	case h.head < len(h.tasks) && !f.spent():
-		e = h.tasks[h.head]
-		h.tasks[h.head] = entry{}
-		h.head++
-		if h.head == len(h.tasks) {
-			if cap(h.tasks) > maxKeptTasks {
-				h.tasks = nil // a drained large queue gives its memory back
-			}
-			h.tasks, h.head = h.tasks[:0], 0
-		}
+	case h.queue.len() > 0 && !f.spent():
+		e = entry{Request: h.queue.pop(h.key)}
 	default:
 		return nil, false
 	}
@@ -639,7 +628,7 @@ func (f *MemoryFrontier) wakeTime(h *host) (time.Time, bool) {
 	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
 		return time.Time{}, false
 	}
-	queued := h.head < len(h.tasks)
+	queued := h.queue.len() > 0
 	if h.gate == gateRobots {
 		return h.next, !f.spent() && (queued || len(h.later) > 0)
 	}
@@ -696,18 +685,6 @@ func (f *MemoryFrontier) setReady(h *host) {
 		f.ready, f.readyHead = f.ready[:n], 0
 	}
 	f.ready = append(f.ready, h)
-}
-
-// add queues e after the host's other requests.
-func (h *host) add(e entry) {
-	if h.head >= 64 && h.head*2 >= len(h.tasks) {
-		// As for the ring: a queue that is never empty must not grow
-		// with every request taken.
-		n := copy(h.tasks, h.tasks[h.head:])
-		clear(h.tasks[n:])
-		h.tasks, h.head = h.tasks[:n], 0
-	}
-	h.tasks = append(h.tasks, e)
 }
 
 // maxKeptTasks is the largest queue a host keeps room for once drained.

@@ -1,0 +1,100 @@
+package crawl
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestReqQueue pushes and pops requests of every shape in random
+// interleavings and checks that each comes back as it went in, in order.
+func TestReqQueue(t *testing.T) {
+	const key = "https://h.example:8443"
+	rng := rand.New(rand.NewPCG(1, 2))
+	refs := []string{"", key + "/a", key + "/b", "http://other.example/"}
+	var q reqQueue
+	var want []Request
+	for i := range 20000 {
+		if rng.IntN(3) > 0 || len(want) == 0 {
+			r := Request{
+				URL:       key + "/p/" + strconv.Itoa(i) + "?q=" + string(make([]byte, rng.IntN(3)*1000)),
+				Kind:      RequestKind(rng.IntN(5)),
+				Depth:     rng.IntN(1000),
+				Redirects: rng.IntN(12) - 1,
+				CrossHost: rng.IntN(2) == 0,
+				Referrer:  refs[rng.IntN(len(refs))],
+			}
+			switch rng.IntN(50) {
+			case 0:
+				r.Tries = 2
+			case 1:
+				r.First = time.Now()
+			case 2:
+				r.URL = "https://h.example:8443"
+			case 3:
+				r.URL = "mailto:x@h.example" // no host key prefix
+			}
+			q.push(key, r)
+			want = append(want, r)
+		} else {
+			got := q.pop(key)
+			if got != want[0] {
+				t.Fatalf("pop %d: got %+v, want %+v", i, got, want[0])
+			}
+			want = want[1:]
+		}
+		if q.len() != len(want) {
+			t.Fatalf("step %d: len %d, want %d", i, q.len(), len(want))
+		}
+	}
+	for len(want) > 0 {
+		if got := q.pop(key); got != want[0] {
+			t.Fatalf("drain: got %+v, want %+v", got, want[0])
+		}
+		want = want[1:]
+	}
+	if q.chunks != nil || q.refs.len() != 0 || q.whole.len() != 0 {
+		t.Errorf("drained queue holds %d chunks, %d refs, %d whole requests; want none", len(q.chunks), q.refs.len(), q.whole.len())
+	}
+}
+
+// TestSeenSet adds URLs across several growths of the table and checks
+// that each is new once and seen after.
+func TestSeenSet(t *testing.T) {
+	var s seenSet
+	const n = 100000
+	for i := range n {
+		if !s.add("http://h.example/" + strconv.Itoa(i)) {
+			t.Fatalf("add %d: got seen, want new", i)
+		}
+		if i%7 == 0 && s.add("http://h.example/"+strconv.Itoa(i/2)) {
+			t.Fatalf("add %d again: got new, want seen", i/2)
+		}
+	}
+	for i := range n {
+		if s.add("http://h.example/" + strconv.Itoa(i)) {
+			t.Fatalf("add %d again: got new, want seen", i)
+		}
+	}
+	if s.n != n || s.n*4 > len(s.slots)*3 {
+		t.Errorf("got %d URLs in %d slots, want %d at a load of at most 3/4", s.n, len(s.slots), n)
+	}
+}
+
+// TestReqQueueDrainedThenLarge queues a request larger than the chunk a
+// drained queue keeps: reading must not stop at the empty chunk.
+func TestReqQueueDrainedThenLarge(t *testing.T) {
+	const key = "http://h.example"
+	var q reqQueue
+	small := Request{URL: key + "/a"}
+	large := Request{URL: key + "/" + string(make([]byte, 2*minChunk))}
+	q.push(key, small)
+	if got := q.pop(key); got != small {
+		t.Fatalf("got %+v, want %+v", got, small)
+	}
+	q.push(key, large)
+	if got := q.pop(key); got != large {
+		t.Fatalf("got %q, want %q", got.URL, large.URL)
+	}
+}
