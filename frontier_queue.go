@@ -9,7 +9,9 @@ import (
 // stored once and compactly, and made a Request again when it is taken:
 //
 //   - the URL without its host key (scheme, host and port), which is the
-//     host's;
+//     host's, and front-coded: the length of the prefix it shares with the
+//     URL queued before it, and the rest (a page's links to one host
+//     often share a directory, or differ only in a number);
 //   - the referrer by reference: a page's links share one, so it is kept
 //     once for a run of requests with the same referrer;
 //   - Kind, CrossHost, Depth and Redirects in a flag byte and two varints.
@@ -31,12 +33,19 @@ type reqQueue struct {
 	wRef string
 	rRef string
 
+	// The path (and query) of the URL written last (wPath) and read last
+	// (rPath), which the next one is coded against.
+	wPath []byte
+	rPath []byte
+
 	whole fifo[Request]
 }
 
 const (
 	minChunk = 64
 	maxChunk = 4 << 10
+	// maxKeptPath is the room for paths that a drained queue keeps.
+	maxKeptPath = 128
 )
 
 // The flag byte of an encoded request.
@@ -60,7 +69,11 @@ func (q *reqQueue) push(key string, r Request) {
 		return
 	}
 	rest := r.URL[len(key):]
-	b := q.reserve(1 + 3*binary.MaxVarintLen64 + len(rest))
+	shared := 0
+	for shared < len(rest) && shared < len(q.wPath) && rest[shared] == q.wPath[shared] {
+		shared++
+	}
+	b := q.reserve(1 + 4*binary.MaxVarintLen64 + len(rest) - shared)
 	flags := byte(r.Kind)
 	if r.CrossHost {
 		flags |= qCrossHost
@@ -73,8 +86,10 @@ func (q *reqQueue) push(key string, r Request) {
 	b = append(b[:0], flags)
 	b = binary.AppendVarint(b, int64(r.Depth))
 	b = binary.AppendVarint(b, int64(r.Redirects))
-	b = binary.AppendUvarint(b, uint64(len(rest)))
-	b = append(b, rest...)
+	b = binary.AppendUvarint(b, uint64(shared))
+	b = binary.AppendUvarint(b, uint64(len(rest)-shared))
+	b = append(b, rest[shared:]...)
+	q.wPath = append(q.wPath[:shared], rest[shared:]...)
 	q.commit(len(b))
 }
 
@@ -128,10 +143,13 @@ func (q *reqQueue) pop(key string) Request {
 		used += k
 		redirects, k := binary.Varint(c[used:])
 		used += k
+		shared, k := binary.Uvarint(c[used:])
+		used += k
 		size, k := binary.Uvarint(c[used:])
 		used += k
 		r.Depth, r.Redirects = int(depth), int(redirects)
-		r.URL = key + string(c[used:used+int(size)])
+		q.rPath = append(q.rPath[:shared], c[used:used+int(size)]...)
+		r.URL = key + string(q.rPath)
 		used += int(size)
 	}
 	q.n--
@@ -151,6 +169,10 @@ func (q *reqQueue) pop(key string) Request {
 	if q.n == 0 {
 		// Nothing queued refers to a referrer any more.
 		q.wRef, q.rRef = "", ""
+		q.wPath, q.rPath = q.wPath[:0], q.rPath[:0]
+		if cap(q.wPath) > maxKeptPath {
+			q.wPath, q.rPath = nil, nil
+		}
 	}
 	return r
 }
