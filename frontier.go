@@ -34,6 +34,7 @@ type MemoryFrontier struct {
 	closed     bool
 	closedCh   chan struct{}
 	seen       seenSet
+	mem        *offHeap // the seen set's tables, the queues' chunks
 	hosts      map[string]*host
 	ready      []*host // ready[readyHead:] may be sent a request now
 	readyHead  int
@@ -114,6 +115,8 @@ func NewMemoryFrontier() *MemoryFrontier {
 	}
 	close(f.idle)
 	f.idleClosed = true
+	f.mem = newOffHeap(f)
+	f.seen = newSeenSet(f.mem)
 	return f
 }
 
@@ -168,7 +171,7 @@ func (f *MemoryFrontier) admit(now time.Time, reqs []Request) int {
 		if key := HostKey(r.URL); h == nil || h.key != key {
 			h = f.host(key)
 		}
-		h.queue.push(h.key, r)
+		h.queue.push(f.mem, h.key, r)
 		f.pending++
 		f.fresh++
 		f.unfinished++
@@ -490,6 +493,8 @@ func (f *MemoryFrontier) Close() error {
 	}
 	f.closed = true
 	close(f.closedCh)
+	// No method reads the queues or the seen set once closed.
+	f.mem.release()
 	return nil
 }
 
@@ -585,7 +590,7 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 			h.later = nil
 		}
 	case h.queue.len() > 0 && !f.spent():
-		e = entry{Request: h.queue.pop(h.key)}
+		e = entry{Request: h.queue.pop(f.mem, h.key)}
 	default:
 		return nil, false
 	}

@@ -59,12 +59,12 @@ const (
 // len returns the number of requests queued.
 func (q *reqQueue) len() int { return q.n }
 
-// push queues r, whose URL starts with key.
-func (q *reqQueue) push(key string, r Request) {
+// push queues r, whose URL starts with key; full chunks come from m.
+func (q *reqQueue) push(m *offHeap, key string, r Request) {
 	q.n++
 	if !r.First.IsZero() || r.Tries != 0 || r.Kind > qKindMask || !strings.HasPrefix(r.URL, key) {
 		q.whole.push(r)
-		q.reserve(1)[0] = qWhole
+		q.reserve(m, 1)[0] = qWhole
 		q.commit(1)
 		return
 	}
@@ -73,7 +73,7 @@ func (q *reqQueue) push(key string, r Request) {
 	for shared < len(rest) && shared < len(q.wPath) && rest[shared] == q.wPath[shared] {
 		shared++
 	}
-	b := q.reserve(1 + 4*binary.MaxVarintLen64 + len(rest) - shared)
+	b := q.reserve(m, 1+4*binary.MaxVarintLen64+len(rest)-shared)
 	flags := byte(r.Kind)
 	if r.CrossHost {
 		flags |= qCrossHost
@@ -96,7 +96,7 @@ func (q *reqQueue) push(key string, r Request) {
 // reserve returns room for at least size bytes at the end of the last
 // chunk, adding a chunk when it has not as much, as a slice of length size
 // into the chunk's spare capacity; commit then adds the bytes written.
-func (q *reqQueue) reserve(size int) []byte {
+func (q *reqQueue) reserve(m *offHeap, size int) []byte {
 	if len(q.chunks) > 0 {
 		last := q.chunks[len(q.chunks)-1]
 		if cap(last)-len(last) >= size {
@@ -109,10 +109,15 @@ func (q *reqQueue) reserve(size int) []byte {
 		if len(q.chunks[len(q.chunks)-1]) == 0 {
 			// An empty chunk (a drained queue's) too small for the
 			// request: reading must not meet it.
+			m.putChunk(q.chunks[len(q.chunks)-1])
 			q.chunks = q.chunks[:len(q.chunks)-1]
 		}
 	}
-	q.chunks = append(q.chunks, make([]byte, 0, max(c, size)))
+	if c == maxChunk && size <= maxChunk {
+		q.chunks = append(q.chunks, m.chunk())
+	} else {
+		q.chunks = append(q.chunks, make([]byte, 0, max(c, size)))
+	}
 	return q.chunks[len(q.chunks)-1][:size]
 }
 
@@ -124,8 +129,8 @@ func (q *reqQueue) commit(n int) {
 }
 
 // pop returns the first request queued, its URL made from key; the queue
-// must not be empty.
-func (q *reqQueue) pop(key string) Request {
+// must not be empty. Chunks read to their end go back to m.
+func (q *reqQueue) pop(m *offHeap, key string) Request {
 	c := q.chunks[0][q.off:]
 	flags := c[0]
 	var r Request
@@ -158,9 +163,11 @@ func (q *reqQueue) pop(key string) Request {
 		q.off = 0
 		switch {
 		case len(q.chunks) > 1:
+			m.putChunk(q.chunks[0])
 			q.chunks[0] = nil
 			q.chunks = q.chunks[1:]
 		case cap(q.chunks[0]) > minChunk:
+			m.putChunk(q.chunks[0])
 			q.chunks = nil // a drained queue keeps no more than minChunk
 		default:
 			q.chunks[0] = q.chunks[0][:0]

@@ -14,6 +14,8 @@ func TestReqQueue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	refs := []string{"", key + "/a", key + "/b", "http://other.example/"}
 	var q reqQueue
+	m := &offHeap{}
+	defer m.release()
 	var want []Request
 	for i := range 20000 {
 		if rng.IntN(3) > 0 || len(want) == 0 {
@@ -35,10 +37,10 @@ func TestReqQueue(t *testing.T) {
 			case 3:
 				r.URL = "mailto:x@h.example" // no host key prefix
 			}
-			q.push(key, r)
+			q.push(m, key, r)
 			want = append(want, r)
 		} else {
-			got := q.pop(key)
+			got := q.pop(m, key)
 			if got != want[0] {
 				t.Fatalf("pop %d: got %+v, want %+v", i, got, want[0])
 			}
@@ -49,7 +51,7 @@ func TestReqQueue(t *testing.T) {
 		}
 	}
 	for len(want) > 0 {
-		if got := q.pop(key); got != want[0] {
+		if got := q.pop(m, key); got != want[0] {
 			t.Fatalf("drain: got %+v, want %+v", got, want[0])
 		}
 		want = want[1:]
@@ -62,8 +64,10 @@ func TestReqQueue(t *testing.T) {
 // TestSeenSet adds URLs across several growths of the table and checks
 // that each is new once and seen after.
 func TestSeenSet(t *testing.T) {
-	var s seenSet
-	const n = 100000
+	m := &offHeap{}
+	defer m.release()
+	s := newSeenSet(m)
+	const n = 300000 // the tables outgrow bigTable: mapped where the system allows
 	for i := range n {
 		if !s.add("http://h.example/" + strconv.Itoa(i)) {
 			t.Fatalf("add %d: got seen, want new", i)
@@ -77,8 +81,13 @@ func TestSeenSet(t *testing.T) {
 			t.Fatalf("add %d again: got new, want seen", i)
 		}
 	}
-	if s.n != n || s.n*4 > len(s.slots)*3 {
-		t.Errorf("got %d URLs in %d slots, want %d at a load of at most 3/4", s.n, len(s.slots), n)
+	if s.n != n {
+		t.Errorf("got %d URLs, want %d", s.n, n)
+	}
+	for i, sh := range s.shards {
+		if sh.n*4 > len(sh.slots)*3 {
+			t.Errorf("table %d: %d URLs in %d slots, want a load of at most 3/4", i, sh.n, len(sh.slots))
+		}
 	}
 }
 
@@ -87,14 +96,16 @@ func TestSeenSet(t *testing.T) {
 func TestReqQueueDrainedThenLarge(t *testing.T) {
 	const key = "http://h.example"
 	var q reqQueue
+	m := &offHeap{}
+	defer m.release()
 	small := Request{URL: key + "/a"}
 	large := Request{URL: key + "/" + string(make([]byte, 2*minChunk))}
-	q.push(key, small)
-	if got := q.pop(key); got != small {
+	q.push(m, key, small)
+	if got := q.pop(m, key); got != small {
 		t.Fatalf("got %+v, want %+v", got, small)
 	}
-	q.push(key, large)
-	if got := q.pop(key); got != large {
+	q.push(m, key, large)
+	if got := q.pop(m, key); got != large {
 		t.Fatalf("got %q, want %q", got.URL, large.URL)
 	}
 }

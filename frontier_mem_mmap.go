@@ -1,0 +1,28 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package crawl
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// mapMemory maps n bytes of zeroed memory from the system, outside the Go
+// heap; false when the system refuses.
+func mapMemory(n int) ([]byte, bool) {
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	return b, err == nil
+}
+
+// unmapMemory gives back memory mapMemory returned.
+func unmapMemory(b []byte) { syscall.Munmap(b) }
+
+// bytesToSlots views mapped memory as fingerprint slots.
+func bytesToSlots(b []byte) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+}
+
+// isFirstSlot reports whether t starts at the first byte of b.
+func isFirstSlot(b []byte, t []uint64) bool {
+	return unsafe.Pointer(unsafe.SliceData(b)) == unsafe.Pointer(unsafe.SliceData(t))
+}

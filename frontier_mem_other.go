@@ -1,0 +1,15 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package crawl
+
+// mapMemory maps no memory on this system: the heap's is used.
+func mapMemory(n int) ([]byte, bool) { return nil, false }
+
+// unmapMemory is never called on this system.
+func unmapMemory(b []byte) {}
+
+// bytesToSlots is never called on this system.
+func bytesToSlots(b []byte) []uint64 { return nil }
+
+// isFirstSlot reports false: no table is mapped on this system.
+func isFirstSlot(b []byte, t []uint64) bool { return false }
