@@ -3,15 +3,16 @@ package crawl
 import "runtime"
 
 // offHeap holds a MemoryFrontier's large pointer-free memory, its seen
-// set's tables and its queues' full-size chunks, outside the Go heap where
-// the system allows (mapped from the operating system): the collector
+// set's tables and its queues' full-size chunks, outside the Go heap on
+// Linux (mapped from the operating system): the collector
 // neither scans it nor counts it in the heap that sets its pace, so a
 // frontier of 300 MB does not let the crawl's garbage grow by as much
 // again before a collection. Elsewhere, and for small tables and chunks,
 // the memory is the heap's.
 //
-// Chunks read to their end go to a free list and are used again; tables
-// are given back at once when the seen set outgrows them. Everything is
+// Chunks read to their end go to a free list and are used again, their
+// pages given back to the system past the first keptChunks; tables are
+// given back at once when the seen set outgrows them. Everything is
 // given back when the frontier is closed, or when it is collected without
 // a Close. An offHeap is not safe for concurrent use: the frontier's lock
 // guards it.
@@ -23,6 +24,9 @@ type offHeap struct {
 
 // slabSize is the size of a mapping that chunks are cut from.
 const slabSize = 1 << 20
+
+// keptChunks is how many free chunks keep their pages.
+const keptChunks = 256
 
 // bigTable is the least size of a table that is mapped, not allocated.
 const bigTable = 8 << 10
@@ -59,6 +63,9 @@ func (m *offHeap) chunk() []byte {
 // putChunk takes back a chunk that chunk returned.
 func (m *offHeap) putChunk(c []byte) {
 	if cap(c) == maxChunk {
+		if len(m.free) >= keptChunks {
+			dropPages(c[:maxChunk])
+		}
 		m.free = append(m.free, c)
 	}
 }

@@ -1,4 +1,4 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+//go:build !linux
 
 package crawl
 
@@ -7,6 +7,9 @@ func mapMemory(n int) ([]byte, bool) { return nil, false }
 
 // unmapMemory is never called on this system.
 func unmapMemory(b []byte) {}
+
+// dropPages does nothing on this system: a chunk is the heap's.
+func dropPages(b []byte) {}
 
 // bytesToSlots is never called on this system.
 func bytesToSlots(b []byte) []uint64 { return nil }

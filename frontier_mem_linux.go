@@ -1,4 +1,4 @@
-//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+//go:build linux
 
 package crawl
 
@@ -16,6 +16,10 @@ func mapMemory(n int) ([]byte, bool) {
 
 // unmapMemory gives back memory mapMemory returned.
 func unmapMemory(b []byte) { syscall.Munmap(b) }
+
+// dropPages gives the pages of mapped memory back to the system, which
+// maps them anew when they are written again.
+func dropPages(b []byte) { syscall.Madvise(b, syscall.MADV_DONTNEED) }
 
 // bytesToSlots views mapped memory as fingerprint slots.
 func bytesToSlots(b []byte) []uint64 {
