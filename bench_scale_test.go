@@ -259,8 +259,9 @@ func hostsPage(hosts, perHost int) http.HandlerFunc {
 // crawltest's dialer) with 16 workers, 4 per host, robots.txt obeyed, all
 // hosts' first pages as roots, and cross-host links. A host has 20 pages,
 // but at 10 hosts, which have 2,000 each. It reports pages/s, requests/s
-// (robots.txt included) and the peak heap in use during the crawl less the
-// heap before it, sampled every 10ms, per host.
+// (robots.txt included), and the peak heap in use and resident memory
+// (memory mapped outside the heap included) during the crawl less those
+// before it, sampled every 10ms: heap-B/host is the heap's per host.
 func BenchmarkManyHosts(b *testing.B) {
 	for _, hosts := range []int{10, 1000, 10000} {
 		b.Run("hosts="+strconv.Itoa(hosts), func(b *testing.B) {
@@ -277,7 +278,7 @@ func BenchmarkManyHosts(b *testing.B) {
 				{Name: "/memory/classes/heap/objects:bytes"},
 				{Name: "/memory/classes/heap/unused:bytes"},
 			}
-			var peak uint64
+			var peak, peakRSS uint64
 			var reqs int
 			for b.Loop() {
 				c, err := crawl.New(crawl.WithWorkers(workers), crawl.WithHostWorkers(4),
@@ -298,17 +299,19 @@ func BenchmarkManyHosts(b *testing.B) {
 				}
 				runtime.GC()
 				base := heapInUse(samples)
+				rssBase := procStatus("VmRSS")
 				stop := make(chan struct{})
-				sampled := make(chan uint64)
+				sampled := make(chan [2]uint64)
 				go func() {
-					var top uint64
+					var top, rss uint64
 					tick := time.NewTicker(10 * time.Millisecond)
 					defer tick.Stop()
 					for {
 						top = max(top, heapInUse(samples))
+						rss = max(rss, procStatus("VmRSS"))
 						select {
 						case <-stop:
-							sampled <- top
+							sampled <- [2]uint64{top, rss}
 							return
 						case <-tick.C:
 						}
@@ -316,8 +319,12 @@ func BenchmarkManyHosts(b *testing.B) {
 				}()
 				stats, err := c.Run(context.Background(), roots...)
 				close(stop)
-				if top := <-sampled; top > base {
-					peak = max(peak, top-base)
+				top := <-sampled
+				if top[0] > base {
+					peak = max(peak, top[0]-base)
+				}
+				if top[1] > rssBase {
+					peakRSS = max(peakRSS, top[1]-rssBase)
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -331,6 +338,7 @@ func BenchmarkManyHosts(b *testing.B) {
 			b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "reqs/s")
 			b.ReportMetric(float64(peak)/float64(hosts), "heap-B/host")
 			b.ReportMetric(float64(peak)/1e6, "heap-MB")
+			b.ReportMetric(float64(peakRSS)/1e6, "RSS-MB")
 		})
 	}
 }
