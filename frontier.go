@@ -73,7 +73,10 @@ type entry struct {
 
 // leaseRec is a lease out.
 type leaseRec struct {
-	lease    *Lease
+	lease *Lease
+	// req is the Request as it was leased: its holder may change the
+	// Lease's fields (First) while the lease expires and is put back.
+	req      Request
 	h        *host
 	taken    bool      // the entry was taken before this lease
 	expires  time.Time // zero: no term
@@ -328,7 +331,7 @@ func (f *MemoryFrontier) out(l *Lease) *leaseRec {
 		return nil
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
 		return nil
 	}
 	return rec
@@ -448,7 +451,7 @@ func (f *MemoryFrontier) expire(now time.Time) {
 		rec := heap.Pop(&f.expiries).(*leaseRec)
 		delete(f.leases, rec.lease.ID)
 		rec.h.inflight--
-		f.putBack(rec, rec.lease.Request, time.Time{}, now)
+		f.putBack(rec, rec.req, time.Time{}, now)
 	}
 }
 
@@ -618,7 +621,7 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Lease {
 	f.seq++
 	l.ID = strconv.FormatUint(f.seq, 10)
-	rec := &leaseRec{lease: l, h: h, taken: taken, idx: -1, prevNext: h.next}
+	rec := &leaseRec{lease: l, req: l.Request, h: h, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
 		h.next = now.Add(jitter(h.delay))
