@@ -62,12 +62,19 @@ func (m *offHeap) chunk() []byte {
 
 // putChunk takes back a chunk that chunk returned.
 func (m *offHeap) putChunk(c []byte) {
-	if cap(c) == maxChunk {
-		if len(m.free) >= keptChunks {
-			dropPages(c[:maxChunk])
-		}
-		m.free = append(m.free, c)
+	if cap(c) != maxChunk {
+		return
 	}
+	if len(m.free) >= keptChunks {
+		// Only a mapped chunk: a chunk of the heap may share its pages.
+		for _, s := range m.maps {
+			if within(s, c[:maxChunk]) {
+				dropPages(c[:maxChunk])
+				break
+			}
+		}
+	}
+	m.free = append(m.free, c)
 }
 
 // table returns n zeroed fingerprint slots.

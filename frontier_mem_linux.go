@@ -30,3 +30,10 @@ func bytesToSlots(b []byte) []uint64 {
 func isFirstSlot(b []byte, t []uint64) bool {
 	return unsafe.Pointer(unsafe.SliceData(b)) == unsafe.Pointer(unsafe.SliceData(t))
 }
+
+// within reports whether c lies in b.
+func within(b, c []byte) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+	return lo <= p && p+uintptr(len(c)) <= lo+uintptr(len(b))
+}

@@ -109,3 +109,29 @@ func TestReqQueueDrainedThenLarge(t *testing.T) {
 		t.Fatalf("got %q, want %q", got.URL, large.URL)
 	}
 }
+
+// TestReqQueueReusedChunks drains a queue of more chunks than keptChunks,
+// so that some free chunks give their pages back, and fills and drains it
+// again on the chunks used before.
+func TestReqQueueReusedChunks(t *testing.T) {
+	const key = "http://h.example"
+	m := &offHeap{}
+	defer m.release()
+	var q reqQueue
+	pad := string(make([]byte, 200))
+	n := 3 * keptChunks * maxChunk / 200
+	for round := range 2 {
+		for i := range n {
+			q.push(m, key, Request{URL: key + "/" + strconv.Itoa(i) + pad, Depth: round})
+		}
+		for i := range n {
+			want := Request{URL: key + "/" + strconv.Itoa(i) + pad, Depth: round}
+			if got := q.pop(m, key); got != want {
+				t.Fatalf("round %d, pop %d: got %.40q depth %d, want %.40q depth %d", round, i, got.URL, got.Depth, want.URL, want.Depth)
+			}
+		}
+		if len(m.free) < keptChunks {
+			t.Errorf("round %d: %d free chunks, want at least %d", round, len(m.free), keptChunks)
+		}
+	}
+}
