@@ -24,6 +24,17 @@ import (
 // (and the earliest lease expiry), so that no goroutine but the callers'
 // is needed.
 //
+// Memory grows by about 30 to 50 bytes per URL seen while queued and 8 to
+// 16 once taken: the seen set keeps a 64-bit fingerprint of each URL, not
+// the URL (see seenSet for the chance that two URLs share one, about
+// n²/2⁶⁵ among n), and a queued URL is kept encoded, without its host,
+// front-coded against the URL queued before it on its host, its referrer
+// shared with the requests around it; the Request is made again at Take.
+// On Linux the large tables and queue chunks are mapped outside the Go
+// heap, so that they do not raise the heap size at which the
+// collector runs; they are given back at Close, or when the MemoryFrontier
+// is collected.
+//
 // A MemoryFrontier keeps its state across Runs: a Run that was cancelled
 // leaves its unfinished URLs queued, and a later Run given the same
 // MemoryFrontier with WithFrontier goes on with them. It is safe for
@@ -33,7 +44,8 @@ type MemoryFrontier struct {
 	policy     Policy
 	closed     bool
 	closedCh   chan struct{}
-	seen       map[string]struct{}
+	seen       seenSet
+	mem        *offHeap // the seen set's tables, the queues' chunks
 	hosts      map[string]*host
 	ready      []*host // ready[readyHead:] may be sent a request now
 	readyHead  int
@@ -61,7 +73,10 @@ type entry struct {
 
 // leaseRec is a lease out.
 type leaseRec struct {
-	lease    *Lease
+	lease *Lease
+	// req is the Request as it was leased: its holder may change the
+	// Lease's fields (First) while the lease expires and is put back.
+	req      Request
 	h        *host
 	taken    bool      // the entry was taken before this lease
 	expires  time.Time // zero: no term
@@ -83,8 +98,7 @@ const (
 // earliest time the next one may start.
 type host struct {
 	key      string
-	tasks    []entry // tasks[head:]: new requests, in order
-	head     int
+	queue    reqQueue  // new requests, in order
 	later    retryHeap // requests put back, soonest first
 	inflight int
 	next     time.Time     // no request starts before this
@@ -108,7 +122,6 @@ type popper struct {
 func NewMemoryFrontier() *MemoryFrontier {
 	f := &MemoryFrontier{
 		closedCh: make(chan struct{}),
-		seen:     make(map[string]struct{}),
 		hosts:    make(map[string]*host),
 		leases:   make(map[string]*leaseRec),
 		idle:     make(chan struct{}),
@@ -116,6 +129,8 @@ func NewMemoryFrontier() *MemoryFrontier {
 	}
 	close(f.idle)
 	f.idleClosed = true
+	f.mem = newOffHeap(f)
+	f.seen = newSeenSet(f.mem)
 	return f
 }
 
@@ -164,14 +179,13 @@ func (f *MemoryFrontier) admit(now time.Time, reqs []Request) int {
 	added := 0
 	var h *host
 	for _, r := range reqs {
-		if _, ok := f.seen[r.URL]; ok {
+		if !f.seen.add(r.URL) {
 			continue
 		}
-		f.seen[r.URL] = struct{}{}
 		if key := HostKey(r.URL); h == nil || h.key != key {
 			h = f.host(key)
 		}
-		h.add(entry{Request: r})
+		h.queue.push(f.mem, h.key, r)
 		f.pending++
 		f.fresh++
 		f.unfinished++
@@ -317,7 +331,7 @@ func (f *MemoryFrontier) out(l *Lease) *leaseRec {
 		return nil
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
 		return nil
 	}
 	return rec
@@ -437,7 +451,7 @@ func (f *MemoryFrontier) expire(now time.Time) {
 		rec := heap.Pop(&f.expiries).(*leaseRec)
 		delete(f.leases, rec.lease.ID)
 		rec.h.inflight--
-		f.putBack(rec, rec.lease.Request, time.Time{}, now)
+		f.putBack(rec, rec.req, time.Time{}, now)
 	}
 }
 
@@ -493,6 +507,8 @@ func (f *MemoryFrontier) Close() error {
 	}
 	f.closed = true
 	close(f.closedCh)
+	// No method reads the queues or the seen set once closed.
+	f.mem.release()
 	return nil
 }
 
@@ -587,16 +603,8 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 		if len(h.later) == 0 && cap(h.later) > maxKeptTasks {
 			h.later = nil
 		}
-	case h.head < len(h.tasks) && !f.spent():
-		e = h.tasks[h.head]
-		h.tasks[h.head] = entry{}
-		h.head++
-		if h.head == len(h.tasks) {
-			if cap(h.tasks) > maxKeptTasks {
-				h.tasks = nil // a drained large queue gives its memory back
-			}
-			h.tasks, h.head = h.tasks[:0], 0
-		}
+	case h.queue.len() > 0 && !f.spent():
+		e = entry{Request: h.queue.pop(f.mem, h.key)}
 	default:
 		return nil, false
 	}
@@ -613,7 +621,7 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Lease {
 	f.seq++
 	l.ID = strconv.FormatUint(f.seq, 10)
-	rec := &leaseRec{lease: l, h: h, taken: taken, idx: -1, prevNext: h.next}
+	rec := &leaseRec{lease: l, req: l.Request, h: h, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
 		h.next = now.Add(jitter(h.delay))
@@ -639,7 +647,7 @@ func (f *MemoryFrontier) wakeTime(h *host) (time.Time, bool) {
 	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
 		return time.Time{}, false
 	}
-	queued := h.head < len(h.tasks)
+	queued := h.queue.len() > 0
 	if h.gate == gateRobots {
 		return h.next, !f.spent() && (queued || len(h.later) > 0)
 	}
@@ -696,18 +704,6 @@ func (f *MemoryFrontier) setReady(h *host) {
 		f.ready, f.readyHead = f.ready[:n], 0
 	}
 	f.ready = append(f.ready, h)
-}
-
-// add queues e after the host's other requests.
-func (h *host) add(e entry) {
-	if h.head >= 64 && h.head*2 >= len(h.tasks) {
-		// As for the ring: a queue that is never empty must not grow
-		// with every request taken.
-		n := copy(h.tasks, h.tasks[h.head:])
-		clear(h.tasks[n:])
-		h.tasks, h.head = h.tasks[:n], 0
-	}
-	h.tasks = append(h.tasks, e)
 }
 
 // maxKeptTasks is the largest queue a host keeps room for once drained.
