@@ -167,11 +167,14 @@ func (c *config) newClient() (*http.Client, bool, error) {
 	// http.DefaultTransport's settings, less its proxy from the environment
 	// (a library reads no environment: pass a client for a proxy), and with
 	// an idle connection kept for every worker, all of them possibly on one
-	// host, instead of 2 per host.
+	// host, instead of 2 per host, and at most four per worker in all.
 	t := &http.Transport{
-		DialContext:            dial,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConnsPerHost:    c.workers,
+		DialContext:         dial,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: c.workers,
+		// And a bound over all hosts: a broad crawl of 10,000 hosts
+		// would otherwise keep a connection open to each.
+		MaxIdleConns:           4 * c.workers,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  time.Second,
