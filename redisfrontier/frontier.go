@@ -46,6 +46,14 @@ type Options struct {
 	// as many as this process has Takes waiting, up to MaxTake, each
 	// handed out at once to a waiting Take. 0 means 16.
 	MaxTake int
+	// SeenCache is the number of URL fingerprints this process keeps of
+	// the crawl's seen set (8 bytes each, rounded up to a power of two):
+	// the links it sent to the server, which are seen from then on, so
+	// that an Ack drops the links it knows without sending them. 0 means
+	// 1<<20 (8 MiB); a negative number turns the cache off. The cache is
+	// tied to the server's run: after a restart of redis-server (which
+	// may have lost its last writes) it starts afresh.
+	SeenCache int
 }
 
 var _ crawl.StatsStore = (*Frontier)(nil)
@@ -58,6 +66,7 @@ type Frontier struct {
 	ownClient bool
 	opts      Options
 	owner     string
+	seen      *seenCache // nil: off
 
 	mu       sync.Mutex // guards what follows, to the blank line
 	name     string
@@ -121,6 +130,12 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 	}
 	if f.opts.MaxTake <= 0 {
 		f.opts.MaxTake = 16
+	}
+	switch {
+	case f.opts.SeenCache == 0:
+		f.seen = newSeenCache(1 << 20)
+	case f.opts.SeenCache > 0:
+		f.seen = newSeenCache(f.opts.SeenCache)
 	}
 	f.owner = f.opts.Owner
 	if f.owner == "" {
@@ -425,15 +440,18 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 	total := 0
 	for len(reqs) > 0 {
 		n := min(len(reqs), maxBatch)
-		reply, err := f.eval(ctx, pushScript, true, appendAdmissions(nil, admissions(reqs[:n], bits))...)
+		g := f.sift(reqs[:n], bits)
+		r, err := f.evalAdmitting(ctx, pushScript, []*pendingAck{g}, bits, func(args []any) []any {
+			return appendAdmissions(args, g.links)
+		})
 		if err != nil {
 			return total, err
 		}
-		k, err := strconv.Atoi(reply)
-		if err != nil {
-			return total, errCorrupt
+		k := r.int()
+		if r.err != nil {
+			return total, r.err
 		}
-		total += k
+		total += int(k)
 		reqs = reqs[n:]
 	}
 	if total > 0 {
@@ -736,10 +754,10 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		}
 		links = links[maxBatch:]
 	}
-	a := &pendingAck{done: make(chan struct{})}
+	a := f.sift(links, bits)
+	a.done = make(chan struct{})
 	a.args = []any{l.ID, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64)}
 	a.args = appendStats(a.args, o)
-	a.links = admissions(links, bits)
 	f.amu.Lock()
 	f.acks = append(f.acks, a)
 	if f.flushers < maxInFlight {
@@ -777,14 +795,109 @@ const maxInFlight = 1
 // blocks the server for everyone.
 const maxBatch = 500
 
-// pendingAck is an Ack waiting for its script call.
+// pendingAck is an Ack waiting for its script call (or the Requests of a
+// Push call).
 type pendingAck struct {
-	args     []any // but the links
-	links    []admission
+	args  []any       // but the links
+	links []admission // the links to send
+	// dropped are the links the seen cache knew, as of its run: they are
+	// sent after all if the server is no longer on that run.
+	dropped  []crawl.Request
+	run      string
 	done     chan struct{} // closed when what follows is set
 	owned    bool
 	admitted int
 	err      error
+}
+
+// sift returns the links of reqs to admit, without those the seen cache
+// knows.
+func (f *Frontier) sift(reqs []crawl.Request, bits uint) *pendingAck {
+	c := f.seen
+	if c == nil {
+		return &pendingAck{links: admissions(reqs, bits)}
+	}
+	a := &pendingAck{links: make([]admission, 0, len(reqs))}
+	c.mu.RLock()
+	for i := range reqs {
+		h := fingerprint(reqs[i].URL)
+		if c.has(h) {
+			// A copy: the caller may reuse reqs once Ack returns.
+			a.dropped = append(a.dropped, reqs[i])
+			continue
+		}
+		a.links = append(a.links, admit(&reqs[i], h, bits))
+	}
+	if len(a.dropped) > 0 {
+		a.run = c.run
+	}
+	c.mu.RUnlock()
+	return a
+}
+
+// undrop puts the links of a that the seen cache dropped back among those
+// sent.
+func (a *pendingAck) undrop(bits uint) {
+	if len(a.dropped) > 0 {
+		a.links = append(a.links, admissions(a.dropped, bits)...)
+	}
+	a.dropped, a.run = nil, ""
+}
+
+// evalAdmitting runs script (pushScript or ackScript), which admits the
+// links of batch, with the arguments body appends: first the server run
+// the seen cache's drops were made under, checked by the script. If the
+// server is no longer on it, the drops are undone and the call made
+// again. It returns the reply after the run it ran on, and adds the links
+// sent to the cache.
+func (f *Frontier) evalAdmitting(ctx context.Context, script *redis.Script, batch []*pendingAck, bits uint, body func([]any) []any) (fields, error) {
+	run := "-" // no cache: the script need not know its run
+	if f.seen != nil {
+		run = ""
+		for _, a := range batch {
+			switch {
+			case a.run == "":
+			case run == "":
+				run = a.run
+			case a.run != run:
+				a.undrop(bits) // the cache was reset meanwhile
+			}
+		}
+	}
+	for {
+		if run == "" {
+			sent := false
+			for _, a := range batch {
+				sent = sent || len(a.links) > 0
+			}
+			if !sent {
+				run = "-" // nothing to learn
+			}
+		}
+		reply, err := f.eval(ctx, script, true, body([]any{run})...)
+		if err != nil {
+			return fields{}, err
+		}
+		if now, ok := strings.CutPrefix(reply, "stale:"); ok {
+			f.seen.reset(now)
+			for _, a := range batch {
+				a.undrop(bits)
+			}
+			run = ""
+			continue
+		}
+		r := fields{s: reply}
+		if now := r.next(); now != "-" && r.err == nil {
+			var fps []uint64
+			for _, a := range batch {
+				for _, l := range a.links {
+					fps = append(fps, l.fp)
+				}
+			}
+			f.seen.add(now, fps)
+		}
+		return r, r.err
+	}
 }
 
 // flushAcks sends the Acks waiting, as many as fit in one script call, and
@@ -807,17 +920,20 @@ func (f *Frontier) flushAcks() {
 			return
 		}
 		f.amu.Unlock()
-		f.dropSeen(batch)
-		args := make([]any, 0, 1+size)
-		args = append(args, len(batch))
-		for _, a := range batch {
-			args = append(args, a.args...)
-			args = appendAdmissions(args, a.links)
+		_, _, _, bits, _ := f.state()
+		if f.seen == nil {
+			f.dropSeen(batch)
 		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
-		reply, err := f.eval(context.Background(), ackScript, true, args...)
-		r := fields{s: reply}
+		r, err := f.evalAdmitting(context.Background(), ackScript, batch, bits, func(args []any) []any {
+			args = append(args, len(batch))
+			for _, a := range batch {
+				args = append(args, a.args...)
+				args = appendAdmissions(args, a.links)
+			}
+			return args
+		})
 		for _, a := range batch {
 			if err == nil {
 				a.owned = r.next() == "1"

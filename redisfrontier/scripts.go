@@ -212,6 +212,16 @@ local function done(reply)
   return reply
 end
 
+-- serverRun returns the server's run ID, or '-' when ARGV[10] is '-', and
+-- whether ARGV[10], the run a process's seen cache dropped links under,
+-- is another one ('' drops nothing): a server restarted (or a replica
+-- promoted) may have lost URLs the cache took as seen.
+local function serverRun()
+  if ARGV[10] == '-' then return '-', false end
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+  return run, ARGV[10] ~= '' and ARGV[10] ~= run
+end
+
 -- over reports whether Join may return: nothing pending, or the budget
 -- spent and nothing pending but new Requests.
 local function over()
@@ -270,11 +280,15 @@ redis.call('DEL', ops)
 return ''
 `)
 
-// pushScript admits Requests. ARGV[10..] as admit reads them.
-// Reply: the number admitted.
+// pushScript admits Requests. ARGV[10] the run the caller's seen cache
+// dropped Requests under (see serverRun), ARGV[11..] as admit reads them.
+// Reply: framed, the server's run, then the number admitted; or "stale:"
+// and the server's run, having done nothing, if ARGV[10] is another.
 var pushScript = redis.NewScript(prelude + `
-local added = admit(10)
-return done(tostring(added))
+local run, stale = serverRun()
+if stale then return 'stale:' .. run end
+local added = admit(11)
+return done(ns(run) .. ns(added))
 `)
 
 // takeScript takes back the expired leases and leases up to ARGV[10]
@@ -413,20 +427,26 @@ end
 return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 `)
 
-// ackScript ends leases as done, ARGV[10] of them, each framed as: its
+// ackScript ends leases as done: ARGV[10] the run the caller's seen cache
+// dropped links under (see serverRun), then ARGV[11] leases, each framed
+// as: its
 // ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
 // encoding and their delay (µs), a random number, the number of stats
 // counters then name and increment of each, then its links as admit reads
-// them. The links are admitted even when the lease is lost. Reply: for
-// each, framed "1" if the lease was the caller's ("0" if lost), then the
-// number of its links admitted.
+// them. The links are admitted even when the lease is lost. Reply:
+// framed, the server's run, then for each lease "1" if it was the
+// caller's ("0" if lost) and the number of its links admitted; or
+// "stale:" and the server's run, having done nothing, if ARGV[10] is
+// another.
 var ackScript = redis.NewScript(prelude + `
-local i = 11
+local run, stale = serverRun()
+if stale then return 'stale:' .. run end
+local i = 12
 local out = {}
 local stats = {}
 local any = false
 local ents, ids = {}, {}
-for e = 1, tonumber(ARGV[10]) do
+for e = 1, tonumber(ARGV[11]) do
   local ent = {id = ARGV[i], unsent = ARGV[i + 1], hasRules = ARGV[i + 2], rules = ARGV[i + 3],
     rd = tonumber(ARGV[i + 4]), r = tonumber(ARGV[i + 5]), nst = tonumber(ARGV[i + 6]), st0 = i + 7}
   ent.added, i = admit(ent.st0 + 2 * ent.nst)
@@ -493,7 +513,7 @@ local st = P .. 'stats'
 for k, d in pairs(stats) do redis.call('HINCRBY', st, k, S(d)) end
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
-return done(table.concat(out))
+return done(ns(run) .. table.concat(out))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
