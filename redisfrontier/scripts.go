@@ -62,14 +62,50 @@ local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
 local function rkey(h) return P .. 'r:' .. h end
 
--- The meta counters, changed by deltas written once at the end.
-local cnt = {}
+-- The meta counters, changed by deltas written once at the end: base
+-- holds those read (one HMGET for all a script needs), cnt the deltas.
+local cnt, base = {}, {}
 local function add(k, d) cnt[k] = (cnt[k] or 0) + d end
-local pages0
+local function load(ks)
+  local miss = {}
+  for _, k in ipairs(ks) do
+    if base[k] == nil then miss[#miss + 1] = k end
+  end
+  if #miss == 0 then return end
+  local v = redis.call('HMGET', meta, unpack(miss))
+  for j, k in ipairs(miss) do base[k] = tonumber(v[j]) or 0 end
+end
+-- incr adds the deltas d (name to number) to the counters of hash key in
+-- one HMGET and one HSET (a redis.call costs more than its work).
+local function incr(key, d, known)
+  local ks = {}
+  for k, v in pairs(d) do
+    if v ~= 0 then ks[#ks + 1] = k end
+  end
+  if #ks == 0 then return end
+  if #ks == 1 and not known[ks[1]] then
+    redis.call('HINCRBY', key, ks[1], S(d[ks[1]]))
+    return
+  end
+  local miss = {}
+  for _, k in ipairs(ks) do
+    if known[k] == nil then miss[#miss + 1] = k end
+  end
+  if #miss > 0 then
+    local v = redis.call('HMGET', key, unpack(miss))
+    for j, k in ipairs(miss) do known[k] = tonumber(v[j]) or 0 end
+  end
+  local kv = {}
+  for _, k in ipairs(ks) do
+    kv[#kv + 1] = k
+    kv[#kv + 1] = S(known[k] + d[k])
+  end
+  redis.call('HSET', key, unpack(kv))
+end
 local function spent()
   if MAXPAGES <= 0 then return false end
-  if not pages0 then pages0 = tonumber(redis.call('HGET', meta, 'pages')) or 0 end
-  return pages0 + (cnt.pages or 0) >= MAXPAGES
+  load({'pages'})
+  return base.pages + (cnt.pages or 0) >= MAXPAGES
 end
 local wakeup = false
 
@@ -77,13 +113,14 @@ local wakeup = false
 -- nothing it may start whatever the time; and whether it has new Requests
 -- held back by the page budget only.
 local function wake(h)
-  local st = redis.call('HMGET', hkey(h), 'n', 'nx', 'rf', 'r')
+  local st = redis.call('HMGET', hkey(h), 'n', 'nx', 'rf', 'r', 'rn')
   local n = tonumber(st[1]) or 0
   if n >= HW or st[3] then return nil, false end
   local nx = tonumber(st[2]) or 0
   local any = redis.call('LLEN', qkey(h)) > 0
   local fresh = any and not spent()
-  local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  local top = {}
+  if st[5] ~= '0' then top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES') end
   local rs = top[2] and tonumber(top[2])
   if ROBOTS and not st[4] then
     if fresh or rs then return nx, false end
@@ -173,7 +210,11 @@ local function putBack(id, rec, at, enc, tries)
     local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
     if at > nx then redis.call('HSET', hk, 'nx', S(at)) end
   else
-    redis.call('ZADD', rkey(rec.h), S(at), id .. ':' .. enc)
+    -- rn counts the host's retries, so that a Take need not look for
+    -- them when there are none; absent, it is not known.
+    if redis.call('ZADD', rkey(rec.h), S(at), id .. ':' .. enc) == 1 and redis.call('HEXISTS', hk, 'rn') == 1 then
+      redis.call('HINCRBY', hk, 'rn', 1)
+    end
     add('queued', 1)
   end
   settle(rec.h)
@@ -202,9 +243,7 @@ end
 -- done writes the counters, wakes the other processes if work came up
 -- now, and records the reply for a replay.
 local function done(reply)
-  for k, d in pairs(cnt) do
-    if d ~= 0 then redis.call('HINCRBY', meta, k, d) end
-  end
+  incr(meta, cnt, base)
   if wakeup then redis.call('PUBLISH', P .. 'ev', 'w') end
   if opseq ~= '0' then
     redis.call('ZADD', ops, opseq, opseq .. ':' .. reply)
@@ -225,9 +264,10 @@ end
 -- over reports whether Join may return: nothing pending, or the budget
 -- spent and nothing pending but new Requests.
 local function over()
-  local c = redis.call('HMGET', meta, 'unfinished', 'fresh')
-  local unf = (tonumber(c[1]) or 0) + (cnt.unfinished or 0)
-  local fresh = (tonumber(c[2]) or 0) + (cnt.fresh or 0)
+  -- With the counters done() writes, in one HMGET.
+  load({'unfinished', 'fresh', 'done', 'queued', 'pages'})
+  local unf = base.unfinished + (cnt.unfinished or 0)
+  local fresh = base.fresh + (cnt.fresh or 0)
   return unf == 0 or spent() and unf == fresh
 end
 `
@@ -314,29 +354,48 @@ local got = 0
 -- The leases' records and terms, written once at the end.
 local recs, terms = {}, {}
 -- Lease IDs: one counter step for the call.
-local nextID = redis.call('HINCRBY', meta, 'lseq', want) - want
+load({'lseq', 'fresh', 'pages', 'queued'})
+local nextID = base.lseq
 
 -- takeFrom leases the Request host h would start now, if any, and
 -- returns true and the host's time after it (nil: it has nothing it may
 -- start whatever the time), as settle would find it.
 local function takeFrom(h)
   local hk = hkey(h)
-  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd')
+  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
   local n = tonumber(st[1]) or 0
   if n >= HW or st[3] then return false end
   local nx = tonumber(st[2]) or 0
   if nx > vt then return false end
-  local llen = redis.call('LLEN', qkey(h))
-  local fresh = llen > 0 and not spent()
-  local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  -- The queue's length, asked only where it matters: a new Request is
+  -- popped without it (nil: not known, taken as more to come; a host
+  -- found empty later leaves the ready set then).
+  local llen
+  local function qlen()
+    if not llen then llen = redis.call('LLEN', qkey(h)) end
+    return llen
+  end
+  -- The host's fields written once, at the end.
+  local hset = {}
+  local rn = tonumber(st[7])
+  local top = {}
+  if rn ~= 0 then
+    top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+    if not rn and not top[1] then
+      rn = 0
+      hset[#hset + 1] = 'rn'
+      hset[#hset + 1] = '0'
+    end
+  end
   nextID = nextID + 1
   local id = S(nextID)
   local rec
   local robots = ROBOTS and not st[4]
   if robots then
-    if not (fresh or top[1]) then return false end
+    if not (qlen() > 0 and not spent() or top[1]) then return false end
     rec = {o = owner, h = h, k = 'R', t = 1, e = ''}
-    redis.call('HSET', hk, 'rf', id)
+    hset[#hset + 1] = 'rf'
+    hset[#hset + 1] = id
     out[#out + 1] = ns('R') .. ns(id) .. ns(h) .. ns(st[5] or '0')
   else
     local enc, tk
@@ -344,15 +403,23 @@ local function takeFrom(h)
       redis.call('ZREM', rkey(h), top[1])
       enc = string.sub(top[1], string.find(top[1], ':', 1, true) + 1)
       tk = 1
-      top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
-    elseif fresh then
-      enc = redis.call('LPOP', qkey(h))
-      llen = llen - 1
+      if rn then
+        rn = rn - 1
+        hset[#hset + 1] = 'rn'
+        hset[#hset + 1] = S(rn)
+      end
+      top = {}
+      if rn ~= 0 then top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES') end
+    else
+      enc = not spent() and redis.call('LPOP', qkey(h))
+      if not enc then
+        if not spent() then llen = 0 end
+        return false
+      end
+      if llen then llen = llen - 1 end
       tk = 0
       add('fresh', -1)
       add('pages', 1)
-    else
-      return false
     end
     add('queued', -1)
     rec = {o = owner, h = h, k = 'P', t = tk, e = enc}
@@ -362,10 +429,13 @@ local function takeFrom(h)
   rec.pn = nx
   if d > 0 then
     nx = vt + jitter(d, rnd())
-    redis.call('HSET', hk, 'nx', S(nx))
+    hset[#hset + 1] = 'nx'
+    hset[#hset + 1] = S(nx)
   end
   rec.nx = nx
-  redis.call('HINCRBY', hk, 'n', 1)
+  hset[#hset + 1] = 'n'
+  hset[#hset + 1] = S(n + 1)
+  redis.call('HSET', hk, unpack(hset))
   if TERM > 0 then
     rec.x = 1
     terms[#terms + 1] = S(now + TERM)
@@ -375,9 +445,9 @@ local function takeFrom(h)
   recs[#recs + 1] = cmsgpack.pack(rec)
   -- The host's time now, as wake would compute it.
   if robots or n + 1 >= HW then return true, nil end
-  if llen > 0 and not spent() then return true, nx end
+  if llen ~= 0 and not spent() then return true, nx end
   if top[2] then return true, math.max(nx, tonumber(top[2])) end
-  if llen > 0 then redis.call('SADD', parked, h) end
+  if qlen() > 0 then redis.call('SADD', parked, h) end
   return true, nil
 end
 
@@ -413,6 +483,7 @@ while got < want and pass < 8 do
   if #zadd > 0 then redis.call('ZADD', ready, unpack(zadd)) end
   if #zrem > 0 then redis.call('ZREM', ready, unpack(zrem)) end
 end
+add('lseq', nextID - base.lseq)
 if #recs > 0 then redis.call('HSET', leases, unpack(recs)) end
 if #terms > 0 then redis.call('ZADD', exp, unpack(terms)) end
 local wait = -1
@@ -509,8 +580,7 @@ if #ended > 0 then
   redis.call('HDEL', leases, unpack(ended))
   if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end
 end
-local st = P .. 'stats'
-for k, d in pairs(stats) do redis.call('HINCRBY', st, k, S(d)) end
+incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
 return done(ns(run) .. table.concat(out))
