@@ -616,12 +616,15 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	k := int(r.int())
 	leases := make([]*crawl.Lease, 0, k)
 	for range k {
-		kind, id, body, extra := r.next(), r.next(), r.next(), r.next()
+		kind, id, extra, body, err := leaseField(r.next())
 		if r.err != nil {
 			break
 		}
+		if err != nil {
+			return nil, 0, err
+		}
 		l := &crawl.Lease{ID: id}
-		if kind == "R" {
+		if kind == 'R' {
 			tries, _ := strconv.Atoi(extra)
 			l.Request = crawl.Request{URL: body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
 		} else {
@@ -662,12 +665,29 @@ func (f *Frontier) undoTake(seq, low uint64, args []any) {
 	}
 	r := fields{s: reply}
 	for range r.int() {
-		_, id, _, _ := r.next(), r.next(), r.next(), r.next()
-		if r.err != nil {
+		_, id, _, _, err := leaseField(r.next())
+		if r.err != nil || err != nil {
 			return
 		}
 		f.release(&crawl.Lease{ID: id})
 	}
+}
+
+// leaseField reads a lease as the take script frames it: its kind ('R'
+// for a robots.txt, 'P' else) and ID, a space, its tries (R) or its
+// host's rules version (P, "" if none), a space, its host key (R) or
+// Request encoding (P).
+func leaseField(s string) (kind byte, id, extra, body string, err error) {
+	if s == "" {
+		return 0, "", "", "", errCorrupt
+	}
+	kind = s[0]
+	id, rest, ok1 := strings.Cut(s[1:], " ")
+	extra, body, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return 0, "", "", "", errCorrupt
+	}
+	return kind, id, extra, body, nil
 }
 
 // hostRules returns the rules of host at version, from the cache or the

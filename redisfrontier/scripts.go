@@ -187,12 +187,32 @@ local function admit(i)
   return added, i
 end
 
+-- mkrec returns a lease's record: its kind ('P', 'R'), '1' for a retry
+-- ('0' a first attempt), '1' if it has a term, its host's next start
+-- before and after it (µs), the lengths of the owner and of the host key,
+-- then the owner, the host key and the Request's encoding. A string made
+-- by concatenation costs the script far less than cmsgpack.
+local function mkrec(k, t, x, pn, nx, h, e)
+  return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. #owner .. ' ' .. #h .. ' ' .. owner .. h .. e
+end
+
+-- unrec reads a record mkrec made, or one in MessagePack (earlier
+-- versions), as a table: o owner, h host, k kind, t 1 for a retry, x true
+-- if timed, pn and nx, e encoding.
+local function unrec(raw)
+  local k, t, x, pn, nx, ol, hl, p = string.match(raw, '^([PR])([01])([01]) (%S+) (%S+) (%d+) (%d+) ()')
+  if not k then return cmsgpack.unpack(raw) end
+  ol, hl = tonumber(ol), tonumber(hl)
+  return {k = k, t = t == '1' and 1 or 0, x = x == '1' or nil, pn = tonumber(pn), nx = tonumber(nx),
+    o = string.sub(raw, p, p + ol - 1), h = string.sub(raw, p + ol, p + ol + hl - 1), e = string.sub(raw, p + ol + hl)}
+end
+
 -- endLease removes lease id and returns its record, or nil if it is not
 -- out or not the caller's (when mine).
 local function endLease(id, mine)
   local raw = redis.call('HGET', leases, id)
   if not raw then return nil end
-  local rec = cmsgpack.unpack(raw)
+  local rec = unrec(raw)
   if mine and rec.o ~= owner then return nil end
   redis.call('HDEL', leases, id)
   if rec.x or TERM > 0 then redis.call('ZREM', exp, id) end
@@ -293,7 +313,7 @@ redis.call('ZADD', ops, 0, '0:')
 redis.call('PEXPIRE', ops, 604800000)
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
-  local rec = cmsgpack.unpack(all[i + 1])
+  local rec = unrec(all[i + 1])
   if rec.o == owner then
     endLease(all[i], true)
     putBack(all[i], rec, 0, rec.e, nil)
@@ -309,7 +329,7 @@ return 'ok:' .. m[3]
 var closeScript = redis.NewScript(prelude + `
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
-  local rec = cmsgpack.unpack(all[i + 1])
+  local rec = unrec(all[i + 1])
   if rec.o == owner then
     endLease(all[i], true)
     putBack(all[i], rec, now, rec.e, nil)
@@ -355,6 +375,7 @@ local got = 0
 local recs, terms = {}, {}
 -- Lease IDs: one counter step for the call.
 load({'lseq', 'fresh', 'pages', 'queued'})
+local termAt = S(now + TERM)
 local nextID = base.lseq
 
 -- takeFrom leases the Request host h would start now, if any, and
@@ -389,20 +410,20 @@ local function takeFrom(h)
   end
   nextID = nextID + 1
   local id = S(nextID)
-  local rec
+  local kind, tk, enc
   local robots = ROBOTS and not st[4]
   if robots then
     if not (qlen() > 0 and not spent() or top[1]) then return false end
-    rec = {o = owner, h = h, k = 'R', t = 1, e = ''}
+    kind, tk, enc = 'R', '1', ''
     hset[#hset + 1] = 'rf'
     hset[#hset + 1] = id
-    out[#out + 1] = ns('R') .. ns(id) .. ns(h) .. ns(st[5] or '0')
+    out[#out + 1] = ns('R' .. id .. ' ' .. (st[5] or '0') .. ' ' .. h)
   else
-    local enc, tk
+    kind = 'P'
     if top[1] and tonumber(top[2]) <= vt then
       redis.call('ZREM', rkey(h), top[1])
       enc = string.sub(top[1], string.find(top[1], ':', 1, true) + 1)
-      tk = 1
+      tk = '1'
       if rn then
         rn = rn - 1
         hset[#hset + 1] = 'rn'
@@ -417,32 +438,35 @@ local function takeFrom(h)
         return false
       end
       if llen then llen = llen - 1 end
-      tk = 0
+      tk = '0'
       add('fresh', -1)
       add('pages', 1)
     end
     add('queued', -1)
-    rec = {o = owner, h = h, k = 'P', t = tk, e = enc}
-    out[#out + 1] = ns('P') .. ns(id) .. ns(enc) .. ns(st[4] or '')
+    out[#out + 1] = ns('P' .. id .. ' ' .. (st[4] or '') .. ' ' .. enc)
   end
   local d = math.max(DELAY, tonumber(st[6]) or 0)
-  rec.pn = nx
+  -- The host's next start before and after, as text: a number turned
+  -- into text costs a sprintf.
+  local pn = st[2] or '0'
+  local nxs = pn
   if d > 0 then
     nx = vt + jitter(d, rnd())
+    nxs = S(nx)
     hset[#hset + 1] = 'nx'
-    hset[#hset + 1] = S(nx)
+    hset[#hset + 1] = nxs
   end
-  rec.nx = nx
   hset[#hset + 1] = 'n'
   hset[#hset + 1] = S(n + 1)
   redis.call('HSET', hk, unpack(hset))
+  local x = '0'
   if TERM > 0 then
-    rec.x = 1
-    terms[#terms + 1] = S(now + TERM)
+    x = '1'
+    terms[#terms + 1] = termAt
     terms[#terms + 1] = id
   end
   recs[#recs + 1] = id
-  recs[#recs + 1] = cmsgpack.pack(rec)
+  recs[#recs + 1] = mkrec(kind, tk, x, pn, nxs, h, enc)
   -- The host's time now, as wake would compute it.
   if robots or n + 1 >= HW then return true, nil end
   if llen ~= 0 and not spent() then return true, nx end
@@ -529,7 +553,7 @@ if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
 local ended, timed = {}, false
 for e, ent in ipairs(ents) do
   local id = ent.id
-  local rec = raws[e] and cmsgpack.unpack(raws[e])
+  local rec = raws[e] and unrec(raws[e])
   if not rec or rec.o ~= owner or ended[id] then
     out[#out + 1] = ns('0') .. ns(ent.added)
   else
@@ -607,7 +631,7 @@ return done('1')
 // twice: no replay needed. Reply: "1", or "0" if the lease is lost.
 var extendScript = redis.NewScript(prelude + `
 local raw = redis.call('HGET', leases, ARGV[10])
-if not raw or cmsgpack.unpack(raw).o ~= owner then return '0' end
+if not raw or unrec(raw).o ~= owner then return '0' end
 if TERM > 0 then redis.call('ZADD', exp, S(now + TERM), ARGV[10]) end
 return '1'
 `)
