@@ -82,12 +82,16 @@
 //	             they may be taken (µs); member "<lease ID>:<Request>"
 //	h:<host>     hash: n (leases out), nx (no start before, µs), rf (the
 //	             robots.txt lease out), r, rb, rd (the rules: version,
-//	             body, delay), rt (tries of the robots.txt)
+//	             body, delay), rt (tries of the robots.txt), rn (the
+//	             count of r:<host>, so that a Take looks there only when
+//	             it is not 0; absent: not known yet)
 //	ready        sorted set: the hosts that have a Request they may
 //	             start, by when; a host at its HostWorkers is not in it
 //	parked       set: hosts held back only by the page budget
-//	leases       hash: lease ID → its record (MessagePack: owner, host,
-//	             kind, first attempt or not, Request, the host's times)
+//	leases       hash: lease ID → its record (a short text: kind, first
+//	             attempt or not, timed or not, the host's times, owner,
+//	             host, Request; records in MessagePack, as earlier
+//	             versions wrote them, are read too)
 //	exp          sorted set: lease ID → when its term ends (µs)
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
@@ -129,16 +133,42 @@
 //
 // BenchmarkFrontier (one redis-server 7.0.15 with AOF everysec on the same
 // 2-core machine as the benchmark, 32 workers, take then ack with 10
-// links) measured 4,000 to 6,200 URLs a second when one link in ten is
-// new, 2,300 to 4,800 when all are, on a machine shared with other jobs
-// (load 3 to 7). In CPU time, which the other jobs inflate less: about
-// 90 µs a URL in the client and 95 to 130 in the server when one link in
-// ten is new (220 when all are). The server's Lua is the limit: a
-// redis.call costs a few µs in Redis 7.0, so the scripts make few, about
-// 11 a URL: the seen set is checked first by a pipelined SISMEMBER outside
-// the scripts, a process's concurrent Acks go in one call that reads and
-// ends their leases at once, and a Take leases for every Take of the
-// process waiting and writes the leases and the hosts' times once. A
-// polite crawl needs far less: a request a second to each of 5,000 hosts
-// is 5,000 URLs a second.
+// links), on a machine shared with other jobs (load 5 to 12), the old and
+// the new code run in turn in the same minutes:
+//
+//	                          URLs/s          client µs/URL  server µs/URL
+//	one link in ten new       6,100 → 10,700  60-77 → 38-45  78-104 → 62-75
+//	all ten links new         4,200 →  6,200  75 → 50        146 → 113
+//	one in ten, 2 processes   4,800 →  7,300  77 → 48        105 → 81
+//
+// (the URLs/s swing with the load: 7,000 to 10,700 for the first row over
+// the runs; the CPU time a URL costs is the steadier figure.) What the
+// figures owe to what:
+//
+//   - The seen cache (Options.SeenCache): an Ack drops the links this
+//     process already sent, which in a crawl's steady state are most of
+//     them, without encoding or sending them, where before each link cost
+//     a pipelined SISMEMBER: the client's CPU a URL went down by a third,
+//     the server's by a sixth.
+//   - Lease records as a short text made by concatenation instead of
+//     cmsgpack, and one Take reply field a lease: the scripts' Lua time.
+//   - Fewer redis.call a URL, from about 11 to about 7.5 (the counters in
+//     one HMGET and one HSET, a host's fields in one HSET, its retries
+//     counted so that a Take asks for them only when there are some, a new
+//     Request popped without asking its queue's length): no gain the
+//     measurements could tell from the noise; a redis.call costs 1 to 2 µs
+//     of the server's time, the Lua around it (argument tables, strings,
+//     numbers turned into text) and the AOF more.
+//
+// Tried and dropped, for no measurable gain: Takes riding in the Acks'
+// script call (one call instead of two), and a Take asking for up to 32
+// leases instead of 16. The server's time a URL is about 60 µs when the
+// machine is quiet, most of it in Lua, and one Redis core serves about
+// 15,000 URLs a second; on 2 cores shared with the crawler's own process
+// the figure is near 10,000. A polite crawl needs far less: a request a
+// second to each of 5,000 hosts is 5,000 URLs a second.
+//
+// The processes of one crawl should run the same version of this package:
+// a crawl is resumed by a newer one, but an older one does not read the
+// records a newer one writes.
 package redisfrontier

@@ -954,11 +954,22 @@ func (f *Frontier) flushAcks() {
 			}
 			return args
 		})
+		acked := r.next()
+		if err == nil {
+			err = r.err
+		}
 		for _, a := range batch {
 			if err == nil {
-				a.owned = r.next() == "1"
-				a.admitted = int(r.int())
-				err = r.err
+				var tok string
+				tok, acked, _ = strings.Cut(acked, " ")
+				if len(tok) < 2 {
+					err = errCorrupt
+				} else {
+					a.owned = tok[0] == '1'
+					if a.admitted, err = strconv.Atoi(tok[1:]); err != nil {
+						err = errCorrupt
+					}
+				}
 			}
 			a.err = err
 			close(a.done)

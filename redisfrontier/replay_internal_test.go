@@ -61,8 +61,8 @@ func TestReplay(t *testing.T) {
 	reply := twice("Ack", ackScript, args...)
 	r := fields{s: reply}
 	r.next() // the run
-	if owned, added := r.next(), r.int(); owned != "1" || added != 1 {
-		t.Errorf("Ack with one new link, twice: reply owned %q, admitted %d; want 1, 1", owned, added)
+	if acked := r.next(); acked != "11 " {
+		t.Errorf("Ack with one new link, twice: reply %q, want \"11 \" (owned, 1 admitted)", acked)
 	}
 	if cnt, _ := f.Counts(ctx); cnt != (crawl.Counts{Queued: 1, Leased: 1, Done: 1, Pages: 2}) {
 		t.Errorf("Ack twice: Counts %+v, want Done 1", cnt)

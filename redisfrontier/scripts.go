@@ -56,6 +56,11 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
 -- S formats a number for Redis without losing digits (tostring keeps 14).
 local function S(n) return string.format('%.0f', n) end
+-- digits returns n as text; without a sprintf for the usual small ones.
+local function digits(n)
+  if n >= 0 and n <= 10 then return string.sub('012345678910', n + 1, n + 1 + math.floor(n / 10)) end
+  return tostring(n)
+end
 -- ns frames a reply field: its length, a colon, the field.
 local function ns(s) s = tostring(s) return #s .. ':' .. s end
 local function hkey(h) return P .. 'h:' .. h end
@@ -192,8 +197,10 @@ end
 -- before and after it (µs), the lengths of the owner and of the host key,
 -- then the owner, the host key and the Request's encoding. A string made
 -- by concatenation costs the script far less than cmsgpack.
+local ownerLen
 local function mkrec(k, t, x, pn, nx, h, e)
-  return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. #owner .. ' ' .. #h .. ' ' .. owner .. h .. e
+  ownerLen = ownerLen or tostring(#owner)
+  return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. ownerLen .. ' ' .. #h .. ' ' .. owner .. h .. e
 end
 
 -- unrec reads a record mkrec made, or one in MessagePack (earlier
@@ -456,9 +463,14 @@ local function takeFrom(h)
     hset[#hset + 1] = 'nx'
     hset[#hset + 1] = nxs
   end
-  hset[#hset + 1] = 'n'
-  hset[#hset + 1] = S(n + 1)
-  redis.call('HSET', hk, unpack(hset))
+  if #hset == 0 then
+    -- The usual case: no number to turn into text (a sprintf).
+    redis.call('HINCRBY', hk, 'n', '1')
+  else
+    hset[#hset + 1] = 'n'
+    hset[#hset + 1] = S(n + 1)
+    redis.call('HSET', hk, unpack(hset))
+  end
   local x = '0'
   if TERM > 0 then
     x = '1'
@@ -529,8 +541,9 @@ return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 // encoding and their delay (µs), a random number, the number of stats
 // counters then name and increment of each, then its links as admit reads
 // them. The links are admitted even when the lease is lost. Reply:
-// framed, the server's run, then for each lease "1" if it was the
-// caller's ("0" if lost) and the number of its links admitted; or
+// framed, the server's run, then one framed field: for each lease "1" if
+// it was the caller's ("0" if lost) then the number of its links
+// admitted, and a space; or
 // "stale:" and the server's run, having done nothing, if ARGV[10] is
 // another.
 var ackScript = redis.NewScript(prelude + `
@@ -555,14 +568,14 @@ for e, ent in ipairs(ents) do
   local id = ent.id
   local rec = raws[e] and unrec(raws[e])
   if not rec or rec.o ~= owner or ended[id] then
-    out[#out + 1] = ns('0') .. ns(ent.added)
+    out[#out + 1] = '0' .. digits(ent.added) .. ' '
   else
     ended[id] = true
     ended[#ended + 1] = id
     timed = timed or rec.x
     any = true
     local hk = hkey(rec.h)
-    local left = redis.call('HINCRBY', hk, 'n', -1)
+    local left = redis.call('HINCRBY', hk, 'n', '-1')
     local must = left + 1 >= HW
     if rec.k == 'R' then
       must = true
@@ -597,7 +610,7 @@ for e, ent in ipairs(ents) do
       settle(rec.h)
       wakeup = true
     end
-    out[#out + 1] = ns('1') .. ns(ent.added)
+    out[#out + 1] = '1' .. digits(ent.added) .. ' '
   end
 end
 if #ended > 0 then
@@ -607,7 +620,7 @@ end
 incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
-return done(ns(run) .. table.concat(out))
+return done(ns(run) .. ns(table.concat(out)))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
