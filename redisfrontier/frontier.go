@@ -776,7 +776,8 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	}
 	a := f.sift(links, bits)
 	a.done = make(chan struct{})
-	a.args = []any{l.ID, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64)}
+	a.args = make([]any, 0, 17+2*len(o.Refused))
+	a.args = append(a.args, l.ID, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
 	a.args = appendStats(a.args, o)
 	f.amu.Lock()
 	f.acks = append(f.acks, a)
@@ -789,6 +790,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	case <-a.done:
 	case <-ctx.Done():
 		// The ack goes on: it is done or not, never half done.
+		a.keep()
 		return pre, ctx.Err()
 	}
 	if a.err != nil {
@@ -820,9 +822,16 @@ const maxBatch = 500
 type pendingAck struct {
 	args  []any       // but the links
 	links []admission // the links to send
-	// dropped are the links the seen cache knew, as of its run: they are
-	// sent after all if the server is no longer on that run.
-	dropped  []crawl.Request
+	// The links the seen cache dropped, as of its run: they are sent
+	// after all if the server is no longer on that run. Until the Ack
+	// returns they are the caller's Requests, those of from whose bit is
+	// set in drop (no copy: most links of a crawl are dropped); an Ack
+	// that returns before its call copies them to own.
+	dmu      sync.Mutex
+	from     []crawl.Request
+	drop     []uint64
+	own      []crawl.Request
+	small    [2]uint64 // drop's room for up to 128 links
 	run      string
 	done     chan struct{} // closed when what follows is set
 	owned    bool
@@ -837,31 +846,61 @@ func (f *Frontier) sift(reqs []crawl.Request, bits uint) *pendingAck {
 	if c == nil {
 		return &pendingAck{links: admissions(reqs, bits)}
 	}
-	a := &pendingAck{links: make([]admission, 0, len(reqs))}
+	a := &pendingAck{links: make([]admission, 0, len(reqs)), from: reqs}
+	if n := (len(reqs) + 63) / 64; n <= len(a.small) {
+		a.drop = a.small[:n]
+	} else {
+		a.drop = make([]uint64, n)
+	}
+	dropped := false
 	c.mu.RLock()
 	for i := range reqs {
 		h := fingerprint(reqs[i].URL)
 		if c.has(h) {
-			// A copy: the caller may reuse reqs once Ack returns.
-			a.dropped = append(a.dropped, reqs[i])
+			a.drop[i/64] |= 1 << (i % 64)
+			dropped = true
 			continue
 		}
 		a.links = append(a.links, admit(&reqs[i], h, bits))
 	}
-	if len(a.dropped) > 0 {
+	if dropped {
 		a.run = c.run
 	}
 	c.mu.RUnlock()
 	return a
 }
 
+// dropped returns the links the seen cache dropped. a.dmu is held.
+func (a *pendingAck) dropped() []crawl.Request {
+	if a.from == nil {
+		return a.own
+	}
+	var out []crawl.Request
+	for i := range a.from {
+		if a.drop[i/64]&(1<<(i%64)) != 0 {
+			out = append(out, a.from[i])
+		}
+	}
+	return out
+}
+
+// keep copies the links the seen cache dropped, which are the caller's:
+// its Ack returns before its call.
+func (a *pendingAck) keep() {
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	a.own, a.from = a.dropped(), nil
+}
+
 // undrop puts the links of a that the seen cache dropped back among those
 // sent.
 func (a *pendingAck) undrop(bits uint) {
-	if len(a.dropped) > 0 {
-		a.links = append(a.links, admissions(a.dropped, bits)...)
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	if d := a.dropped(); len(d) > 0 {
+		a.links = append(a.links, admissions(d, bits)...)
 	}
-	a.dropped, a.run = nil, ""
+	a.from, a.own, a.run = nil, nil, ""
 }
 
 // evalAdmitting runs script (pushScript or ackScript), which admits the
@@ -871,6 +910,10 @@ func (a *pendingAck) undrop(bits uint) {
 // again. It returns the reply after the run it ran on, and adds the links
 // sent to the cache.
 func (f *Frontier) evalAdmitting(ctx context.Context, script *redis.Script, batch []*pendingAck, bits uint, body func([]any) []any) (fields, error) {
+	size := 2
+	for _, a := range batch {
+		size += len(a.args) + 1 + 4*len(a.links)
+	}
 	run := "-" // no cache: the script need not know its run
 	if f.seen != nil {
 		run = ""
@@ -894,7 +937,9 @@ func (f *Frontier) evalAdmitting(ctx context.Context, script *redis.Script, batc
 				run = "-" // nothing to learn
 			}
 		}
-		reply, err := f.eval(ctx, script, true, body([]any{run})...)
+		args := make([]any, 1, size)
+		args[0] = run
+		reply, err := f.eval(ctx, script, true, body(args)...)
 		if err != nil {
 			return fields{}, err
 		}
@@ -1019,28 +1064,58 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 // and increment of each: the categories of crawl.Stats, as Stats.Add counts
 // a Result, and the refusals.
 func appendStats(args []any, o crawl.Outcome) []any {
-	var kv []any
+	at := len(args)
+	args = append(args, 0) // the count, set below
 	if r := o.Result; r != nil {
-		kv = append(kv, "done", 1)
+		args = append(args, "done", 1)
 		if r.Status != 0 {
-			kv = append(kv, "status:"+strconv.Itoa(r.Status), 1)
+			args = append(args, statusKey(r.Status), 1)
 		}
 		switch kind := r.Kind(); kind {
 		case "fail":
-			kv = append(kv, "fail", 1, "fail:"+crawl.FailKind(r.Err), 1)
+			args = append(args, "fail", 1, "fail:"+crawl.FailKind(r.Err), 1)
 		case "redirect":
-			kv = append(kv, "redirect", 1)
+			args = append(args, "redirect", 1)
 		default: // html, other, error
-			kv = append(kv, kind, 1, kind+"_bytes", r.Size)
+			args = append(args, kind, 1, bytesKey(kind), r.Size)
 		}
 	}
 	for name, n := range o.Refused {
 		if n != 0 {
-			kv = append(kv, "refused:"+name, n)
+			args = append(args, "refused:"+name, n)
 		}
 	}
-	args = append(args, len(kv)/2)
-	return append(args, kv...)
+	args[at] = (len(args) - at - 1) / 2
+	return args
+}
+
+// statusKeys are the stats keys of the usual statuses, made once.
+var statusKeys = func() (keys [600]string) {
+	for i := 100; i < len(keys); i++ {
+		keys[i] = "status:" + strconv.Itoa(i)
+	}
+	return keys
+}()
+
+// statusKey returns the stats key of status.
+func statusKey(status int) string {
+	if status >= 100 && status < len(statusKeys) {
+		return statusKeys[status]
+	}
+	return "status:" + strconv.Itoa(status)
+}
+
+// bytesKey returns the stats key of the bytes of a Result of kind.
+func bytesKey(kind string) string {
+	switch kind {
+	case "html":
+		return "html_bytes"
+	case "other":
+		return "other_bytes"
+	case "error":
+		return "error_bytes"
+	}
+	return kind + "_bytes"
 }
 
 // Retry ends a lease by putting its Request back, as l.Request is now, to
