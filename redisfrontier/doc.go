@@ -131,42 +131,54 @@
 //
 // # Speed
 //
-// BenchmarkFrontier (one redis-server 7.0.15 with AOF everysec on the same
+// BenchmarkFrontier: one redis-server 7.0.15 with AOF everysec on the same
 // 2-core machine as the benchmark, 32 workers, take then ack with 10
-// links), on a machine shared with other jobs (load 5 to 12), the old and
-// the new code run in turn in the same minutes:
+// links. Measured on a machine shared with other jobs (load 3 to 8), the
+// code before this version's changes (old) and this one (new) run in turn
+// in the same minutes, 3 runs each, medians:
 //
-//	                          URLs/s          client µs/URL  server µs/URL
-//	one link in ten new       6,100 → 10,700  60-77 → 38-45  78-104 → 62-75
-//	all ten links new         4,200 →  6,200  75 → 50        146 → 113
-//	one in ten, 2 processes   4,800 →  7,300  77 → 48        105 → 81
+//	                          URLs/s         client µs/URL  server µs/URL
+//	                          old → new      old → new      old → new
+//	one link in ten new       5,100 → 8,700   94 → 61       126 →  94
+//	                          5,400 → 7,400   89 → 54       114 →  89
+//	all ten links new         3,400 → 5,000  101 → 75       220 → 183
+//	                          3,300 → 3,700  102 → 78       207 → 189
+//	one in ten, 2 processes   6,200 → 8,500   97 → 58       131 → 108
+//	                          4,400 → 5,200  109 → 70       137 → 124
 //
-// (the URLs/s swing with the load: 7,000 to 10,700 for the first row over
-// the runs; the CPU time a URL costs is the steadier figure.) What the
-// figures owe to what:
+// The URLs/s swing with the other jobs (one link in ten new: 7,400 to
+// 11,200 over the runs of the new code, 4,000 to 6,200 of the old); the
+// CPU time a URL costs is the steadier figure, and it grows too when the
+// machine is busy. Where the gain comes from:
 //
 //   - The seen cache (Options.SeenCache): an Ack drops the links this
 //     process already sent, which in a crawl's steady state are most of
 //     them, without encoding or sending them, where before each link cost
-//     a pipelined SISMEMBER: the client's CPU a URL went down by a third,
-//     the server's by a sixth.
-//   - Lease records as a short text made by concatenation instead of
-//     cmsgpack, and one Take reply field a lease: the scripts' Lua time.
-//   - Fewer redis.call a URL, from about 11 to about 7.5 (the counters in
+//     a pipelined SISMEMBER (10 server commands a URL): the client's CPU
+//     a URL down by a third, the server's by about a tenth.
+//   - Lease records as a short text instead of cmsgpack, a lease as one
+//     field of the Take's reply, fewer numbers turned into text (each a
+//     sprintf in Lua): the rest of the server's gain (all links new gains
+//     too, where the cache cannot help).
+//   - Fewer redis.call a URL, from about 11 to about 7 (the counters in
 //     one HMGET and one HSET, a host's fields in one HSET, its retries
 //     counted so that a Take asks for them only when there are some, a new
-//     Request popped without asking its queue's length): no gain the
-//     measurements could tell from the noise; a redis.call costs 1 to 2 µs
-//     of the server's time, the Lua around it (argument tables, strings,
-//     numbers turned into text) and the AOF more.
+//     Request popped without asking its queue's length), and a third fewer
+//     bytes allocated an Ack: no gain these measurements could tell from
+//     their noise.
 //
 // Tried and dropped, for no measurable gain: Takes riding in the Acks'
-// script call (one call instead of two), and a Take asking for up to 32
-// leases instead of 16. The server's time a URL is about 60 µs when the
-// machine is quiet, most of it in Lua, and one Redis core serves about
-// 15,000 URLs a second; on 2 cores shared with the crawler's own process
-// the figure is near 10,000. A polite crawl needs far less: a request a
-// second to each of 5,000 hosts is 5,000 URLs a second.
+// script call (one call instead of two), a Take asking for up to 32 leases
+// instead of 16, more workers (bigger batches). What is left is spread
+// thin: a perf profile of redis-server puts about 70% of its time in Lua,
+// of which under a third in the commands the scripts call; the rest is
+// the interpreter (argument tables, strings, numbers as text), the
+// replies, and the AOF (about 15%). At 90 µs of server CPU a URL on this
+// machine, one Redis core serves about 11,000 URLs a second, and the
+// client needs about 55 µs more on the same 2 cores: 10,000 URLs a second
+// is reached when the machine is quiet enough, not when other jobs take a
+// core. A polite crawl needs far less: a request a second to each of
+// 5,000 hosts is 5,000 URLs a second.
 //
 // The processes of one crawl should run the same version of this package:
 // a crawl is resumed by a newer one, but an older one does not read the
