@@ -82,12 +82,16 @@
 //	             they may be taken (µs); member "<lease ID>:<Request>"
 //	h:<host>     hash: n (leases out), nx (no start before, µs), rf (the
 //	             robots.txt lease out), r, rb, rd (the rules: version,
-//	             body, delay), rt (tries of the robots.txt)
+//	             body, delay), rt (tries of the robots.txt), rn (the
+//	             count of r:<host>, so that a Take looks there only when
+//	             it is not 0; absent: not known yet)
 //	ready        sorted set: the hosts that have a Request they may
 //	             start, by when; a host at its HostWorkers is not in it
 //	parked       set: hosts held back only by the page budget
-//	leases       hash: lease ID → its record (MessagePack: owner, host,
-//	             kind, first attempt or not, Request, the host's times)
+//	leases       hash: lease ID → its record (a short text: kind, first
+//	             attempt or not, timed or not, the host's times, owner,
+//	             host, Request; records in MessagePack, as earlier
+//	             versions wrote them, are read too)
 //	exp          sorted set: lease ID → when its term ends (µs)
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
@@ -127,18 +131,56 @@
 //
 // # Speed
 //
-// BenchmarkFrontier (one redis-server 7.0.15 with AOF everysec on the same
+// BenchmarkFrontier: one redis-server 7.0.15 with AOF everysec on the same
 // 2-core machine as the benchmark, 32 workers, take then ack with 10
-// links) measured 4,000 to 6,200 URLs a second when one link in ten is
-// new, 2,300 to 4,800 when all are, on a machine shared with other jobs
-// (load 3 to 7). In CPU time, which the other jobs inflate less: about
-// 90 µs a URL in the client and 95 to 130 in the server when one link in
-// ten is new (220 when all are). The server's Lua is the limit: a
-// redis.call costs a few µs in Redis 7.0, so the scripts make few, about
-// 11 a URL: the seen set is checked first by a pipelined SISMEMBER outside
-// the scripts, a process's concurrent Acks go in one call that reads and
-// ends their leases at once, and a Take leases for every Take of the
-// process waiting and writes the leases and the hosts' times once. A
-// polite crawl needs far less: a request a second to each of 5,000 hosts
-// is 5,000 URLs a second.
+// links. Measured on a machine shared with other jobs (load 3 to 8), the
+// code before this version's changes (old) and this one (new) run in turn
+// in the same minutes, 3 runs each, medians:
+//
+//	                          URLs/s         client µs/URL  server µs/URL
+//	                          old → new      old → new      old → new
+//	one link in ten new       5,100 → 8,700   94 → 61       126 →  94
+//	                          5,400 → 7,400   89 → 54       114 →  89
+//	all ten links new         3,400 → 5,000  101 → 75       220 → 183
+//	                          3,300 → 3,700  102 → 78       207 → 189
+//	one in ten, 2 processes   6,200 → 8,500   97 → 58       131 → 108
+//	                          4,400 → 5,200  109 → 70       137 → 124
+//
+// The URLs/s swing with the other jobs (one link in ten new: 7,400 to
+// 11,200 over the runs of the new code, 4,000 to 6,200 of the old); the
+// CPU time a URL costs is the steadier figure, and it grows too when the
+// machine is busy. Where the gain comes from:
+//
+//   - The seen cache (Options.SeenCache): an Ack drops the links this
+//     process already sent, which in a crawl's steady state are most of
+//     them, without encoding or sending them, where before each link cost
+//     a pipelined SISMEMBER (10 server commands a URL): the client's CPU
+//     a URL down by a third, the server's by about a tenth.
+//   - Lease records as a short text instead of cmsgpack, a lease as one
+//     field of the Take's reply, fewer numbers turned into text (each a
+//     sprintf in Lua): the rest of the server's gain (all links new gains
+//     too, where the cache cannot help).
+//   - Fewer redis.call a URL, from about 11 to about 7 (the counters in
+//     one HMGET and one HSET, a host's fields in one HSET, its retries
+//     counted so that a Take asks for them only when there are some, a new
+//     Request popped without asking its queue's length), and a third fewer
+//     bytes allocated an Ack: no gain these measurements could tell from
+//     their noise.
+//
+// Tried and dropped, for no measurable gain: Takes riding in the Acks'
+// script call (one call instead of two), a Take asking for up to 32 leases
+// instead of 16, more workers (bigger batches). What is left is spread
+// thin: a perf profile of redis-server puts about 70% of its time in Lua,
+// of which about a third in the commands the scripts call and the rest in
+// the interpreter (argument tables, strings, numbers as text); the
+// replies take about 7%, the AOF about 8%. At 90 µs of server CPU a URL on this
+// machine, one Redis core serves about 11,000 URLs a second, and the
+// client needs about 55 µs more on the same 2 cores: 10,000 URLs a second
+// is reached when the machine is quiet enough, not when other jobs take a
+// core. A polite crawl needs far less: a request a second to each of
+// 5,000 hosts is 5,000 URLs a second.
+//
+// The processes of one crawl should run the same version of this package:
+// a crawl is resumed by a newer one, but an older one does not read the
+// records a newer one writes.
 package redisfrontier

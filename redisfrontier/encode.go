@@ -106,22 +106,30 @@ func decodeRules(s string) (*crawl.HostRules, error) {
 // set-max-intset-entries members.
 type admission struct {
 	bucket, member, host, enc string
+	fp                        uint64 // the whole fingerprint
 }
+
+// fingerprint returns the 64-bit fingerprint the seen set keeps of url.
+func fingerprint(url string) uint64 { return xxhash.Sum64String(url) }
 
 // admissions returns the admissions of reqs.
 func admissions(reqs []crawl.Request, bits uint) []admission {
 	out := make([]admission, len(reqs))
 	for i := range reqs {
-		r := &reqs[i]
-		h := xxhash.Sum64String(r.URL)
-		out[i] = admission{
-			bucket: strconv.FormatUint(h>>(64-bits), 10),
-			member: strconv.FormatUint(h&(1<<(64-bits)-1), 10),
-			host:   crawl.HostKey(r.URL),
-			enc:    encodeRequest(r),
-		}
+		out[i] = admit(&reqs[i], fingerprint(reqs[i].URL), bits)
 	}
 	return out
+}
+
+// admit returns the admission of r, whose fingerprint is h.
+func admit(r *crawl.Request, h uint64, bits uint) admission {
+	return admission{
+		bucket: strconv.FormatUint(h>>(64-bits), 10),
+		member: strconv.FormatUint(h&(1<<(64-bits)-1), 10),
+		host:   crawl.HostKey(r.URL),
+		enc:    encodeRequest(r),
+		fp:     h,
+	}
 }
 
 // appendAdmissions appends the script arguments that admit as: their

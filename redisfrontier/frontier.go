@@ -46,6 +46,14 @@ type Options struct {
 	// as many as this process has Takes waiting, up to MaxTake, each
 	// handed out at once to a waiting Take. 0 means 16.
 	MaxTake int
+	// SeenCache is the number of URL fingerprints this process keeps of
+	// the crawl's seen set (8 bytes each, rounded up to a power of two):
+	// the links it sent to the server, which are seen from then on, so
+	// that an Ack drops the links it knows without sending them. 0 means
+	// 1<<20 (8 MiB); a negative number turns the cache off. The cache is
+	// tied to the server's run: after a restart of redis-server (which
+	// may have lost its last writes) it starts afresh.
+	SeenCache int
 }
 
 var _ crawl.StatsStore = (*Frontier)(nil)
@@ -58,6 +66,7 @@ type Frontier struct {
 	ownClient bool
 	opts      Options
 	owner     string
+	seen      *seenCache // nil: off
 
 	mu       sync.Mutex // guards what follows, to the blank line
 	name     string
@@ -122,6 +131,12 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 	}
 	if f.opts.MaxTake <= 0 {
 		f.opts.MaxTake = 16
+	}
+	switch {
+	case f.opts.SeenCache == 0:
+		f.seen = newSeenCache(1 << 20)
+	case f.opts.SeenCache > 0:
+		f.seen = newSeenCache(f.opts.SeenCache)
 	}
 	f.owner = f.opts.Owner
 	if f.owner == "" {
@@ -426,15 +441,18 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 	total := 0
 	for len(reqs) > 0 {
 		n := min(len(reqs), maxBatch)
-		reply, err := f.eval(ctx, pushScript, true, appendAdmissions(nil, admissions(reqs[:n], bits))...)
+		g := f.sift(reqs[:n], bits)
+		r, err := f.evalAdmitting(ctx, pushScript, []*pendingAck{g}, bits, func(args []any) []any {
+			return appendAdmissions(args, g.links)
+		})
 		if err != nil {
 			return total, err
 		}
-		k, err := strconv.Atoi(reply)
-		if err != nil {
-			return total, errCorrupt
+		k := r.int()
+		if r.err != nil {
+			return total, r.err
 		}
-		total += k
+		total += int(k)
 		reqs = reqs[n:]
 	}
 	if total > 0 {
@@ -599,12 +617,15 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	k := int(r.int())
 	leases := make([]*crawl.Lease, 0, k)
 	for range k {
-		kind, id, body, extra := r.next(), r.next(), r.next(), r.next()
+		kind, id, extra, body, err := leaseField(r.next())
 		if r.err != nil {
 			break
 		}
+		if err != nil {
+			return nil, 0, err
+		}
 		l := &crawl.Lease{ID: id}
-		if kind == "R" {
+		if kind == 'R' {
 			tries, _ := strconv.Atoi(extra)
 			l.Request = crawl.Request{URL: body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
 		} else {
@@ -645,12 +666,29 @@ func (f *Frontier) undoTake(seq, low uint64, args []any) {
 	}
 	r := fields{s: reply}
 	for range r.int() {
-		_, id, _, _ := r.next(), r.next(), r.next(), r.next()
-		if r.err != nil {
+		_, id, _, _, err := leaseField(r.next())
+		if r.err != nil || err != nil {
 			return
 		}
 		f.release(&crawl.Lease{ID: id})
 	}
+}
+
+// leaseField reads a lease as the take script frames it: its kind ('R'
+// for a robots.txt, 'P' else) and ID, a space, its tries (R) or its
+// host's rules version (P, "" if none), a space, its host key (R) or
+// Request encoding (P).
+func leaseField(s string) (kind byte, id, extra, body string, err error) {
+	if s == "" {
+		return 0, "", "", "", errCorrupt
+	}
+	kind = s[0]
+	id, rest, ok1 := strings.Cut(s[1:], " ")
+	extra, body, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return 0, "", "", "", errCorrupt
+	}
+	return kind, id, extra, body, nil
 }
 
 // hostRules returns the rules of host at version, from the cache or the
@@ -737,10 +775,11 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		}
 		links = links[maxBatch:]
 	}
-	a := &pendingAck{done: make(chan struct{})}
-	a.args = []any{l.ID, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64)}
+	a := f.sift(links, bits)
+	a.done = make(chan struct{})
+	a.args = make([]any, 0, 17+2*len(o.Refused))
+	a.args = append(a.args, l.ID, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
 	a.args = appendStats(a.args, o)
-	a.links = admissions(links, bits)
 	f.amu.Lock()
 	f.acks = append(f.acks, a)
 	if f.flushers < maxInFlight {
@@ -752,6 +791,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	case <-a.done:
 	case <-ctx.Done():
 		// The ack goes on: it is done or not, never half done.
+		a.keep()
 		return pre, ctx.Err()
 	}
 	if a.err != nil {
@@ -778,14 +818,152 @@ const maxInFlight = 1
 // blocks the server for everyone.
 const maxBatch = 500
 
-// pendingAck is an Ack waiting for its script call.
+// pendingAck is an Ack waiting for its script call (or the Requests of a
+// Push call).
 type pendingAck struct {
-	args     []any // but the links
-	links    []admission
+	args  []any       // but the links
+	links []admission // the links to send
+	// The links the seen cache dropped, as of its run: they are sent
+	// after all if the server is no longer on that run. Until the Ack
+	// returns they are the caller's Requests, those of from whose bit is
+	// set in drop (no copy: most links of a crawl are dropped); an Ack
+	// that returns before its call copies them to own.
+	dmu      sync.Mutex
+	from     []crawl.Request
+	drop     []uint64
+	own      []crawl.Request
+	small    [2]uint64 // drop's room for up to 128 links
+	run      string
 	done     chan struct{} // closed when what follows is set
 	owned    bool
 	admitted int
 	err      error
+}
+
+// sift returns the links of reqs to admit, without those the seen cache
+// knows.
+func (f *Frontier) sift(reqs []crawl.Request, bits uint) *pendingAck {
+	c := f.seen
+	if c == nil {
+		return &pendingAck{links: admissions(reqs, bits)}
+	}
+	a := &pendingAck{links: make([]admission, 0, len(reqs)), from: reqs}
+	if n := (len(reqs) + 63) / 64; n <= len(a.small) {
+		a.drop = a.small[:n]
+	} else {
+		a.drop = make([]uint64, n)
+	}
+	dropped := false
+	c.mu.RLock()
+	for i := range reqs {
+		h := fingerprint(reqs[i].URL)
+		if c.has(h) {
+			a.drop[i/64] |= 1 << (i % 64)
+			dropped = true
+			continue
+		}
+		a.links = append(a.links, admit(&reqs[i], h, bits))
+	}
+	if dropped {
+		a.run = c.run
+	}
+	c.mu.RUnlock()
+	return a
+}
+
+// dropped returns the links the seen cache dropped. a.dmu is held.
+func (a *pendingAck) dropped() []crawl.Request {
+	if a.from == nil {
+		return a.own
+	}
+	var out []crawl.Request
+	for i := range a.from {
+		if a.drop[i/64]&(1<<(i%64)) != 0 {
+			out = append(out, a.from[i])
+		}
+	}
+	return out
+}
+
+// keep copies the links the seen cache dropped, which are the caller's:
+// its Ack returns before its call.
+func (a *pendingAck) keep() {
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	a.own, a.from = a.dropped(), nil
+}
+
+// undrop puts the links of a that the seen cache dropped back among those
+// sent.
+func (a *pendingAck) undrop(bits uint) {
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	if d := a.dropped(); len(d) > 0 {
+		a.links = append(a.links, admissions(d, bits)...)
+	}
+	a.from, a.own, a.run = nil, nil, ""
+}
+
+// evalAdmitting runs script (pushScript or ackScript), which admits the
+// links of batch, with the arguments body appends: first the server run
+// the seen cache's drops were made under, checked by the script. If the
+// server is no longer on it, the drops are undone and the call made
+// again. It returns the reply after the run it ran on, and adds the links
+// sent to the cache.
+func (f *Frontier) evalAdmitting(ctx context.Context, script *redis.Script, batch []*pendingAck, bits uint, body func([]any) []any) (fields, error) {
+	size := 2
+	for _, a := range batch {
+		size += len(a.args) + 1 + 4*len(a.links)
+	}
+	run := "-" // no cache: the script need not know its run
+	if f.seen != nil {
+		run = ""
+		for _, a := range batch {
+			switch {
+			case a.run == "":
+			case run == "":
+				run = a.run
+			case a.run != run:
+				a.undrop(bits) // the cache was reset meanwhile
+			}
+		}
+	}
+	for {
+		if run == "" {
+			sent := false
+			for _, a := range batch {
+				sent = sent || len(a.links) > 0
+			}
+			if !sent {
+				run = "-" // nothing to learn
+			}
+		}
+		args := make([]any, 1, size)
+		args[0] = run
+		reply, err := f.eval(ctx, script, true, body(args)...)
+		if err != nil {
+			return fields{}, err
+		}
+		if now, ok := strings.CutPrefix(reply, "stale:"); ok {
+			f.seen.reset(now)
+			for _, a := range batch {
+				a.undrop(bits)
+			}
+			run = ""
+			continue
+		}
+		r := fields{s: reply}
+		if now := r.next(); now != "-" && r.err == nil {
+			var fps []uint64
+			for _, a := range batch {
+				for _, l := range a.links {
+					fps = append(fps, l.fp)
+				}
+			}
+			f.seen.add(now, fps)
+		}
+		return r, r.err
+	}
 }
 
 // flushAcks sends the Acks waiting, as many as fit in one script call, and
@@ -808,22 +986,36 @@ func (f *Frontier) flushAcks() {
 			return
 		}
 		f.amu.Unlock()
-		f.dropSeen(batch)
-		args := make([]any, 0, 1+size)
-		args = append(args, len(batch))
-		for _, a := range batch {
-			args = append(args, a.args...)
-			args = appendAdmissions(args, a.links)
+		_, _, _, bits, _ := f.state()
+		if f.seen == nil {
+			f.dropSeen(batch)
 		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
-		reply, err := f.eval(context.Background(), ackScript, true, args...)
-		r := fields{s: reply}
+		r, err := f.evalAdmitting(context.Background(), ackScript, batch, bits, func(args []any) []any {
+			args = append(args, len(batch))
+			for _, a := range batch {
+				args = append(args, a.args...)
+				args = appendAdmissions(args, a.links)
+			}
+			return args
+		})
+		acked := r.next()
+		if err == nil {
+			err = r.err
+		}
 		for _, a := range batch {
 			if err == nil {
-				a.owned = r.next() == "1"
-				a.admitted = int(r.int())
-				err = r.err
+				var tok string
+				tok, acked, _ = strings.Cut(acked, " ")
+				if len(tok) < 2 {
+					err = errCorrupt
+				} else {
+					a.owned = tok[0] == '1'
+					if a.admitted, err = strconv.Atoi(tok[1:]); err != nil {
+						err = errCorrupt
+					}
+				}
 			}
 			a.err = err
 			close(a.done)
@@ -873,28 +1065,58 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 // and increment of each: the categories of crawl.Stats, as Stats.Add counts
 // a Result, and the refusals.
 func appendStats(args []any, o crawl.Outcome) []any {
-	var kv []any
+	at := len(args)
+	args = append(args, 0) // the count, set below
 	if r := o.Result; r != nil {
-		kv = append(kv, "done", 1)
+		args = append(args, "done", 1)
 		if r.Status != 0 {
-			kv = append(kv, "status:"+strconv.Itoa(r.Status), 1)
+			args = append(args, statusKey(r.Status), 1)
 		}
 		switch kind := r.Kind(); kind {
 		case "fail":
-			kv = append(kv, "fail", 1, "fail:"+crawl.FailKind(r.Err), 1)
+			args = append(args, "fail", 1, "fail:"+crawl.FailKind(r.Err), 1)
 		case "redirect":
-			kv = append(kv, "redirect", 1)
+			args = append(args, "redirect", 1)
 		default: // html, other, error
-			kv = append(kv, kind, 1, kind+"_bytes", r.Size)
+			args = append(args, kind, 1, bytesKey(kind), r.Size)
 		}
 	}
 	for name, n := range o.Refused {
 		if n != 0 {
-			kv = append(kv, "refused:"+name, n)
+			args = append(args, "refused:"+name, n)
 		}
 	}
-	args = append(args, len(kv)/2)
-	return append(args, kv...)
+	args[at] = (len(args) - at - 1) / 2
+	return args
+}
+
+// statusKeys are the stats keys of the usual statuses, made once.
+var statusKeys = func() (keys [600]string) {
+	for i := 100; i < len(keys); i++ {
+		keys[i] = "status:" + strconv.Itoa(i)
+	}
+	return keys
+}()
+
+// statusKey returns the stats key of status.
+func statusKey(status int) string {
+	if status >= 100 && status < len(statusKeys) {
+		return statusKeys[status]
+	}
+	return "status:" + strconv.Itoa(status)
+}
+
+// bytesKey returns the stats key of the bytes of a Result of kind.
+func bytesKey(kind string) string {
+	switch kind {
+	case "html":
+		return "html_bytes"
+	case "other":
+		return "other_bytes"
+	case "error":
+		return "error_bytes"
+	}
+	return kind + "_bytes"
 }
 
 // Retry ends a lease by putting its Request back, as l.Request is now, to

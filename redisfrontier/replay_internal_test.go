@@ -43,8 +43,9 @@ func TestReplay(t *testing.T) {
 		return first
 	}
 	reqs := []crawl.Request{{URL: "https://a.example/1"}, {URL: "https://a.example/2"}}
-	if got := twice("Push", pushScript, appendAdmissions(nil, admissions(reqs, f.bits))...); got != "2" {
-		t.Errorf("Push of 2 new URLs, twice: admitted %s, want 2", got)
+	pr := fields{s: twice("Push", pushScript, appendAdmissions([]any{"-"}, admissions(reqs, f.bits))...)}
+	if run, got := pr.next(), pr.int(); run != "-" || got != 2 {
+		t.Errorf("Push of 2 new URLs, twice: run %q, admitted %d, want -, 2", run, got)
 	}
 	twice("Take", takeScript, 1, "0.5")
 	if cnt, _ := f.Counts(ctx); cnt != (crawl.Counts{Queued: 1, Leased: 1, Pages: 1}) {
@@ -54,13 +55,14 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []any{1, l.ID, "0", "0", "", 0, "0.5"}
+	args := []any{"-", 1, l.ID, "0", "0", "", 0, "0.5"}
 	args = appendStats(args, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 10}})
 	args = appendAdmissions(args, admissions([]crawl.Request{{URL: "https://a.example/3"}}, f.bits))
 	reply := twice("Ack", ackScript, args...)
 	r := fields{s: reply}
-	if owned, added := r.next(), r.int(); owned != "1" || added != 1 {
-		t.Errorf("Ack with one new link, twice: reply owned %q, admitted %d; want 1, 1", owned, added)
+	r.next() // the run
+	if acked := r.next(); acked != "11 " {
+		t.Errorf("Ack with one new link, twice: reply %q, want \"11 \" (owned, 1 admitted)", acked)
 	}
 	if cnt, _ := f.Counts(ctx); cnt != (crawl.Counts{Queued: 1, Leased: 1, Done: 1, Pages: 2}) {
 		t.Errorf("Ack twice: Counts %+v, want Done 1", cnt)

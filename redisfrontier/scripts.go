@@ -56,20 +56,61 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
 -- S formats a number for Redis without losing digits (tostring keeps 14).
 local function S(n) return string.format('%.0f', n) end
+-- digits returns n as text; without a sprintf for the usual small ones.
+local function digits(n)
+  if n >= 0 and n <= 10 then return string.sub('012345678910', n + 1, n + 1 + math.floor(n / 10)) end
+  return tostring(n)
+end
 -- ns frames a reply field: its length, a colon, the field.
 local function ns(s) s = tostring(s) return #s .. ':' .. s end
 local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
 local function rkey(h) return P .. 'r:' .. h end
 
--- The meta counters, changed by deltas written once at the end.
-local cnt = {}
+-- The meta counters, changed by deltas written once at the end: base
+-- holds those read (one HMGET for all a script needs), cnt the deltas.
+local cnt, base = {}, {}
 local function add(k, d) cnt[k] = (cnt[k] or 0) + d end
-local pages0
+local function load(ks)
+  local miss = {}
+  for _, k in ipairs(ks) do
+    if base[k] == nil then miss[#miss + 1] = k end
+  end
+  if #miss == 0 then return end
+  local v = redis.call('HMGET', meta, unpack(miss))
+  for j, k in ipairs(miss) do base[k] = tonumber(v[j]) or 0 end
+end
+-- incr adds the deltas d (name to number) to the counters of hash key in
+-- one HMGET and one HSET (a redis.call costs more than its work).
+local function incr(key, d, known)
+  local ks = {}
+  for k, v in pairs(d) do
+    if v ~= 0 then ks[#ks + 1] = k end
+  end
+  if #ks == 0 then return end
+  if #ks == 1 and not known[ks[1]] then
+    redis.call('HINCRBY', key, ks[1], S(d[ks[1]]))
+    return
+  end
+  local miss = {}
+  for _, k in ipairs(ks) do
+    if known[k] == nil then miss[#miss + 1] = k end
+  end
+  if #miss > 0 then
+    local v = redis.call('HMGET', key, unpack(miss))
+    for j, k in ipairs(miss) do known[k] = tonumber(v[j]) or 0 end
+  end
+  local kv = {}
+  for _, k in ipairs(ks) do
+    kv[#kv + 1] = k
+    kv[#kv + 1] = S(known[k] + d[k])
+  end
+  redis.call('HSET', key, unpack(kv))
+end
 local function spent()
   if MAXPAGES <= 0 then return false end
-  if not pages0 then pages0 = tonumber(redis.call('HGET', meta, 'pages')) or 0 end
-  return pages0 + (cnt.pages or 0) >= MAXPAGES
+  load({'pages'})
+  return base.pages + (cnt.pages or 0) >= MAXPAGES
 end
 local wakeup = false
 
@@ -77,13 +118,14 @@ local wakeup = false
 -- nothing it may start whatever the time; and whether it has new Requests
 -- held back by the page budget only.
 local function wake(h)
-  local st = redis.call('HMGET', hkey(h), 'n', 'nx', 'rf', 'r')
+  local st = redis.call('HMGET', hkey(h), 'n', 'nx', 'rf', 'r', 'rn')
   local n = tonumber(st[1]) or 0
   if n >= HW or st[3] then return nil, false end
   local nx = tonumber(st[2]) or 0
   local any = redis.call('LLEN', qkey(h)) > 0
   local fresh = any and not spent()
-  local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  local top = {}
+  if st[5] ~= '0' then top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES') end
   local rs = top[2] and tonumber(top[2])
   if ROBOTS and not st[4] then
     if fresh or rs then return nx, false end
@@ -150,12 +192,34 @@ local function admit(i)
   return added, i
 end
 
+-- mkrec returns a lease's record: its kind ('P', 'R'), '1' for a retry
+-- ('0' a first attempt), '1' if it has a term, its host's next start
+-- before and after it (µs), the lengths of the owner and of the host key,
+-- then the owner, the host key and the Request's encoding. A string made
+-- by concatenation costs the script far less than cmsgpack.
+local ownerLen
+local function mkrec(k, t, x, pn, nx, h, e)
+  ownerLen = ownerLen or tostring(#owner)
+  return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. ownerLen .. ' ' .. #h .. ' ' .. owner .. h .. e
+end
+
+-- unrec reads a record mkrec made, or one in MessagePack (earlier
+-- versions), as a table: o owner, h host, k kind, t 1 for a retry, x true
+-- if timed, pn and nx, e encoding.
+local function unrec(raw)
+  local k, t, x, pn, nx, ol, hl, p = string.match(raw, '^([PR])([01])([01]) (%S+) (%S+) (%d+) (%d+) ()')
+  if not k then return cmsgpack.unpack(raw) end
+  ol, hl = tonumber(ol), tonumber(hl)
+  return {k = k, t = t == '1' and 1 or 0, x = x == '1' or nil, pn = tonumber(pn), nx = tonumber(nx),
+    o = string.sub(raw, p, p + ol - 1), h = string.sub(raw, p + ol, p + ol + hl - 1), e = string.sub(raw, p + ol + hl)}
+end
+
 -- endLease removes lease id and returns its record, or nil if it is not
 -- out or not the caller's (when mine).
 local function endLease(id, mine)
   local raw = redis.call('HGET', leases, id)
   if not raw then return nil end
-  local rec = cmsgpack.unpack(raw)
+  local rec = unrec(raw)
   if mine and rec.o ~= owner then return nil end
   redis.call('HDEL', leases, id)
   if rec.x or TERM > 0 then redis.call('ZREM', exp, id) end
@@ -173,7 +237,11 @@ local function putBack(id, rec, at, enc, tries)
     local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
     if at > nx then redis.call('HSET', hk, 'nx', S(at)) end
   else
-    redis.call('ZADD', rkey(rec.h), S(at), id .. ':' .. enc)
+    -- rn counts the host's retries, so that a Take need not look for
+    -- them when there are none; absent, it is not known.
+    if redis.call('ZADD', rkey(rec.h), S(at), id .. ':' .. enc) == 1 and redis.call('HEXISTS', hk, 'rn') == 1 then
+      redis.call('HINCRBY', hk, 'rn', 1)
+    end
     add('queued', 1)
   end
   settle(rec.h)
@@ -202,9 +270,7 @@ end
 -- done writes the counters, wakes the other processes if work came up
 -- now, and records the reply for a replay.
 local function done(reply)
-  for k, d in pairs(cnt) do
-    if d ~= 0 then redis.call('HINCRBY', meta, k, d) end
-  end
+  incr(meta, cnt, base)
   if wakeup then redis.call('PUBLISH', P .. 'ev', 'w') end
   if opseq ~= '0' then
     redis.call('ZADD', ops, opseq, opseq .. ':' .. reply)
@@ -212,12 +278,23 @@ local function done(reply)
   return reply
 end
 
+-- serverRun returns the server's run ID, or '-' when ARGV[10] is '-', and
+-- whether ARGV[10], the run a process's seen cache dropped links under,
+-- is another one ('' drops nothing): a server restarted (or a replica
+-- promoted) may have lost URLs the cache took as seen.
+local function serverRun()
+  if ARGV[10] == '-' then return '-', false end
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+  return run, ARGV[10] ~= '' and ARGV[10] ~= run
+end
+
 -- over reports whether Join may return: nothing pending, or the budget
 -- spent and nothing pending but new Requests.
 local function over()
-  local c = redis.call('HMGET', meta, 'unfinished', 'fresh')
-  local unf = (tonumber(c[1]) or 0) + (cnt.unfinished or 0)
-  local fresh = (tonumber(c[2]) or 0) + (cnt.fresh or 0)
+  -- With the counters done() writes, in one HMGET.
+  load({'unfinished', 'fresh', 'done', 'queued', 'pages'})
+  local unf = base.unfinished + (cnt.unfinished or 0)
+  local fresh = base.fresh + (cnt.fresh or 0)
   return unf == 0 or spent() and unf == fresh
 end
 `
@@ -243,7 +320,7 @@ redis.call('ZADD', ops, 0, '0:')
 redis.call('PEXPIRE', ops, 604800000)
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
-  local rec = cmsgpack.unpack(all[i + 1])
+  local rec = unrec(all[i + 1])
   if rec.o == owner then
     endLease(all[i], true)
     putBack(all[i], rec, 0, rec.e, nil)
@@ -259,7 +336,7 @@ return 'ok:' .. m[3]
 var closeScript = redis.NewScript(prelude + `
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
-  local rec = cmsgpack.unpack(all[i + 1])
+  local rec = unrec(all[i + 1])
   if rec.o == owner then
     endLease(all[i], true)
     putBack(all[i], rec, now, rec.e, nil)
@@ -270,11 +347,15 @@ redis.call('DEL', ops)
 return ''
 `)
 
-// pushScript admits Requests. ARGV[10..] as admit reads them.
-// Reply: the number admitted.
+// pushScript admits Requests. ARGV[10] the run the caller's seen cache
+// dropped Requests under (see serverRun), ARGV[11..] as admit reads them.
+// Reply: framed, the server's run, then the number admitted; or "stale:"
+// and the server's run, having done nothing, if ARGV[10] is another.
 var pushScript = redis.NewScript(prelude + `
-local added = admit(10)
-return done(tostring(added))
+local run, stale = serverRun()
+if stale then return 'stale:' .. run end
+local added = admit(11)
+return done(ns(run) .. ns(added))
 `)
 
 // takeScript takes back the expired leases and leases up to ARGV[10]
@@ -300,70 +381,109 @@ local got = 0
 -- The leases' records and terms, written once at the end.
 local recs, terms = {}, {}
 -- Lease IDs: one counter step for the call.
-local nextID = redis.call('HINCRBY', meta, 'lseq', want) - want
+load({'lseq', 'fresh', 'pages', 'queued'})
+local termAt = S(now + TERM)
+local nextID = base.lseq
 
 -- takeFrom leases the Request host h would start now, if any, and
 -- returns true and the host's time after it (nil: it has nothing it may
 -- start whatever the time), as settle would find it.
 local function takeFrom(h)
   local hk = hkey(h)
-  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd')
+  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
   local n = tonumber(st[1]) or 0
   if n >= HW or st[3] then return false end
   local nx = tonumber(st[2]) or 0
   if nx > vt then return false end
-  local llen = redis.call('LLEN', qkey(h))
-  local fresh = llen > 0 and not spent()
-  local top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+  -- The queue's length, asked only where it matters: a new Request is
+  -- popped without it (nil: not known, taken as more to come; a host
+  -- found empty later leaves the ready set then).
+  local llen
+  local function qlen()
+    if not llen then llen = redis.call('LLEN', qkey(h)) end
+    return llen
+  end
+  -- The host's fields written once, at the end.
+  local hset = {}
+  local rn = tonumber(st[7])
+  local top = {}
+  if rn ~= 0 then
+    top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
+    if not rn and not top[1] then
+      rn = 0
+      hset[#hset + 1] = 'rn'
+      hset[#hset + 1] = '0'
+    end
+  end
   nextID = nextID + 1
   local id = S(nextID)
-  local rec
+  local kind, tk, enc
   local robots = ROBOTS and not st[4]
   if robots then
-    if not (fresh or top[1]) then return false end
-    rec = {o = owner, h = h, k = 'R', t = 1, e = ''}
-    redis.call('HSET', hk, 'rf', id)
-    out[#out + 1] = ns('R') .. ns(id) .. ns(h) .. ns(st[5] or '0')
+    if not (qlen() > 0 and not spent() or top[1]) then return false end
+    kind, tk, enc = 'R', '1', ''
+    hset[#hset + 1] = 'rf'
+    hset[#hset + 1] = id
+    out[#out + 1] = ns('R' .. id .. ' ' .. (st[5] or '0') .. ' ' .. h)
   else
-    local enc, tk
+    kind = 'P'
     if top[1] and tonumber(top[2]) <= vt then
       redis.call('ZREM', rkey(h), top[1])
       enc = string.sub(top[1], string.find(top[1], ':', 1, true) + 1)
-      tk = 1
-      top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
-    elseif fresh then
-      enc = redis.call('LPOP', qkey(h))
-      llen = llen - 1
-      tk = 0
+      tk = '1'
+      if rn then
+        rn = rn - 1
+        hset[#hset + 1] = 'rn'
+        hset[#hset + 1] = S(rn)
+      end
+      top = {}
+      if rn ~= 0 then top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES') end
+    else
+      enc = not spent() and redis.call('LPOP', qkey(h))
+      if not enc then
+        if not spent() then llen = 0 end
+        return false
+      end
+      if llen then llen = llen - 1 end
+      tk = '0'
       add('fresh', -1)
       add('pages', 1)
-    else
-      return false
     end
     add('queued', -1)
-    rec = {o = owner, h = h, k = 'P', t = tk, e = enc}
-    out[#out + 1] = ns('P') .. ns(id) .. ns(enc) .. ns(st[4] or '')
+    out[#out + 1] = ns('P' .. id .. ' ' .. (st[4] or '') .. ' ' .. enc)
   end
   local d = math.max(DELAY, tonumber(st[6]) or 0)
-  rec.pn = nx
+  -- The host's next start before and after, as text: a number turned
+  -- into text costs a sprintf.
+  local pn = st[2] or '0'
+  local nxs = pn
   if d > 0 then
     nx = vt + jitter(d, rnd())
-    redis.call('HSET', hk, 'nx', S(nx))
+    nxs = S(nx)
+    hset[#hset + 1] = 'nx'
+    hset[#hset + 1] = nxs
   end
-  rec.nx = nx
-  redis.call('HINCRBY', hk, 'n', 1)
+  if #hset == 0 then
+    -- The usual case: no number to turn into text (a sprintf).
+    redis.call('HINCRBY', hk, 'n', '1')
+  else
+    hset[#hset + 1] = 'n'
+    hset[#hset + 1] = S(n + 1)
+    redis.call('HSET', hk, unpack(hset))
+  end
+  local x = '0'
   if TERM > 0 then
-    rec.x = 1
-    terms[#terms + 1] = S(now + TERM)
+    x = '1'
+    terms[#terms + 1] = termAt
     terms[#terms + 1] = id
   end
   recs[#recs + 1] = id
-  recs[#recs + 1] = cmsgpack.pack(rec)
+  recs[#recs + 1] = mkrec(kind, tk, x, pn, nxs, h, enc)
   -- The host's time now, as wake would compute it.
   if robots or n + 1 >= HW then return true, nil end
-  if llen > 0 and not spent() then return true, nx end
+  if llen ~= 0 and not spent() then return true, nx end
   if top[2] then return true, math.max(nx, tonumber(top[2])) end
-  if llen > 0 then redis.call('SADD', parked, h) end
+  if qlen() > 0 then redis.call('SADD', parked, h) end
   return true, nil
 end
 
@@ -399,6 +519,7 @@ while got < want and pass < 8 do
   if #zadd > 0 then redis.call('ZADD', ready, unpack(zadd)) end
   if #zrem > 0 then redis.call('ZREM', ready, unpack(zrem)) end
 end
+add('lseq', nextID - base.lseq)
 if #recs > 0 then redis.call('HSET', leases, unpack(recs)) end
 if #terms > 0 then redis.call('ZADD', exp, unpack(terms)) end
 local wait = -1
@@ -413,20 +534,27 @@ end
 return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 `)
 
-// ackScript ends leases as done, ARGV[10] of them, each framed as: its
+// ackScript ends leases as done: ARGV[10] the run the caller's seen cache
+// dropped links under (see serverRun), then ARGV[11] leases, each framed
+// as: its
 // ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
 // encoding and their delay (µs), a random number, the number of stats
 // counters then name and increment of each, then its links as admit reads
-// them. The links are admitted even when the lease is lost. Reply: for
-// each, framed "1" if the lease was the caller's ("0" if lost), then the
-// number of its links admitted.
+// them. The links are admitted even when the lease is lost. Reply:
+// framed, the server's run, then one framed field: for each lease "1" if
+// it was the caller's ("0" if lost) then the number of its links
+// admitted, and a space; or
+// "stale:" and the server's run, having done nothing, if ARGV[10] is
+// another.
 var ackScript = redis.NewScript(prelude + `
-local i = 11
+local run, stale = serverRun()
+if stale then return 'stale:' .. run end
+local i = 12
 local out = {}
 local stats = {}
 local any = false
 local ents, ids = {}, {}
-for e = 1, tonumber(ARGV[10]) do
+for e = 1, tonumber(ARGV[11]) do
   local ent = {id = ARGV[i], unsent = ARGV[i + 1], hasRules = ARGV[i + 2], rules = ARGV[i + 3],
     rd = tonumber(ARGV[i + 4]), r = tonumber(ARGV[i + 5]), nst = tonumber(ARGV[i + 6]), st0 = i + 7}
   ent.added, i = admit(ent.st0 + 2 * ent.nst)
@@ -438,16 +566,16 @@ if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
 local ended, timed = {}, false
 for e, ent in ipairs(ents) do
   local id = ent.id
-  local rec = raws[e] and cmsgpack.unpack(raws[e])
+  local rec = raws[e] and unrec(raws[e])
   if not rec or rec.o ~= owner or ended[id] then
-    out[#out + 1] = ns('0') .. ns(ent.added)
+    out[#out + 1] = '0' .. digits(ent.added) .. ' '
   else
     ended[id] = true
     ended[#ended + 1] = id
     timed = timed or rec.x
     any = true
     local hk = hkey(rec.h)
-    local left = redis.call('HINCRBY', hk, 'n', -1)
+    local left = redis.call('HINCRBY', hk, 'n', '-1')
     local must = left + 1 >= HW
     if rec.k == 'R' then
       must = true
@@ -482,18 +610,17 @@ for e, ent in ipairs(ents) do
       settle(rec.h)
       wakeup = true
     end
-    out[#out + 1] = ns('1') .. ns(ent.added)
+    out[#out + 1] = '1' .. digits(ent.added) .. ' '
   end
 end
 if #ended > 0 then
   redis.call('HDEL', leases, unpack(ended))
   if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end
 end
-local st = P .. 'stats'
-for k, d in pairs(stats) do redis.call('HINCRBY', st, k, S(d)) end
+incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
-return done(table.concat(out))
+return done(ns(run) .. ns(table.concat(out)))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
@@ -517,7 +644,7 @@ return done('1')
 // twice: no replay needed. Reply: "1", or "0" if the lease is lost.
 var extendScript = redis.NewScript(prelude + `
 local raw = redis.call('HGET', leases, ARGV[10])
-if not raw or cmsgpack.unpack(raw).o ~= owner then return '0' end
+if not raw or unrec(raw).o ~= owner then return '0' end
 if TERM > 0 then redis.call('ZADD', exp, S(now + TERM), ARGV[10]) end
 return '1'
 `)
