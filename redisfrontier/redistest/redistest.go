@@ -14,11 +14,13 @@ package redistest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,6 +110,47 @@ func (s *Server) launch() error {
 	return fmt.Errorf("redis-server on %s did not answer PING in 10s", s.Addr())
 }
 
+// settle waits, for at most 3 s, until no fsync of the AOF is under way on
+// the server at addr, then makes a round trip: Redis writes its AOF buffer
+// before it sends the replies of an event-loop turn, unless an fsync is
+// under way, so once none is, the PING's reply comes after the buffer of
+// every write answered before it was written.
+func settle(addr string) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write([]byte("INFO persistence\r\n")); err != nil {
+			return
+		}
+		head, err := r.ReadString('\n') // $<length>
+		if err != nil || len(head) < 2 || head[0] != '$' {
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+		if err != nil {
+			return
+		}
+		body := make([]byte, n+2)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		if !strings.Contains(string(body), "aof_pending_bio_fsync:1") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err == nil {
+		r.ReadString('\n')
+	}
+}
+
 // ping reports whether a Redis server at addr answers PING with PONG (and
 // not with LOADING while it reads its AOF).
 func ping(addr string) bool {
@@ -125,7 +168,11 @@ func ping(addr string) bool {
 }
 
 // Kill kills the server with SIGKILL, as a crash would, and waits for it
-// to be gone.
+// to be gone. It first lets the server write to its AOF what it has
+// already answered for (see settle), so that what a test shows is what the
+// AOF keeps, not Redis's own window: with appendfsync everysec, Redis
+// answers writes it holds back for up to 2 s while the disk is still busy
+// with the last fsync, and a crash then loses them, whatever the client.
 func (s *Server) Kill() {
 	s.mu.Lock()
 	cmd := s.cmd
@@ -134,6 +181,7 @@ func (s *Server) Kill() {
 	if cmd == nil {
 		return
 	}
+	settle(s.Addr())
 	cmd.Process.Kill()
 	for ping(s.Addr()) {
 		time.Sleep(10 * time.Millisecond)
