@@ -4,10 +4,11 @@ import (
 	"container/heap"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/asyncrawl/crawl/internal/sched"
 )
 
 // MemoryFrontier is the Frontier that Run uses unless WithFrontier gives
@@ -47,9 +48,7 @@ type MemoryFrontier struct {
 	seen       seenSet
 	mem        *offHeap // the seen set's tables, the queues' chunks
 	hosts      map[string]*host
-	ready      []*host // ready[readyHead:] may be sent a request now
-	readyHead  int
-	timers     timerHeap
+	sched      sched.Hosts[*host] // who may start a request now, and who later
 	waiters    []*popper
 	armed      time.Time // when the first waiter's timer fires; zero if none
 	leases     map[string]*leaseRec
@@ -107,9 +106,7 @@ type host struct {
 	rules    *HostRules
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
-	inReady     bool
-	heapIdx     int       // index in timers, -1 when not there
-	wake        time.Time // key in timers
+	sched.Slot
 }
 
 // popper is a worker blocked in Take.
@@ -199,7 +196,7 @@ func (f *MemoryFrontier) admit(now time.Time, reqs []Request) int {
 func (f *MemoryFrontier) host(key string) *host {
 	h := f.hosts[key]
 	if h == nil {
-		h = &host{key: key, delay: f.policy.HostDelay, heapIdx: -1}
+		h = &host{key: key, delay: f.policy.HostDelay}
 		if f.policy.Robots {
 			h.gate = gateRobots
 		}
@@ -300,11 +297,7 @@ func (f *MemoryFrontier) closedErr() bool {
 // nextWake returns the earliest time something timed happens: a host in
 // the heap may start, or a lease expires. f.mu is held.
 func (f *MemoryFrontier) nextWake() (time.Time, bool) {
-	var at time.Time
-	ok := false
-	if len(f.timers) > 0 {
-		at, ok = f.timers[0].wake, true
-	}
+	at, ok := f.sched.Wake()
 	if len(f.expiries) > 0 && (!ok || f.expiries[0].expires.Before(at)) {
 		at, ok = f.expiries[0].expires, true
 	}
@@ -374,7 +367,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 		h.rules = o.Rules
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
-			if n := now.Add(jitter(h.delay)); n.After(h.next) {
+			if n := now.Add(sched.Jitter(h.delay)); n.After(h.next) {
 				h.next = n
 			}
 		}
@@ -523,10 +516,7 @@ func (f *MemoryFrontier) spent() bool {
 // wrong, and opens Join when the crawl is over. f.mu is held.
 func (f *MemoryFrontier) update(now time.Time) {
 	f.expire(now)
-	for len(f.timers) > 0 && !f.timers[0].wake.After(now) {
-		h := heap.Pop(&f.timers).(*host)
-		f.setReady(h)
-	}
+	f.sched.Due(now)
 	served := false
 	for len(f.waiters) > 0 {
 		l, ok := f.take(now)
@@ -566,11 +556,11 @@ func (f *MemoryFrontier) rearm() {
 
 // take leases a request that may be started now, if any host has one.
 func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
-	for f.readyHead < len(f.ready) {
-		h := f.ready[f.readyHead]
-		f.ready[f.readyHead] = nil
-		f.readyHead++
-		h.inReady = false
+	for {
+		h, ok := f.sched.Next()
+		if !ok {
+			return nil, false
+		}
 		l, ok := f.takeFrom(h, now)
 		// Back at the end of the ring, or to the heap, or to neither:
 		// hosts take turns.
@@ -579,9 +569,6 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 			return l, true
 		}
 	}
-	f.ready = f.ready[:0]
-	f.readyHead = 0
-	return nil, false
 }
 
 // takeFrom leases the request h would start now, if any.
@@ -624,7 +611,7 @@ func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Le
 	rec := &leaseRec{lease: l, req: l.Request, h: h, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
-		h.next = now.Add(jitter(h.delay))
+		h.next = now.Add(sched.Jitter(h.delay))
 	}
 	rec.next = h.next
 	if f.policy.LeaseTerm > 0 {
@@ -633,11 +620,6 @@ func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Le
 	}
 	f.leases[l.ID] = rec
 	return l
-}
-
-// jitter returns a pause drawn uniformly from [d/2, 3d/2].
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d+1)
 }
 
 // wakeTime returns when h may start its next request, and false when it
@@ -671,39 +653,8 @@ func maxTime(a, b time.Time) time.Time {
 // settle puts h where it belongs after a change: in the ring if it may
 // start a request now, in the heap if later, else nowhere.
 func (f *MemoryFrontier) settle(h *host, now time.Time) {
-	if h.inReady {
-		return // take checks it again when its turn comes
-	}
 	wake, ok := f.wakeTime(h)
-	switch {
-	case !ok:
-		if h.heapIdx >= 0 {
-			heap.Remove(&f.timers, h.heapIdx)
-		}
-	case !wake.After(now):
-		if h.heapIdx >= 0 {
-			heap.Remove(&f.timers, h.heapIdx)
-		}
-		f.setReady(h)
-	case h.heapIdx >= 0:
-		h.wake = wake
-		heap.Fix(&f.timers, h.heapIdx)
-	default:
-		h.wake = wake
-		heap.Push(&f.timers, h)
-	}
-}
-
-func (f *MemoryFrontier) setReady(h *host) {
-	h.inReady = true
-	if f.readyHead >= 64 && f.readyHead*2 >= len(f.ready) {
-		// Taken hosts are forgotten, so that a ring that is never empty
-		// does not grow with every turn.
-		n := copy(f.ready, f.ready[f.readyHead:])
-		clear(f.ready[n:])
-		f.ready, f.readyHead = f.ready[:n], 0
-	}
-	f.ready = append(f.ready, h)
+	f.sched.Settle(h, wake, ok, now)
 }
 
 // maxKeptTasks is the largest queue a host keeps room for once drained.
@@ -722,30 +673,6 @@ func (rh *retryHeap) Pop() any {
 	old[len(old)-1] = entry{}
 	*rh = old[:len(old)-1]
 	return e
-}
-
-// timerHeap orders hosts by the time they may next start a request.
-type timerHeap []*host
-
-func (th timerHeap) Len() int           { return len(th) }
-func (th timerHeap) Less(i, j int) bool { return th[i].wake.Before(th[j].wake) }
-func (th timerHeap) Swap(i, j int) {
-	th[i], th[j] = th[j], th[i]
-	th[i].heapIdx = i
-	th[j].heapIdx = j
-}
-func (th *timerHeap) Push(x any) {
-	h := x.(*host)
-	h.heapIdx = len(*th)
-	*th = append(*th, h)
-}
-func (th *timerHeap) Pop() any {
-	old := *th
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	h.heapIdx = -1
-	*th = old[:len(old)-1]
-	return h
 }
 
 // expiryHeap orders leases by the time their term ends.

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/asyncrawl/crawl/internal/sched"
 )
 
 // Parsing
@@ -1066,7 +1068,7 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			if f.hostDelay > 0 {
 				// A redirect is one more request to the host: it waits
 				// its turn as any other would.
-				t := time.NewTimer(jitter(f.hostDelay))
+				t := time.NewTimer(sched.Jitter(f.hostDelay))
 				select {
 				case <-t.C:
 				case <-ctx.Done():

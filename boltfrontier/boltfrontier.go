@@ -121,6 +121,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/internal/sched"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -192,9 +193,7 @@ type Frontier struct {
 	closed      bool
 	closedCh    chan struct{}
 	hosts       map[string]*host
-	ready       []*host
-	readyHead   int
-	timers      timerHeap
+	sched       sched.Hosts[*host]
 	waiters     []*popper
 	armed       time.Time
 	leases      map[string]*leaseRec
@@ -414,7 +413,7 @@ func (f *Frontier) load() error {
 		hostOf := func(key string) *host {
 			h := f.hosts[key]
 			if h == nil {
-				h = &host{key: key, hash: hashHost(key), heapIdx: -1, delay: f.policy.HostDelay}
+				h = &host{key: key, hash: hashHost(key), delay: f.policy.HostDelay}
 				f.hosts[key] = h
 			}
 			return h

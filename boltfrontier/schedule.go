@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/internal/sched"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -67,9 +67,7 @@ type host struct {
 	rules    *crawl.HostRules
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
-	inReady     bool
-	heapIdx     int
-	wake        time.Time
+	sched.Slot
 }
 
 func (h *host) fresh() int { return len(h.buf) + h.spill }
@@ -306,7 +304,7 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 // newHost makes the schedule of a host not in memory, with what the
 // file says of it (its rules, from an earlier run). f.mu is held.
 func (f *Frontier) newHost(key string, hh [4]byte, tx *bolt.Tx) (*host, error) {
-	h := &host{key: key, hash: hh, delay: f.policy.HostDelay, heapIdx: -1}
+	h := &host{key: key, hash: hh, delay: f.policy.HostDelay}
 	if b := tx.Bucket(bucketHosts).Get([]byte(key)); b != nil {
 		rec, err := decodeHost(b)
 		if err != nil {
@@ -461,11 +459,7 @@ func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 }
 
 func (f *Frontier) nextWake() (time.Time, bool) {
-	var at time.Time
-	ok := false
-	if len(f.timers) > 0 {
-		at, ok = f.timers[0].wake, true
-	}
+	at, ok := f.sched.Wake()
 	if len(f.expiries) > 0 && (!ok || f.expiries[0].expires.Before(at)) {
 		at, ok = f.expiries[0].expires, true
 	}
@@ -536,7 +530,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		h.rules = o.Rules
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
-			if n := now.Add(jitter(h.delay)); n.After(h.next) {
+			if n := now.Add(sched.Jitter(h.delay)); n.After(h.next) {
 				h.next = n
 			}
 		}
@@ -728,10 +722,7 @@ func (f *Frontier) spent() bool {
 // update brings the schedule up to now after a change. f.mu is held.
 func (f *Frontier) update(now time.Time) {
 	f.expire(now)
-	for len(f.timers) > 0 && !f.timers[0].wake.After(now) {
-		h := heap.Pop(&f.timers).(*host)
-		f.setReady(h)
-	}
+	f.sched.Due(now)
 	served := false
 	for len(f.waiters) > 0 {
 		l, ok := f.take(now)
@@ -770,20 +761,17 @@ func (f *Frontier) rearm() {
 
 // take leases a request that may be started now, if any host has one.
 func (f *Frontier) take(now time.Time) (*crawl.Lease, bool) {
-	for f.readyHead < len(f.ready) {
-		h := f.ready[f.readyHead]
-		f.ready[f.readyHead] = nil
-		f.readyHead++
-		h.inReady = false
+	for {
+		h, ok := f.sched.Next()
+		if !ok {
+			return nil, false
+		}
 		l, ok := f.takeFrom(h, now)
 		f.settle(h, now)
 		if ok {
 			return l, true
 		}
 	}
-	f.ready = f.ready[:0]
-	f.readyHead = 0
-	return nil, false
 }
 
 // takeFrom leases the request h would start now, if any.
@@ -837,7 +825,7 @@ func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.
 	rec := &leaseRec{lease: l, h: h, e: e, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
-		h.next = now.Add(jitter(h.delay))
+		h.next = now.Add(sched.Jitter(h.delay))
 	}
 	rec.next = h.next
 	if f.policy.LeaseTerm > 0 {
@@ -846,11 +834,6 @@ func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.
 	}
 	f.leases[l.ID] = rec
 	return l
-}
-
-// jitter returns a pause drawn uniformly from [d/2, 3d/2].
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d+1)
 }
 
 func (f *Frontier) wakeTime(h *host) (time.Time, bool) {
@@ -877,38 +860,10 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
+// settle puts h in the schedule where its wake time says.
 func (f *Frontier) settle(h *host, now time.Time) {
-	if h.inReady {
-		return
-	}
 	wake, ok := f.wakeTime(h)
-	switch {
-	case !ok:
-		if h.heapIdx >= 0 {
-			heap.Remove(&f.timers, h.heapIdx)
-		}
-	case !wake.After(now):
-		if h.heapIdx >= 0 {
-			heap.Remove(&f.timers, h.heapIdx)
-		}
-		f.setReady(h)
-	case h.heapIdx >= 0:
-		h.wake = wake
-		heap.Fix(&f.timers, h.heapIdx)
-	default:
-		h.wake = wake
-		heap.Push(&f.timers, h)
-	}
-}
-
-func (f *Frontier) setReady(h *host) {
-	h.inReady = true
-	if f.readyHead >= 64 && f.readyHead*2 >= len(f.ready) {
-		n := copy(f.ready, f.ready[f.readyHead:])
-		clear(f.ready[n:])
-		f.ready, f.readyHead = f.ready[:n], 0
-	}
-	f.ready = append(f.ready, h)
+	f.sched.Settle(h, wake, ok, now)
 }
 
 // maxKept is the largest retry heap a host keeps room for once drained.
@@ -926,29 +881,6 @@ func (rh *retryHeap) Pop() any {
 	old[len(old)-1] = entry{}
 	*rh = old[:len(old)-1]
 	return e
-}
-
-type timerHeap []*host
-
-func (th timerHeap) Len() int           { return len(th) }
-func (th timerHeap) Less(i, j int) bool { return th[i].wake.Before(th[j].wake) }
-func (th timerHeap) Swap(i, j int) {
-	th[i], th[j] = th[j], th[i]
-	th[i].heapIdx = i
-	th[j].heapIdx = j
-}
-func (th *timerHeap) Push(x any) {
-	h := x.(*host)
-	h.heapIdx = len(*th)
-	*th = append(*th, h)
-}
-func (th *timerHeap) Pop() any {
-	old := *th
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	h.heapIdx = -1
-	*th = old[:len(old)-1]
-	return h
 }
 
 type expiryHeap []*leaseRec
