@@ -84,7 +84,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -135,10 +134,10 @@ type run struct {
 	fetch     *fetcher
 	tally     *tally
 	rules     robotsCache
-	debug     bool                   // the logger wants debug records
-	token     string                 // the product token of the User-Agent, for robots.txt
-	rootHosts map[string]bool        // by HostKey: whose sitemaps are read
-	held      []atomic.Pointer[held] // by worker: the lease it holds, when leases expire
+	debug     bool            // the logger wants debug records
+	token     string          // the product token of the User-Agent, for robots.txt
+	rootHosts map[string]bool // by HostKey: whose sitemaps are read
+	held      []held          // by worker: its hold on its lease, when leases expire
 	// endCtx is the context of the frontier calls that record what the
 	// workers did: not done with the Run's, so that a Run that is
 	// cancelled still acks or gives back its leases, but done endGrace
@@ -307,7 +306,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group
 	if cfg.leaseTerm > 0 {
-		r.held = make([]atomic.Pointer[held], cfg.workers)
+		r.held = make([]held, cfg.workers)
 		g.Go(func() error {
 			r.heartbeat(wctx)
 			return nil
@@ -499,6 +498,7 @@ func (w *worker) trim() {
 // asked again after a pause, which grows to maxTakePause.
 func (r *run) work(ctx, wctx context.Context, i int) {
 	w := &worker{keys: make(map[string]struct{})}
+	defer r.unhold(i)
 	pause := time.Duration(0)
 	for {
 		l, err := r.front.Take(wctx)
@@ -524,11 +524,11 @@ func (r *run) work(ctx, wctx context.Context, i int) {
 			// spent), a robots.txt still in flight is cut short.
 			lctx, h := r.hold(wctx, i, l)
 			r.robots(lctx, w, l, h)
-			r.release(i, h)
+			r.release(h)
 		} else {
 			lctx, h := r.hold(ctx, i, l)
 			r.process(lctx, w, l, h)
-			r.release(i, h)
+			r.release(h)
 		}
 		w.trim()
 	}
@@ -544,12 +544,19 @@ const endGrace = 5 * time.Second
 // frontier for a lease again.
 const maxTakePause = 5 * time.Second
 
-// held is a lease a worker holds while leases expire (WithLeaseTerm), as
-// the heartbeat renews it.
+// held is a worker's hold on the lease it works on, while leases expire
+// (WithLeaseTerm): the heartbeat renews the lease, and cuts the work on it
+// short if the frontier took it back. Each worker keeps one, and the
+// context of its work, across leases: a new context is made only after one
+// was cut short (or the parent changed), so that a page costs no context
+// of its own.
 type held struct {
-	lease  *Lease
-	cancel context.CancelCauseFunc // cuts the worker's work on the lease short
-	lost   atomic.Bool             // the frontier took the lease back
+	mu     sync.Mutex
+	lease  *Lease // nil between leases
+	lost   bool   // the frontier took lease back
+	parent context.Context
+	ctx    context.Context // the work's, done when a lease was lost
+	cancel context.CancelCauseFunc
 }
 
 // errLeaseLost is the cause of a held lease's context ending when the
@@ -557,35 +564,62 @@ type held struct {
 var errLeaseLost = fmt.Errorf("crawl: %w", ErrLeaseLost)
 
 // hold registers l as worker i's, for the heartbeat to renew, and returns
-// the context of the work on it, which ends if the lease is lost. With
-// leases that never expire it returns ctx and nil.
+// the context of the work on it, under ctx, which ends if the lease is
+// lost. With leases that never expire it returns ctx and nil.
 func (r *run) hold(ctx context.Context, i int, l *Lease) (context.Context, *held) {
 	if r.held == nil {
 		return ctx, nil
 	}
-	h := &held{lease: l}
-	ctx, h.cancel = context.WithCancelCause(ctx)
-	r.held[i].Store(h)
-	return ctx, h
+	h := &r.held[i]
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.parent != ctx || h.ctx.Err() != nil {
+		if h.cancel != nil {
+			h.cancel(nil)
+		}
+		h.parent = ctx
+		h.ctx, h.cancel = context.WithCancelCause(ctx)
+	}
+	h.lease, h.lost = l, false
+	return h.ctx, h
 }
 
 // release ends worker i's hold on h's lease.
-func (r *run) release(i int, h *held) {
+func (r *run) release(h *held) {
 	if h != nil {
-		r.held[i].Store(nil)
+		h.mu.Lock()
+		h.lease = nil
+		h.mu.Unlock()
+	}
+}
+
+// unhold lets go of worker i's context, when the worker stops.
+func (r *run) unhold(i int) {
+	if r.held == nil {
+		return
+	}
+	h := &r.held[i]
+	h.mu.Lock()
+	if h.cancel != nil {
 		h.cancel(nil)
 	}
+	h.mu.Unlock()
 }
 
 // lost reports whether h's lease was taken back: its holder then abandons
 // it, and neither acks it nor puts it back, nor delivers a Result, since
 // the frontier handed it to another worker.
 func (r *run) lost(h *held) bool {
-	if h == nil || !h.lost.Load() {
+	if h == nil {
 		return false
 	}
-	r.cfg.logger.Info("lease lost, URL abandoned", "url", h.lease.URL)
-	return true
+	h.mu.Lock()
+	lost, u := h.lost, h.lease.URL
+	h.mu.Unlock()
+	if lost {
+		r.cfg.logger.Info("lease lost, URL abandoned", "url", u)
+	}
+	return lost
 }
 
 // every calls f every d until ctx is done.
@@ -608,17 +642,24 @@ func every(ctx context.Context, d time.Duration, f func()) {
 func (r *run) heartbeat(ctx context.Context) {
 	every(ctx, r.cfg.leaseTerm/3, func() {
 		for i := range r.held {
-			h := r.held[i].Load()
-			if h == nil {
+			h := &r.held[i]
+			h.mu.Lock()
+			l := h.lease
+			h.mu.Unlock()
+			if l == nil {
 				continue
 			}
-			err := r.front.Extend(ctx, h.lease)
+			err := r.front.Extend(ctx, l)
 			switch {
 			case errors.Is(err, ErrLeaseLost):
-				h.lost.Store(true)
-				h.cancel(errLeaseLost)
+				h.mu.Lock()
+				if h.lease == l { // not ended meanwhile
+					h.lost = true
+					h.cancel(errLeaseLost)
+				}
+				h.mu.Unlock()
 			case err != nil && ctx.Err() == nil:
-				r.cfg.logger.Error("frontier: renew lease", "url", h.lease.URL, "err", err)
+				r.cfg.logger.Error("frontier: renew lease", "url", l.URL, "err", err)
 			}
 		}
 	})

@@ -242,19 +242,8 @@ func readMeta(z *html.Tokenizer, m *robotsMeta) {
 			break
 		}
 	}
-	if !robots {
-		return
-	}
-	for _, d := range bytes.Split(content, []byte(",")) {
-		d = bytes.TrimSpace(d)
-		switch {
-		case asciiIs(d, "noindex"):
-			m.noindex = true
-		case asciiIs(d, "nofollow"):
-			m.nofollow = true
-		case asciiIs(d, "none"):
-			m.noindex, m.nofollow = true, true
-		}
+	if robots {
+		robotsDirectives(content, m)
 	}
 }
 
