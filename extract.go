@@ -173,6 +173,17 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 	return links, meta, base
 }
 
+// parsedByDefault reports whether the default extractor reads a body of
+// media type mt for links (scanLinksMax's types: keep the two together), spec saying whether
+// WithSpeculative is on.
+func parsedByDefault(mt string, spec bool) bool {
+	switch mt {
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml", "text/css":
+		return true
+	}
+	return spec && isJavaScript(mt)
+}
+
 // scanLinksMax is scanLinks resolving at most max links (0: all), so that
 // a page of a million links costs a few bytes for each past max, not a
 // URL each; unread is how many it left unresolved. With spec, it also

@@ -308,17 +308,6 @@ func (f *fetcher) unparsed(mt string) bool {
 	return !f.parsesAll && !parsedByDefault(mt, f.spec)
 }
 
-// parsedByDefault reports whether the default extractor reads a body of
-// media type mt for links (scanLinksMax's types), spec saying whether
-// WithSpeculative is on.
-func parsedByDefault(mt string, spec bool) bool {
-	switch mt {
-	case "text/html", "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml", "text/css":
-		return true
-	}
-	return spec && isJavaScript(mt)
-}
-
 // retryable decides whether the outcome of attempt number try is worth
 // another, and how long to wait before it.
 func (f *fetcher) retryable(resp *response, err error, try int) (time.Duration, bool) {

@@ -114,8 +114,9 @@ type Outcome struct {
 	// it does not count towards Policy.MaxPages.
 	Unsent bool
 	// Refused counts the links (and redirect target) of the URL that a
-	// limit kept out of the queue, by the names of Stats.Refused; nil
-	// when there were none. A StatsStore adds them to the crawl's Stats.
+	// limit kept out of the queue, by the names of Stats.Refused, for a
+	// StatsStore to add to the crawl's Stats; the crawler sets it only
+	// for a StatsStore, and leaves it nil when there were none.
 	Refused map[string]int
 }
 
