@@ -145,6 +145,7 @@ type run struct {
 	// after it, so that a frontier that cannot be reached (a shared one
 	// whose server is away) does not keep the Run from returning.
 	endCtx context.Context
+	gaveUp sync.Once // endCtx ended with leases not recorded: said once
 }
 
 // errDuration is the cause of a Run's context ending at WithMaxDuration.

@@ -128,11 +128,17 @@ func (r *run) heartbeat(ctx context.Context) {
 
 // frontierError logs err, what the frontier answered when a lease of u was
 // ended: a lease lost is no error of the crawl's (some other worker has
-// it), anything else is.
+// it); a frontier that did not answer within endGrace of the Run's end is
+// said once, as what it means for the URLs; anything else is an error.
 func (r *run) frontierError(u string, err error) {
-	if errors.Is(err, ErrLeaseLost) {
+	switch {
+	case errors.Is(err, ErrLeaseLost):
 		r.cfg.logger.Info("lease lost, URL abandoned", "url", u)
-		return
+	case r.endCtx.Err() != nil:
+		r.gaveUp.Do(func() {
+			r.cfg.logger.Warn("the frontier does not answer: the URLs in flight are left to expire after their lease term", "waited", endGrace)
+		})
+	default:
+		r.cfg.logger.Error("frontier", "url", u, "err", err)
 	}
-	r.cfg.logger.Error("frontier", "url", u, "err", err)
 }

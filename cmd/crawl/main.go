@@ -247,15 +247,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if showLine {
 		stopProgress = showProgress(status, prog)
 	}
-	var ran chan struct{}
-	if shared != nil {
-		ran = make(chan struct{})
-		go abandonOnStop(ctx, ran, shared, logger)
-	}
 	stats, err := c.Run(ctx, cfg.roots...)
 	stopProgress()
-	if ran != nil {
-		close(ran)
+	if shared != nil {
+		// A Run stopped while Redis cannot be reached returns all the
+		// same, a few seconds later, its URLs left to expire.
 		if name := shared.Name(); name != "" {
 			logger.Info("the crawl is kept in Redis", "crawl", name, "keys", "crawl:{"+name+"}:*")
 		}
@@ -303,7 +299,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 	}
 	if shared != nil {
-		// Closed already if it was abandoned (abandonOnStop).
 		if err := shared.Close(); err != nil && !errors.Is(err, crawl.ErrFrontierClosed) {
 			return fail("-redis: %v", err)
 		}

@@ -71,28 +71,3 @@ type redisLog struct{ l *slog.Logger }
 func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
 	r.l.WarnContext(ctx, strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "))
 }
-
-// giveBackTime is how long a stopped crawl waits to give its URLs back to
-// a Redis server it cannot reach, before it leaves them to expire.
-const giveBackTime = 3 * time.Second
-
-// abandonOnStop closes f when ctx is done (Ctrl-C) and the Run has not
-// returned, closing ran, within giveBackTime: the crawler gives its leases
-// back before Run returns, and the frontier tries again for as long as
-// Redis cannot be reached; closed, it stops trying, and the leases expire
-// after their term, for the other processes to take.
-func abandonOnStop(ctx context.Context, ran <-chan struct{}, f *redisfrontier.Frontier, logger *slog.Logger) {
-	select {
-	case <-ran:
-		return
-	case <-ctx.Done():
-	}
-	t := time.NewTimer(giveBackTime)
-	defer t.Stop()
-	select {
-	case <-ran:
-	case <-t.C:
-		logger.Warn("Redis does not answer: the URLs in flight are left to expire after their lease term", "waited", giveBackTime)
-		f.Close()
-	}
-}

@@ -163,6 +163,27 @@ func (s *sharedSite) waitSent(t *testing.T, agent string, n int) {
 	}
 }
 
+// firstToSend waits until one of ps has sent n requests and moves it to
+// ps[0], for the test to stop it mid-crawl: which process gets the first
+// leases is the scheduler's business, and one may finish its share of a
+// small crawl before another has sent n.
+func (s *sharedSite) firstToSend(t *testing.T, ps []*proc, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for i, p := range ps {
+			if s.sentBy(p.name) >= n {
+				ps[0], ps[i] = ps[i], ps[0]
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process sent %d requests in 20s", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // refetched returns the pages requested more than once, each with its
 // requests in order.
 func (s *sharedSite) refetched() map[string][]fetch {
@@ -358,7 +379,7 @@ func TestRedisKillProcess(t *testing.T) {
 	rs := redistest.Start(t)
 	s := newSharedSite(t, 300, 5*time.Millisecond)
 	ps := startProcs(t, s, 3, "-redis", rs.URL(), "-workers", strconv.Itoa(workers), "-lease", lease.String(), s.URL+"/p/0")
-	s.waitSent(t, ps[0].name, 30)
+	s.firstToSend(t, ps, 30)
 	ps[0].cmd.Process.Kill() // SIGKILL
 	killed := time.Now()
 	<-ps[0].done
@@ -460,7 +481,7 @@ func TestRedisStoppedProcess(t *testing.T) {
 	rs := redistest.Start(t)
 	s := newSharedSite(t, 200, 20*time.Millisecond)
 	ps := startProcs(t, s, 2, "-redis", rs.URL(), "-workers", strconv.Itoa(workers), "-lease", lease.String(), s.URL+"/p/0")
-	s.waitSent(t, ps[0].name, 20)
+	s.firstToSend(t, ps, 20)
 	pid := ps[0].cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -533,7 +554,7 @@ func TestRedisInterrupt(t *testing.T) {
 	rs := redistest.Start(t)
 	s := newSharedSite(t, 200, 20*time.Millisecond)
 	ps := startProcs(t, s, 2, "-redis", rs.URL(), "-workers", strconv.Itoa(workers), s.URL+"/p/0")
-	s.waitSent(t, ps[0].name, 20)
+	s.firstToSend(t, ps, 20)
 	if err := ps[0].cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
