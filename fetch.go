@@ -444,7 +444,8 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		return out, nil
 	}
-	if f.skipUnparsed && (t.kind == kindPage || t.kind == ResourceRequest) && f.unparsed(out.contentType) {
+	unparsed := f.unparsed(out.contentType)
+	if f.skipUnparsed && unparsed && (t.kind == kindPage || t.kind == ResourceRequest) {
 		// Its status and headers are all the crawl wants of it.
 		out.skipped = true
 		return out, nil
@@ -453,7 +454,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	// links. robots.txt (RFC 9309: the first 500 KiB) and a sitemap
 	// (sitemaps.org: 50 MB) are read up to their limit and the rest is
 	// ignored; so are the bodies nobody parses, requisites and checks.
-	cut := t.kind != kindPage || f.unparsed(out.contentType)
+	cut := t.kind != kindPage || unparsed
 	if resp.ContentLength > limit && !cut {
 		return out, fmt.Errorf("fetch %s: Content-Length %d over the %d byte limit: %w",
 			t.url, resp.ContentLength, limit, ErrBodyTooLarge)

@@ -303,7 +303,9 @@ type tally struct {
 }
 
 func newTally(workers int) *tally {
-	return &tally{s: Stats{Workers: workers, FailKinds: map[string]int{}, StatusCounts: map[int]int{}, Refused: map[string]int{}}}
+	t := &tally{s: Stats{Workers: workers}}
+	t.s.ensureMaps()
+	return t
 }
 
 func (t *tally) add(r *Result) {
