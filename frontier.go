@@ -562,8 +562,8 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 			return nil, false
 		}
 		l, ok := f.takeFrom(h, now)
-		// Back at the end of the ring, or to the heap, or to neither:
-		// hosts take turns.
+		// Back among the active hosts or at the end of the ring (hosts
+		// take turns in runs: internal/sched), to the heap, or to neither.
 		f.settle(h, now)
 		if ok {
 			return l, true

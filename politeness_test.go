@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/crawltest"
 )
 
 // anchors serves an HTML page linking to each of links, after pause.
@@ -511,5 +514,49 @@ func TestBothBudgets(t *testing.T) {
 	}
 	if stats == nil || stats.Budget == "" {
 		t.Errorf("Stats: got %+v, want a Budget", stats)
+	}
+}
+
+// A crawl of many hosts uses its connections again: hosts take turns in
+// runs (internal/sched), so a host's next request finds the connection
+// its last one left idle, where strict rotation over hundreds of hosts
+// dialed anew for nearly every request.
+func TestManyHostsReuseConnections(t *testing.T) {
+	const hosts, perHost = 300, 10
+	site := crawltest.Start(t)
+	site.Handle("/p/", hostsPage(hosts, perHost))
+	site.Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+	}))
+	var dials atomic.Int64
+	roots := make([]string, hosts)
+	for h := range roots {
+		roots[h] = fmt.Sprintf("http://h%d.test/p/0", h)
+	}
+	c, err := crawl.New(crawl.WithWorkers(8), crawl.WithHostWorkers(1),
+		crawl.WithTransportWrapper(func(rt http.RoundTripper) http.RoundTripper {
+			t := rt.(*http.Transport)
+			t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return site.DialContext(ctx, network, addr)
+			}
+			return t
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.Run(context.Background(), roots...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.HTML != hosts*perHost || stats.Failures != 0 {
+		t.Fatalf("got %d pages, %d failures; want %d pages, none failed", stats.HTML, stats.Failures, hosts*perHost)
+	}
+	// A host needs one connection (HostWorkers 1) if its requests follow
+	// each other; one for each of its 11 requests (robots.txt first) in
+	// strict rotation over 300 hosts with 32 idle connections kept.
+	t.Logf("%d dials", dials.Load())
+	if n := dials.Load(); n > 2*hosts {
+		t.Errorf("%d requests to %d hosts dialed %d connections, want at most %d (connections used again)", hosts*(perHost+1), hosts, n, 2*hosts)
 	}
 }

@@ -3,6 +3,17 @@
 // A frontier decides when each host may next start (its politeness rules);
 // Hosts keeps the hosts in that order, at O(log n) a change and O(1) a turn,
 // whatever the number of hosts.
+//
+// Hosts take turns in runs. A host that has had its turn and may start
+// another request stays among the active hosts, which take turns among
+// themselves, until it has had Run turns; then it goes to the back of the
+// ring. A host at the back joins the active hosts whenever fewer than
+// Active of them are ready, so a new host waits for no more than that. In
+// strict rotation, ten thousand hosts each needed a new connection for every
+// request (the one their last request used had been let go long before
+// their next turn); in runs, the few active hosts keep the workers busy on
+// connections already open (as Heritrix's per-queue budget does), and every
+// host still has its turn.
 package sched
 
 import (
@@ -23,7 +34,22 @@ type Slot struct {
 	wake  time.Time // when the host may start, while in the heap
 	idx   int       // 1 + its index in the heap; 0 when not there
 	ready bool      // in the ring
+	turns int       // turns in its run: 0 while at the back of the ring
 }
+
+const (
+	// Run is the number of turns a host has among the active hosts before
+	// it goes to the back of the ring: enough that a busy host's
+	// connections are used again many times, few enough that a large host
+	// does not hold the workers from the rest for long.
+	Run = 100
+	// Active is the number of ready active hosts below which a host at the
+	// back of the ring joins them at the next turn. A host that is active
+	// but may not start a request now (at its worker limit, or waiting for
+	// its delay) is not counted, so however many workers there are, enough
+	// hosts join to keep them busy.
+	Active = 16
+)
 
 // Sched returns s, so that a type embedding Slot is a Host.
 func (s *Slot) Sched() *Slot { return s }
@@ -39,8 +65,8 @@ type Host interface {
 // can start nothing (at its worker limit, nothing queued) is in neither.
 // It is not safe for concurrent use.
 type Hosts[H Host] struct {
-	ring   []H // ring[head:] may start a request now
-	head   int
+	warm   queue[H] // ready active hosts, in the middle of their run
+	ring   queue[H] // ready hosts at the back
 	timers timers[H]
 }
 
@@ -75,16 +101,20 @@ func (s *Hosts[H]) Settle(h H, wake time.Time, ok bool, now time.Time) {
 // Next takes the next host of the ring, for its turn; false when the ring
 // is empty. The frontier settles the host again after its turn.
 func (s *Hosts[H]) Next() (H, bool) {
-	if s.head == len(s.ring) {
-		s.ring, s.head = s.ring[:0], 0
-		var none H
-		return none, false
+	var h H
+	ok := false
+	if s.warm.len() < Active {
+		h, ok = s.ring.pop()
 	}
-	h := s.ring[s.head]
-	var none H
-	s.ring[s.head] = none
-	s.head++
-	h.Sched().ready = false
+	if !ok {
+		h, ok = s.warm.pop()
+	}
+	if !ok {
+		return h, false
+	}
+	sl := h.Sched()
+	sl.ready = false
+	sl.turns++
 	return h, true
 }
 
@@ -105,16 +135,48 @@ func (s *Hosts[H]) Wake() (time.Time, bool) {
 	return s.timers[0].Sched().wake, true
 }
 
+// toRing makes h ready: among the hosts in the middle of their run if it
+// is in one, else at the back.
 func (s *Hosts[H]) toRing(h H) {
-	h.Sched().ready = true
-	if s.head >= 64 && s.head*2 >= len(s.ring) {
-		// Hosts that had their turn are forgotten, so that a ring that
-		// is never empty does not grow with every turn.
-		n := copy(s.ring, s.ring[s.head:])
-		clear(s.ring[n:])
-		s.ring, s.head = s.ring[:n], 0
+	sl := h.Sched()
+	sl.ready = true
+	if sl.turns > 0 && sl.turns < Run {
+		s.warm.push(h)
+		return
 	}
-	s.ring = append(s.ring, h)
+	sl.turns = 0
+	s.ring.push(h)
+}
+
+// queue is a FIFO of hosts.
+type queue[H Host] struct {
+	q    []H // q[head:] are queued
+	head int
+}
+
+func (q *queue[H]) push(h H) {
+	if q.head >= 64 && q.head*2 >= len(q.q) {
+		// Hosts that had their turn are forgotten, so that a queue that
+		// is never empty does not grow with every turn.
+		n := copy(q.q, q.q[q.head:])
+		clear(q.q[n:])
+		q.q, q.head = q.q[:n], 0
+	}
+	q.q = append(q.q, h)
+}
+
+func (q *queue[H]) len() int { return len(q.q) - q.head }
+
+func (q *queue[H]) pop() (H, bool) {
+	var none H
+	if q.head == len(q.q) {
+		q.q, q.head = q.q[:0], 0
+		return none, false
+	}
+	h := q.q[q.head]
+	q.q[q.head] = none
+	q.head++
+	return h, true
 }
 
 // timers orders hosts by the time they may next start a request.

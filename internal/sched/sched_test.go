@@ -43,3 +43,57 @@ func TestHosts(t *testing.T) {
 		t.Error("a host settled with nothing to start is still in the heap")
 	}
 }
+
+// A host keeps its turns among the active hosts for a run, ahead of the
+// hosts at the back of the ring, while fewer than Active are ready; a
+// host at the back joins at once when they are fewer.
+func TestHostsRuns(t *testing.T) {
+	var s Hosts[*host]
+	now := time.Unix(1000, 0)
+	next := func(what string) *host {
+		t.Helper()
+		h, ok := s.Next()
+		if !ok {
+			t.Fatalf("%s: Next gave no host", what)
+		}
+		return h
+	}
+	// Active hosts, each had one turn and is ready again.
+	active := make([]*host, Active)
+	for i := range active {
+		active[i] = &host{name: "active"}
+		s.Settle(active[i], now, true, now)
+		if h := next("a new host while fewer than Active are ready"); h != active[i] {
+			t.Fatalf("turn %d: got %q, want the host that became ready first", i, h.name)
+		}
+	}
+	for _, h := range active {
+		s.Settle(h, now, true, now)
+	}
+	late := &host{name: "late"}
+	s.Settle(late, now, true, now)
+	// Active hosts are ready: the late one waits while they are.
+	for turn := 2; turn < Run; turn++ {
+		for i, a := range active {
+			if h := next("Active hosts in their run are ready"); h != a {
+				t.Fatalf("turn %d of active host %d: got %q, want the active hosts in order", turn, i, h.name)
+			}
+			s.Settle(a, now, true, now)
+		}
+	}
+	// The first one's run is over: it goes behind the late host, which
+	// joins the active hosts.
+	if h := next("the active hosts' last turn"); h != active[0] {
+		t.Fatalf("got %q, want the first active host", h.name)
+	}
+	s.Settle(active[0], now, true, now)
+	if h := next("a run is over: fewer than Active are ready"); h != late {
+		t.Fatalf("got %q, want the host that waited", h.name)
+	}
+	// late may not start another now (at its worker limit): fewer than
+	// Active are ready, and the ring's front joins them.
+	s.Settle(late, time.Time{}, false, now)
+	if h := next("Active-1 hosts are ready, one at the back"); h != active[0] {
+		t.Fatalf("got %q, want the host at the back, whose run was over", h.name)
+	}
+}
