@@ -54,6 +54,7 @@ type config struct {
 	// The command's own.
 	demo        bool
 	demoLatency time.Duration
+	cpuProfile  string
 	format      string
 	output      string
 	graph       string
@@ -181,6 +182,9 @@ func newCLI(cfg *config) *cli {
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
 	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled)", "crawl")
 	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
+
+	c.group("Profiling")
+	c.add(&stringFlag{p: &cfg.cpuProfile}, "FILE", "write a CPU profile of the crawl to FILE (go tool pprof reads it; cmd/crawl/default.pgo was made so)", "cpuprofile")
 
 	c.group("Demo")
 	c.add(&boolFlag{p: &cfg.demo}, "", "serve the built-in demo site on a loopback port and crawl it", "demo")

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -131,6 +132,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 		defer f.Close()
 		graphFile = f
+	}
+
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return fail("-cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail("-cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	if cfg.demo {

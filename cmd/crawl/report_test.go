@@ -41,6 +41,7 @@ func TestBadStart(t *testing.T) {
 		{"no root", nil, `no root URL`},
 		{"demo with root", []string{"-demo", s.base}, `-demo crawls the demo site`},
 		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir"), s.base}, `-o: open`},
+		{"unwritable profile", []string{"-cpuprofile", filepath.Join(dir, "no", "such", "dir"), s.base}, `-cpuprofile: open`},
 		{"one file for two outputs", []string{"-o", filepath.Join(dir, "out"), "-graph", filepath.Join(dir, ".", "out"), s.base}, `-o and -graph name the same file`},
 	}
 	for _, tt := range tests {

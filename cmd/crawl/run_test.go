@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -329,4 +332,34 @@ func (s *demoSite) linkedPaths() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// -cpuprofile writes a CPU profile of the crawl that go tool pprof reads:
+// a gzip-compressed profile.proto naming the crawler's functions.
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	r := runCrawl(t, "-demo", "-demo_latency", "0", "-q", "-cpuprofile", path)
+	if r.code != 0 {
+		t.Fatalf("crawl -demo -cpuprofile: exit %d, stderr %q", r.code, r.stderr)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("the profile is not gzip-compressed, as pprof writes it: %v", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("reading the profile: %v", err)
+	}
+	// The string table holds the sample types (a short crawl may leave
+	// no sample, and so no function name).
+	for _, want := range []string{"samples", "cpu", "nanoseconds"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the profile (%d bytes) does not name %q", len(b), want)
+		}
+	}
 }
