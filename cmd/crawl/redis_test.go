@@ -50,6 +50,22 @@ type sharedSite struct {
 	maxHostIn   int
 	robots      int
 	privateHits int
+
+	// With holdFor set (holdAgents), requests past the first half of the
+	// pages wait until holdFor distinct User-Agents have sent one, or
+	// 20 s: a process slow to start (a loaded machine) still finds URLs
+	// left to share, if the host's worker limit leaves it room.
+	holdFor int
+	agents  map[string]bool
+	allIn   chan struct{}
+}
+
+// holdAgents makes the site hold the second half of the crawl until k
+// processes have each sent a request (see holdFor).
+func (s *sharedSite) holdAgents(k int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holdFor, s.agents, s.allIn = k, map[string]bool{}, make(chan struct{})
 }
 
 func newSharedSite(t *testing.T, n int, latency time.Duration) *sharedSite {
@@ -73,7 +89,26 @@ func (s *sharedSite) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/private/"):
 		s.privateHits++
 	}
+	var hold chan struct{}
+	if s.holdFor > 0 {
+		if !s.agents[r.UserAgent()] {
+			s.agents[r.UserAgent()] = true
+			if len(s.agents) == s.holdFor {
+				close(s.allIn)
+			}
+		}
+		if len(s.agents) < s.holdFor && len(s.fetches) > s.n/2 {
+			hold = s.allIn
+		}
+	}
 	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-time.After(20 * time.Second):
+		case <-r.Context().Done():
+		}
+	}
 	abandoned := false
 	defer func() {
 		s.mu.Lock()
@@ -338,7 +373,10 @@ func TestRedisThreeProcesses(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
 	s := newSharedSite(t, 300, 2*time.Millisecond)
-	ps := startProcs(t, s, 3, "-redis", rs.URL(), "-workers", "4", s.URL+"/p/0")
+	s.holdAgents(3)
+	// Room at the host for all 12 workers: two processes' requests held
+	// must leave the third a lease to take.
+	ps := startProcs(t, s, 3, "-redis", rs.URL(), "-workers", "4", "-host_workers", "12", s.URL+"/p/0")
 	checkFinished(t, s, ps)
 	s.checkComplete(t)
 	if re := s.refetched(); len(re) > 0 {
