@@ -77,8 +77,8 @@ func (m *offHeap) putChunk(c []byte) {
 	m.free = append(m.free, c)
 }
 
-// table returns n zeroed fingerprint slots.
-func (m *offHeap) table(n int) []uint64 {
+// Table returns n zeroed fingerprint slots, for the seen set.
+func (m *offHeap) Table(n int) []uint64 {
 	if n*8 >= bigTable {
 		if s, ok := mapMemory(n * 8); ok {
 			m.maps = append(m.maps, s)
@@ -88,8 +88,8 @@ func (m *offHeap) table(n int) []uint64 {
 	return make([]uint64, n)
 }
 
-// putTable gives back a table that table returned.
-func (m *offHeap) putTable(t []uint64) {
+// PutTable gives back a table that Table returned.
+func (m *offHeap) PutTable(t []uint64) {
 	if len(t) == 0 {
 		return
 	}
