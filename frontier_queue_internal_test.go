@@ -67,7 +67,7 @@ func TestSeenSet(t *testing.T) {
 	m := &offHeap{}
 	defer m.release()
 	s := newSeenSet(m)
-	const n = 300000 // the tables outgrow bigTable: mapped where the system allows
+	const n = 300000 // the tables outgrow 8 KB: mapped where the system allows
 	for i := range n {
 		if !s.add("http://h.example/" + strconv.Itoa(i)) {
 			t.Fatalf("add %d: got seen, want new", i)

@@ -8,7 +8,7 @@ import (
 
 // seenSet is the MemoryFrontier's seen set: a 64-bit fingerprint of each
 // URL, not the URL, in an fpset.Set (8/0.75 to 8/0.5 bytes per URL), its
-// large tables mapped by the frontier's offHeap.
+// large tables mapped outside the Go heap by the frontier's offHeap.
 //
 // Two URLs with one fingerprint are one URL to the set: the second is
 // taken for seen and never crawled. Among n URLs that happens with a
@@ -24,7 +24,7 @@ type seenSet struct {
 
 // newSeenSet returns an empty set whose large tables come from mem.
 func newSeenSet(mem *offHeap) seenSet {
-	return seenSet{seed: maphash.MakeSeed(), fps: fpset.New(mem)}
+	return seenSet{seed: maphash.MakeSeed(), fps: fpset.New(&mem.tables)}
 }
 
 // add records s and reports whether it was new.
