@@ -1,14 +1,15 @@
 package crawl
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/asyncrawl/crawl/internal/offheap"
+)
 
 // offHeap holds a MemoryFrontier's large pointer-free memory, its seen
 // set's tables and its queues' full-size chunks, outside the Go heap on
-// Linux (mapped from the operating system): the collector
-// neither scans it nor counts it in the heap that sets its pace, so a
-// frontier of 300 MB does not let the crawl's garbage grow by as much
-// again before a collection. Elsewhere, and for small tables and chunks,
-// the memory is the heap's.
+// Linux (see package offheap). Elsewhere, and for small tables and
+// chunks, the memory is the heap's.
 //
 // Chunks read to their end go to a free list and are used again, their
 // pages given back to the system past the first keptChunks; tables are
@@ -17,9 +18,10 @@ import "runtime"
 // a Close. An offHeap is not safe for concurrent use: the frontier's lock
 // guards it.
 type offHeap struct {
-	maps [][]byte // every mapping held, by its first byte
-	slab []byte   // the rest of the last mapping made for chunks
-	free [][]byte // chunks of maxChunk bytes, to use again
+	maps   [][]byte // every mapping held for chunks, by its first byte
+	slab   []byte   // the rest of the last mapping made for chunks
+	free   [][]byte // chunks of maxChunk bytes, to use again
+	tables offheap.Tables
 }
 
 // slabSize is the size of a mapping that chunks are cut from.
@@ -27,9 +29,6 @@ const slabSize = 1 << 20
 
 // keptChunks is how many free chunks keep their pages.
 const keptChunks = 256
-
-// bigTable is the least size of a table that is mapped, not allocated.
-const bigTable = 8 << 10
 
 // newOffHeap returns the offHeap of f, which gives its memory back when f
 // is collected.
@@ -48,7 +47,7 @@ func (m *offHeap) chunk() []byte {
 		return c[:0]
 	}
 	if len(m.slab) < maxChunk {
-		s, ok := mapMemory(slabSize)
+		s, ok := offheap.Map(slabSize)
 		if !ok {
 			return make([]byte, 0, maxChunk)
 		}
@@ -68,8 +67,8 @@ func (m *offHeap) putChunk(c []byte) {
 	if len(m.free) >= keptChunks {
 		// Only a mapped chunk: a chunk of the heap may share its pages.
 		for _, s := range m.maps {
-			if within(s, c[:maxChunk]) {
-				dropPages(c[:maxChunk])
+			if offheap.Within(s, c[:maxChunk]) {
+				offheap.DropPages(c[:maxChunk])
 				break
 			}
 		}
@@ -77,37 +76,11 @@ func (m *offHeap) putChunk(c []byte) {
 	m.free = append(m.free, c)
 }
 
-// table returns n zeroed fingerprint slots.
-func (m *offHeap) table(n int) []uint64 {
-	if n*8 >= bigTable {
-		if s, ok := mapMemory(n * 8); ok {
-			m.maps = append(m.maps, s)
-			return bytesToSlots(s)
-		}
-	}
-	return make([]uint64, n)
-}
-
-// putTable gives back a table that table returned.
-func (m *offHeap) putTable(t []uint64) {
-	if len(t) == 0 {
-		return
-	}
-	for i, s := range m.maps {
-		if isFirstSlot(s, t) {
-			unmapMemory(s)
-			m.maps[i] = m.maps[len(m.maps)-1]
-			m.maps[len(m.maps)-1] = nil
-			m.maps = m.maps[:len(m.maps)-1]
-			return
-		}
-	}
-}
-
 // release gives back every mapping; nothing of m may be used after.
 func (m *offHeap) release() {
 	for _, s := range m.maps {
-		unmapMemory(s)
+		offheap.Unmap(s)
 	}
 	m.maps, m.slab, m.free = nil, nil, nil
+	m.tables.Release()
 }

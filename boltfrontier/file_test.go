@@ -231,7 +231,7 @@ func TestOpenRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaVersion, u64(2)) })
+			db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaVersion, u64(formatVersion+1)) })
 			db.Close()
 		}},
 		{"truncated", func(t *testing.T, path string) {

@@ -55,7 +55,6 @@ const (
 // spill more on disk only, all with a seq above lastSeq.
 type host struct {
 	key      string
-	hash     [4]byte
 	buf      []entry // the next fresh Requests, in order
 	spill    int     // fresh Requests on disk and not in buf
 	lastSeq  uint64  // the seq of the last Request put in buf
@@ -75,12 +74,6 @@ func (h *host) fresh() int { return len(h.buf) + h.spill }
 type popper struct {
 	ch   chan *crawl.Lease
 	wake chan struct{}
-}
-
-// pendingKeys are the seen keys of a unit not yet known to be committed.
-type pendingKeys struct {
-	gen  uint64
-	keys []seenKey
 }
 
 // Start sets the policy of the Run about to begin. The first Start on a
@@ -188,42 +181,16 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 	return n, f.waitCommit(ctx, gen)
 }
 
-// submit hands u to the writer and remembers its seen keys until they are
-// committed. f.mu is held.
+// submit hands u to the writer. f.mu is held.
 func (f *Frontier) submit(u unit) uint64 {
 	if len(u.ops) == 0 {
 		return 0
 	}
-	var keys []seenKey
-	for i := range u.ops {
-		if u.ops[i].kind == opAdmit {
-			keys = append(keys, u.ops[i].key)
-		}
-	}
 	gen, behind := f.w.submit(u)
-	if len(keys) > 0 {
-		f.uncommitted = append(f.uncommitted, pendingKeys{gen: gen, keys: keys})
-	}
 	if behind && f.behind < gen {
 		f.behind = gen
 	}
 	return gen
-}
-
-// pruneOverlay forgets the seen keys of units committed up to gen: a read
-// transaction begun after gen was committed sees them. f.mu is held.
-func (f *Frontier) pruneOverlay(gen uint64) {
-	i := 0
-	for ; i < len(f.uncommitted) && f.uncommitted[i].gen <= gen; i++ {
-		for _, k := range f.uncommitted[i].keys {
-			delete(f.overlay, k)
-		}
-		f.uncommitted[i] = pendingKeys{}
-	}
-	f.uncommitted = f.uncommitted[i:]
-	if len(f.uncommitted) == 0 {
-		f.uncommitted = nil
-	}
 }
 
 // admit queues the Requests not seen before, adding their ops to u, and
@@ -232,54 +199,35 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 	if len(reqs) == 0 {
 		return 0, nil
 	}
-	// The overlay holds the URLs admitted and not committed, the file
-	// those committed: gen is read before the transaction begins, so that
-	// what is pruned from the overlay is in the transaction's view.
-	f.pruneOverlay(f.w.committed.Load())
-	var tx *bolt.Tx
+	// The seen set holds the URLs admitted, committed or not: those not
+	// committed are lost to a crash with their queue entries, and the set
+	// is read again from the file's log on Open.
+	var tx *bolt.Tx // for newHost, begun at the first host not in memory
 	defer func() {
 		if tx != nil {
 			tx.Rollback()
 		}
 	}()
-	var seen *bolt.Bucket
 	added := 0
 	var h *host
 	for i := range reqs {
 		r := &reqs[i]
+		fp := fingerprint(r.URL)
+		if !f.seen.Add(f.place(fp)) {
+			continue
+		}
 		key := crawl.HostKey(r.URL)
 		if h == nil || h.key != key {
 			h = f.hosts[key]
 		}
-		var hh [4]byte
-		if h != nil {
-			hh = h.hash
-		} else {
-			hh = hashHost(key)
-		}
-		sk := makeSeenKey(hh, r.URL)
-		if f.recent.has(sk) {
-			continue
-		}
-		if _, ok := f.overlay[sk]; ok {
-			continue
-		}
-		if tx == nil {
-			var err error
-			if tx, err = f.db.Begin(false); err != nil {
-				return added, fmt.Errorf("boltfrontier: read %s: %w", f.path, err)
-			}
-			seen = tx.Bucket(bucketSeen)
-		}
-		if seen.Get(sk[:]) != nil {
-			f.recent.add(sk)
-			continue
-		}
-		f.overlay[sk] = struct{}{}
-		f.recent.add(sk)
 		if h == nil {
 			var err error
-			if h, err = f.newHost(key, hh, tx); err != nil {
+			if tx == nil {
+				if tx, err = f.db.Begin(false); err != nil {
+					return added, fmt.Errorf("boltfrontier: read %s: %w", f.path, err)
+				}
+			}
+			if h, err = f.newHost(key, tx); err != nil {
 				return added, err
 			}
 		}
@@ -291,7 +239,7 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 		} else {
 			h.spill++
 		}
-		u.ops = append(u.ops, op{kind: opAdmit, host: key, seq: e.seq, req: *r, key: sk})
+		u.ops = append(u.ops, op{kind: opAdmit, host: key, seq: e.seq, req: *r, fp: fp})
 		f.pending++
 		f.fresh++
 		f.unfinished++
@@ -303,8 +251,8 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 
 // newHost makes the schedule of a host not in memory, with what the
 // file says of it (its rules, from an earlier run). f.mu is held.
-func (f *Frontier) newHost(key string, hh [4]byte, tx *bolt.Tx) (*host, error) {
-	h := &host{key: key, hash: hh, delay: f.policy.HostDelay}
+func (f *Frontier) newHost(key string, tx *bolt.Tx) (*host, error) {
+	h := &host{key: key, delay: f.policy.HostDelay}
 	if b := tx.Bucket(bucketHosts).Get([]byte(key)); b != nil {
 		rec, err := decodeHost(b)
 		if err != nil {
@@ -331,7 +279,7 @@ func (f *Frontier) host(key string) (*host, error) {
 	var h *host
 	err := f.db.View(func(tx *bolt.Tx) error {
 		var err error
-		h, err = f.newHost(key, hashHost(key), tx)
+		h, err = f.newHost(key, tx)
 		return err
 	})
 	return h, err

@@ -16,12 +16,18 @@ import (
 // The buckets of the state file; see the package doc.
 var (
 	bucketMeta    = []byte("meta")
-	bucketSeen    = []byte("seen")
+	bucketSeenLog = []byte("seenlog")
 	bucketQueue   = []byte("queue")
 	bucketRetry   = []byte("retry")
 	bucketHosts   = []byte("hosts")
 	bucketResults = []byte("results")
-	allBuckets    = [][]byte{bucketMeta, bucketSeen, bucketQueue, bucketRetry, bucketHosts, bucketResults}
+	allBuckets    = [][]byte{bucketMeta, bucketSeenLog, bucketQueue, bucketRetry, bucketHosts, bucketResults}
+
+	// bucketSeenV1 is version 1's seen set, which Open migrates: a key
+	// per URL, 4 bytes of the SHA-256 of its host key then 16 of the
+	// SHA-256 of the URL.
+	bucketSeenV1 = []byte("seen")
+	allBucketsV1 = [][]byte{bucketMeta, bucketSeenV1, bucketQueue, bucketRetry, bucketHosts, bucketResults}
 )
 
 // Keys of the meta bucket.
@@ -38,26 +44,15 @@ var (
 
 const (
 	formatName    = "asyncrawl boltfrontier"
-	formatVersion = 1
+	formatVersion = 2
 )
 
-// seenKey is the key of a URL in the seen bucket: 4 bytes of the SHA-256
-// of its host key, so that a host's URLs sit together on the pages of the
-// B+tree (a page's links mostly share its host, and a commit touches fewer
-// pages), then 16 bytes of the SHA-256 of the URL.
-type seenKey [20]byte
-
-func makeSeenKey(hostHash [4]byte, url string) seenKey {
-	var k seenKey
-	copy(k[:4], hostHash[:])
+// fingerprint is the fingerprint of a URL in the seen log: the first 8
+// bytes of its SHA-256, big-endian, the same in every process (and the
+// bytes 4 to 12 of its version 1 key, so that Open can migrate those).
+func fingerprint(url string) uint64 {
 	s := sha256.Sum256([]byte(url))
-	copy(k[4:], s[:16])
-	return k
-}
-
-func hashHost(key string) [4]byte {
-	s := sha256.Sum256([]byte(key))
-	return [4]byte(s[:4])
+	return binary.BigEndian.Uint64(s[:8])
 }
 
 // queueKey is the key of a Request in the queue and retry buckets: its
@@ -240,7 +235,7 @@ func decodeHost(b []byte) (hostRecord, error) {
 type opKind uint8
 
 const (
-	opAdmit opKind = iota // seen += key; queue += req
+	opAdmit opKind = iota // seenlog += fp; queue += req
 	opAck                 // queue or retry -= req; results += result
 	opRetry               // queue or retry -= req; retry += req at
 	opHost                // hosts[host] = val
@@ -256,7 +251,7 @@ type op struct {
 	inRetry bool // the Request's record is in the retry bucket
 	page    bool // the stored Pages counts the Request from now on
 	req     crawl.Request
-	key     seenKey
+	fp      uint64 // an admitted URL's fingerprint
 	at      time.Time
 	result  *crawl.Result // a copy, owned by the op
 	name    []byte
@@ -455,17 +450,17 @@ func (w *writer) loop() {
 func (w *writer) commit(batch []unit) error {
 	seq, done, pages, results := w.seq, w.done, w.pages, w.results
 	err := w.db.Update(func(tx *bolt.Tx) error {
-		meta, seen, queue := tx.Bucket(bucketMeta), tx.Bucket(bucketSeen), tx.Bucket(bucketQueue)
+		meta, seen, queue := tx.Bucket(bucketMeta), tx.Bucket(bucketSeenLog), tx.Bucket(bucketQueue)
 		retry, hosts, res := tx.Bucket(bucketRetry), tx.Bucket(bucketHosts), tx.Bucket(bucketResults)
+		var fps []byte // the fingerprints admitted, one record of the log
 		for _, u := range batch {
 			for i := range u.ops {
 				o := &u.ops[i]
 				var err error
 				switch o.kind {
 				case opAdmit:
-					if err = seen.Put(o.key[:], nil); err == nil {
-						err = queue.Put(queueKey(o.host, o.seq), encodeRequest(&o.req, time.Time{}))
-					}
+					fps = binary.BigEndian.AppendUint64(fps, o.fp)
+					err = queue.Put(queueKey(o.host, o.seq), encodeRequest(&o.req, time.Time{}))
 					seq = max(seq, o.seq)
 				case opAck:
 					from := queue
@@ -504,6 +499,11 @@ func (w *writer) commit(batch []unit) error {
 				}
 			}
 		}
+		if len(fps) > 0 {
+			if err := appendSeen(seen, fps); err != nil {
+				return err
+			}
+		}
 		for _, kv := range []struct {
 			k []byte
 			v uint64
@@ -520,35 +520,14 @@ func (w *writer) commit(batch []unit) error {
 	return err
 }
 
-// seenCacheSize is the most keys one generation of a seenCache holds: two
-// generations of 32,768 keys, about 4 MB, whatever the size of the crawl.
-const seenCacheSize = 1 << 15
-
-// seenCache remembers a bounded number of URLs known to be seen, the ones
-// met last, so that the links a site repeats on every page (its menus, its
-// footer) are found seen without a look-up in the file. A URL once seen is
-// seen for ever, so a hit is always right; a miss only costs the look-up.
-// It keeps two generations: when the current one is full it becomes the
-// old one, and the old one is dropped. Its zero value is ready; it is not
-// safe for concurrent use (the Frontier's lock guards it).
-type seenCache struct {
-	cur, old map[seenKey]struct{}
-}
-
-func (c *seenCache) has(k seenKey) bool {
-	if _, ok := c.cur[k]; ok {
-		return true
+// appendSeen appends a record of fingerprints (8 bytes each, big-endian)
+// to the seen log, under the log's next number.
+func appendSeen(log *bolt.Bucket, fps []byte) error {
+	n, err := log.NextSequence()
+	if err != nil {
+		return err
 	}
-	_, ok := c.old[k]
-	return ok
-}
-
-func (c *seenCache) add(k seenKey) {
-	if c.cur == nil {
-		c.cur = make(map[seenKey]struct{})
-	}
-	if len(c.cur) >= seenCacheSize {
-		c.old, c.cur = c.cur, make(map[seenKey]struct{}, seenCacheSize/4)
-	}
-	c.cur[k] = struct{}{}
+	// Keys only ever grow: pages split full, not half full.
+	log.FillPercent = 1
+	return log.Put(u64(n), fps)
 }
