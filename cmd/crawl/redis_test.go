@@ -583,6 +583,47 @@ func TestRedisPoliteness(t *testing.T) {
 	t.Logf("%d requests from %d processes, at least %v apart", len(fs), len(senders), gap)
 }
 
+// -max_pages is the whole crawl's budget, not each process's: three
+// processes fetch 40 pages between them, each once, every process exits 0
+// when the budget is spent and nothing is in flight, and each reports
+// the whole crawl, the budget named.
+func TestRedisMaxPages(t *testing.T) {
+	t.Parallel()
+	const budget = 40
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 300, 2*time.Millisecond)
+	ps := startProcs(t, s, 3, "-redis", rs.URL(), "-workers", "4", "-max_pages", strconv.Itoa(budget), s.URL+"/p/0")
+	var first map[string]string
+	for _, p := range ps {
+		r := p.wait(t)
+		if r.code != 0 {
+			t.Errorf("%s: exit %d, want 0; stderr %q", p.name, r.code, r.stderr)
+			continue
+		}
+		if !strings.Contains(r.stderr, "stopped by -max_pages") {
+			t.Errorf("%s: stderr %q, want the budget named", p.name, r.stderr)
+		}
+		_, _, counters, todo, _ := splitReport(t, r.stdout)
+		if first == nil {
+			first = counters
+		} else if !maps.Equal(counters, first) {
+			t.Errorf("%s: counters %v, want the whole crawl's, as the first process's: %v", p.name, counters, first)
+		}
+		if n, err := strconv.Atoi(todo); err != nil || n == 0 {
+			t.Errorf("%s: Todo %q, want the URLs left queued by the budget", p.name, todo)
+		}
+	}
+	if first != nil && first["html"] != strconv.Itoa(budget) {
+		t.Errorf("counters %v: want %d html, the budget", first, budget)
+	}
+	if n := s.pagesFetched(); n != budget {
+		t.Errorf("the site answered %d distinct pages, want %d: -max_pages %d over all processes", n, budget, budget)
+	}
+	if re := s.refetched(); len(re) > 0 {
+		t.Errorf("%d paths fetched more than once, want none: %v", len(re), slices.Collect(maps.Keys(re)))
+	}
+}
+
 // Ctrl-C on one process: it gives its leases back and exits 130 with the
 // report of what was done; the other finishes the crawl at once, not a
 // lease term (the default, a minute) later.

@@ -116,7 +116,7 @@ func splitReport(t *testing.T, out string) (urls []string, finished string, coun
 			todo = strings.TrimPrefix(l, "Todo: ")
 		case strings.HasPrefix(l, "Done: "):
 			done = strings.TrimPrefix(l, "Done: ")
-		case strings.HasPrefix(l, "Date: "):
+		case strings.HasPrefix(l, "Date: "), strings.HasPrefix(l, "Budget: "):
 		case counterRE.MatchString(l):
 			m := counterRE.FindStringSubmatch(l)
 			counters[m[2]] = m[1]
