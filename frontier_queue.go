@@ -3,6 +3,8 @@ package crawl
 import (
 	"encoding/binary"
 	"strings"
+
+	"github.com/asyncrawl/crawl/internal/fifo"
 )
 
 // reqQueue is a host's queue of new Requests, first in first out, each
@@ -29,7 +31,7 @@ type reqQueue struct {
 
 	// A referrer is written to refs when it differs from the one before
 	// (wRef); reading follows the same sequence (rRef).
-	refs fifo[string]
+	refs fifo.List[string]
 	wRef string
 	rRef string
 
@@ -38,7 +40,7 @@ type reqQueue struct {
 	wPath []byte
 	rPath []byte
 
-	whole fifo[Request]
+	whole fifo.List[Request]
 }
 
 const (
@@ -63,7 +65,7 @@ func (q *reqQueue) len() int { return q.n }
 func (q *reqQueue) push(m *offHeap, key string, r Request) {
 	q.n++
 	if !r.First.IsZero() || r.Tries != 0 || r.Kind > qKindMask || !strings.HasPrefix(r.URL, key) {
-		q.whole.push(r)
+		q.whole.Push(r)
 		q.reserve(m, 1)[0] = qWhole
 		q.commit(1)
 		return
@@ -80,7 +82,7 @@ func (q *reqQueue) push(m *offHeap, key string, r Request) {
 	}
 	if r.Referrer != q.wRef {
 		flags |= qNewRef
-		q.refs.push(r.Referrer)
+		q.refs.Push(r.Referrer)
 		q.wRef = r.Referrer
 	}
 	b = append(b[:0], flags)
@@ -136,12 +138,12 @@ func (q *reqQueue) pop(m *offHeap, key string) Request {
 	var r Request
 	used := 1
 	if flags&qWhole != 0 {
-		r = q.whole.pop()
+		r = q.whole.Pop()
 	} else {
 		r.Kind = RequestKind(flags & qKindMask)
 		r.CrossHost = flags&qCrossHost != 0
 		if flags&qNewRef != 0 {
-			q.rRef = q.refs.pop()
+			q.rRef = q.refs.Pop()
 		}
 		r.Referrer = q.rRef
 		depth, k := binary.Varint(c[used:])
@@ -182,41 +184,4 @@ func (q *reqQueue) pop(m *offHeap, key string) Request {
 		}
 	}
 	return r
-}
-
-// fifo is a first-in first-out list of values, in a slice whose read part
-// is let go as it is read. It is not safe for concurrent use.
-type fifo[T any] struct {
-	items []T // items[head:] unread
-	head  int
-}
-
-// len returns the number of values in the list.
-func (l *fifo[T]) len() int { return len(l.items) - l.head }
-
-// push adds v at the end of the list.
-func (l *fifo[T]) push(v T) {
-	if l.head >= 64 && l.head*2 >= len(l.items) {
-		// A list that is never empty must not grow with every value
-		// read.
-		n := copy(l.items, l.items[l.head:])
-		clear(l.items[n:])
-		l.items, l.head = l.items[:n], 0
-	}
-	l.items = append(l.items, v)
-}
-
-// pop removes and returns the first value; the list must not be empty.
-func (l *fifo[T]) pop() T {
-	var zero T
-	v := l.items[l.head]
-	l.items[l.head] = zero
-	l.head++
-	if l.head == len(l.items) {
-		l.items, l.head = l.items[:0], 0
-		if cap(l.items) > 64 {
-			l.items = nil // a drained large list gives its memory back
-		}
-	}
-	return v
 }

@@ -56,8 +56,8 @@ func TestReqQueue(t *testing.T) {
 		}
 		want = want[1:]
 	}
-	if q.chunks != nil || q.refs.len() != 0 || q.whole.len() != 0 {
-		t.Errorf("drained queue holds %d chunks, %d refs, %d whole requests; want none", len(q.chunks), q.refs.len(), q.whole.len())
+	if q.chunks != nil || q.refs.Len() != 0 || q.whole.Len() != 0 {
+		t.Errorf("drained queue holds %d chunks, %d refs, %d whole requests; want none", len(q.chunks), q.refs.Len(), q.whole.Len())
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"container/heap"
 	"math/rand/v2"
 	"time"
+
+	"github.com/asyncrawl/crawl/internal/fifo"
 )
 
 // Jitter returns a pause drawn uniformly from [d/2, 3d/2]: the spacing of
@@ -65,8 +67,8 @@ type Host interface {
 // can start nothing (at its worker limit, nothing queued) is in neither.
 // It is not safe for concurrent use.
 type Hosts[H Host] struct {
-	warm   queue[H] // ready active hosts, in the middle of their run
-	ring   queue[H] // ready hosts at the back
+	warm   fifo.List[H] // ready active hosts, in the middle of their run
+	ring   fifo.List[H] // ready hosts at the back
 	timers timers[H]
 }
 
@@ -102,14 +104,12 @@ func (s *Hosts[H]) Settle(h H, wake time.Time, ok bool, now time.Time) {
 // is empty. The frontier settles the host again after its turn.
 func (s *Hosts[H]) Next() (H, bool) {
 	var h H
-	ok := false
-	if s.warm.len() < Active {
-		h, ok = s.ring.pop()
-	}
-	if !ok {
-		h, ok = s.warm.pop()
-	}
-	if !ok {
+	switch {
+	case s.ring.Len() > 0 && s.warm.Len() < Active:
+		h = s.ring.Pop()
+	case s.warm.Len() > 0:
+		h = s.warm.Pop()
+	default:
 		return h, false
 	}
 	sl := h.Sched()
@@ -141,42 +141,11 @@ func (s *Hosts[H]) toRing(h H) {
 	sl := h.Sched()
 	sl.ready = true
 	if sl.turns > 0 && sl.turns < Run {
-		s.warm.push(h)
+		s.warm.Push(h)
 		return
 	}
 	sl.turns = 0
-	s.ring.push(h)
-}
-
-// queue is a FIFO of hosts.
-type queue[H Host] struct {
-	q    []H // q[head:] are queued
-	head int
-}
-
-func (q *queue[H]) push(h H) {
-	if q.head >= 64 && q.head*2 >= len(q.q) {
-		// Hosts that had their turn are forgotten, so that a queue that
-		// is never empty does not grow with every turn.
-		n := copy(q.q, q.q[q.head:])
-		clear(q.q[n:])
-		q.q, q.head = q.q[:n], 0
-	}
-	q.q = append(q.q, h)
-}
-
-func (q *queue[H]) len() int { return len(q.q) - q.head }
-
-func (q *queue[H]) pop() (H, bool) {
-	var none H
-	if q.head == len(q.q) {
-		q.q, q.head = q.q[:0], 0
-		return none, false
-	}
-	h := q.q[q.head]
-	q.q[q.head] = none
-	q.head++
-	return h, true
+	s.ring.Push(h)
 }
 
 // timers orders hosts by the time they may next start a request.
