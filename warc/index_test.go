@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
 )
 
 func TestSURT(t *testing.T) {
@@ -103,7 +105,7 @@ func readIndex(t *testing.T, name string) (lines []string, parsed []cdxjLine) {
 // indexedRecord reads the record an index line points at: length bytes
 // at offset of the file, which must hold one record (decompressing alone,
 // as one gzip member, in a .warc.gz).
-func indexedRecord(t *testing.T, dir string, l cdxjLine) *record {
+func indexedRecord(t *testing.T, dir string, l cdxjLine) *warctest.Record {
 	t.Helper()
 	name := filepath.Join(dir, l.fields["filename"])
 	data, err := os.ReadFile(name)
@@ -135,11 +137,11 @@ func indexedRecord(t *testing.T, dir string, l cdxjLine) *record {
 			t.Fatalf("line %s %s: the gzip member at %d ends %d bytes before the length %d", l.urlkey, l.timestamp, off, br.Len(), n)
 		}
 	}
-	recs := parseRecords(t, name, b)
+	recs := warctest.Parse(t, name, b)
 	if len(recs) != 1 {
 		t.Fatalf("line %s %s: %d records at %d+%d, want 1", l.urlkey, l.timestamp, len(recs), off, n)
 	}
-	checkRecord(t, name, recs[0])
+	warctest.Check(t, name, recs[0])
 	return recs[0]
 }
 
@@ -199,7 +201,7 @@ func TestIndex(t *testing.T) {
 				t.Fatalf("%d files, want the rotation to make at least 3", n)
 			}
 			recs := readAll(t, w)
-			want := append(byType(recs, "response"), byType(recs, "revisit")...)
+			want := append(warctest.ByType(recs, "response"), warctest.ByType(recs, "revisit")...)
 			_, lines := readIndex(t, index)
 			if len(lines) != len(want) {
 				t.Fatalf("got %d index lines, want one per response and revisit, %d", len(lines), len(want))
@@ -213,21 +215,21 @@ func TestIndex(t *testing.T) {
 					t.Errorf("two lines point at %s", where)
 				}
 				at[where] = true
-				uri, typ := r.get("WARC-Target-URI"), r.get("WARC-Type")
+				uri, typ := r.Get("WARC-Target-URI"), r.Get("WARC-Type")
 				if got := l.fields["url"]; got != uri {
 					t.Errorf("line %s %s: url %q, the record's WARC-Target-URI %q", l.urlkey, l.timestamp, got, uri)
 				}
 				if got, want := l.urlkey, SURT(uri); got != want && l.fields["method"] == "" {
 					t.Errorf("line of %s: urlkey %q, want %q", uri, got, want)
 				}
-				if got, want := "sha1:"+l.fields["digest"], r.get("WARC-Payload-Digest"); got != want {
+				if got, want := "sha1:"+l.fields["digest"], r.Get("WARC-Payload-Digest"); got != want {
 					t.Errorf("line of %s: digest %s, the record's %s", uri, got, want)
 				}
-				date := strings.NewReplacer("-", "", ":", "", "T", "").Replace(r.get("WARC-Date"))[:14]
+				date := strings.NewReplacer("-", "", ":", "", "T", "").Replace(r.Get("WARC-Date"))[:14]
 				if l.timestamp != date {
-					t.Errorf("line of %s: timestamp %s, want %s from WARC-Date %s", uri, l.timestamp, date, r.get("WARC-Date"))
+					t.Errorf("line of %s: timestamp %s, want %s from WARC-Date %s", uri, l.timestamp, date, r.Get("WARC-Date"))
 				}
-				head, _ := r.httpParts()
+				head, _ := r.HTTPParts()
 				hdr, _ := parseHead(head)
 				if got, want := l.fields["status"], fmt.Sprint(hdr.status); got != want {
 					t.Errorf("line of %s: status %q, want %q", uri, got, want)
@@ -243,7 +245,7 @@ func TestIndex(t *testing.T) {
 			}
 			// /plain and /same/... send the same body: one response, four
 			// revisits.
-			if want := len(byType(recs, "revisit")); revisits != want || want != 4 {
+			if want := len(warctest.ByType(recs, "revisit")); revisits != want || want != 4 {
 				t.Errorf("%d revisit lines for %d revisit records, want 4", revisits, want)
 			}
 		})

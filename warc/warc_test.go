@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
 )
 
 // gzipped returns b compressed with gzip.
@@ -106,11 +108,11 @@ func get(t *testing.T, client *http.Client, url string) []byte {
 
 // responses returns the response records by target URI, failing if a URI
 // has more than one.
-func responses(t *testing.T, recs []*record) map[string]*record {
+func responses(t *testing.T, recs []*warctest.Record) map[string]*warctest.Record {
 	t.Helper()
-	m := make(map[string]*record)
-	for _, r := range byType(recs, "response") {
-		u := r.get("WARC-Target-URI")
+	m := make(map[string]*warctest.Record)
+	for _, r := range warctest.ByType(recs, "response") {
+		u := r.Get("WARC-Target-URI")
 		if m[u] != nil {
 			t.Errorf("two responses for %s", u)
 		}
@@ -137,13 +139,13 @@ func TestRecordsAsTransferred(t *testing.T) {
 			recs := readAll(t, w)
 
 			info := recs[0]
-			body := string(info.block)
+			body := string(info.Block)
 			for _, want := range []string{"software: ", "format: WARC File Format 1.1\r\n", "conformsTo: ", "operator: test\r\n", "isPartOf: unit\r\n"} {
 				if !strings.Contains(body, want) {
 					t.Errorf("warcinfo block %q lacks %q", body, want)
 				}
 			}
-			if got, want := info.get("WARC-Filename"), filepath.Base(w.Files()[0]); got != want {
+			if got, want := info.Get("WARC-Filename"), filepath.Base(w.Files()[0]); got != want {
 				t.Errorf("warcinfo WARC-Filename %q, want %q", got, want)
 			}
 
@@ -155,59 +157,59 @@ func TestRecordsAsTransferred(t *testing.T) {
 					t.Errorf("no response record for %s", path)
 					continue
 				}
-				head, payload := r.httpParts()
+				head, payload := r.HTTPParts()
 				if want != nil && !bytes.Equal(payload, want) {
 					t.Errorf("%s: payload of %d bytes, want the %d the server sent", path, len(payload), len(want))
 				}
 				if !bytes.HasPrefix(head, []byte("HTTP/1.1 ")) {
 					t.Errorf("%s: head starts %q, want the status line", path, head[:min(len(head), 20)])
 				}
-				if got, want := r.get("WARC-IP-Address"), "127.0.0.1"; got != want {
+				if got, want := r.Get("WARC-IP-Address"), "127.0.0.1"; got != want {
 					t.Errorf("%s: WARC-IP-Address %q, want %q", path, got, want)
 				}
 			}
 			if r := resp[srv.URL+"/gzip"]; r != nil {
-				head, _ := r.httpParts()
+				head, _ := r.HTTPParts()
 				if !bytes.Contains(head, []byte("\r\nContent-Encoding: gzip\r\n")) {
 					t.Errorf("/gzip: head %q lacks Content-Encoding: gzip", head)
 				}
 			}
 			if r := resp[srv.URL+"/chunked"]; r != nil {
-				head, _ := r.httpParts()
+				head, _ := r.HTTPParts()
 				if !bytes.Contains(head, []byte("\r\nX-Crawler-Transfer-Encoding: chunked\r\n")) || bytes.Contains(head, []byte("\r\nTransfer-Encoding")) {
 					t.Errorf("/chunked: head %q, want Transfer-Encoding renamed X-Crawler-Transfer-Encoding", head)
 				}
 			}
 
 			// Each response has one request, linked, as written.
-			reqs := byType(recs, "request")
-			all := append(byType(recs, "response"), byType(recs, "revisit")...)
+			reqs := warctest.ByType(recs, "request")
+			all := append(warctest.ByType(recs, "response"), warctest.ByType(recs, "revisit")...)
 			if len(reqs) != len(all) || len(all) != 5 {
 				t.Errorf("got %d requests and %d responses and revisits, want 5 of each", len(reqs), len(all))
 			}
-			ids := make(map[string]*record)
+			ids := make(map[string]*warctest.Record)
 			for _, r := range all {
-				ids[r.get("WARC-Record-ID")] = r
+				ids[r.Get("WARC-Record-ID")] = r
 			}
 			for _, q := range reqs {
-				r := ids[q.get("WARC-Concurrent-To")]
+				r := ids[q.Get("WARC-Concurrent-To")]
 				if r == nil {
-					t.Errorf("request of %s: WARC-Concurrent-To %s names no response", q.get("WARC-Target-URI"), q.get("WARC-Concurrent-To"))
+					t.Errorf("request of %s: WARC-Concurrent-To %s names no response", q.Get("WARC-Target-URI"), q.Get("WARC-Concurrent-To"))
 					continue
 				}
-				if q.get("WARC-Target-URI") != r.get("WARC-Target-URI") {
-					t.Errorf("request of %s is concurrent to the response of %s", q.get("WARC-Target-URI"), r.get("WARC-Target-URI"))
+				if q.Get("WARC-Target-URI") != r.Get("WARC-Target-URI") {
+					t.Errorf("request of %s is concurrent to the response of %s", q.Get("WARC-Target-URI"), r.Get("WARC-Target-URI"))
 				}
-				path := strings.TrimPrefix(q.get("WARC-Target-URI"), srv.URL)
+				path := strings.TrimPrefix(q.Get("WARC-Target-URI"), srv.URL)
 				want := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n"
-				if !bytes.HasPrefix(q.block, []byte(want)) || !bytes.HasSuffix(q.block, []byte("\r\n\r\n")) {
-					t.Errorf("request block %q, want it to start %q and end with an empty line", q.block, want)
+				if !bytes.HasPrefix(q.Block, []byte(want)) || !bytes.HasSuffix(q.Block, []byte("\r\n\r\n")) {
+					t.Errorf("request block %q, want it to start %q and end with an empty line", q.Block, want)
 				}
-				if !bytes.Contains(q.block, []byte("\r\nAccept-Encoding: gzip\r\n")) {
-					t.Errorf("request block %q lacks the Accept-Encoding the transport sent", q.block)
+				if !bytes.Contains(q.Block, []byte("\r\nAccept-Encoding: gzip\r\n")) {
+					t.Errorf("request block %q lacks the Accept-Encoding the transport sent", q.Block)
 				}
 			}
-			if n := len(byType(recs, "revisit")); n != 1 {
+			if n := len(warctest.ByType(recs, "revisit")); n != 1 {
 				t.Errorf("got %d revisit records, want 1 (the second /plain)", n)
 			}
 		})
@@ -223,7 +225,7 @@ func TestGzipMembersSeekable(t *testing.T) {
 	}
 	w.Close()
 	name := w.Files()[0]
-	recs := readWARC(t, name)
+	recs := warctest.Read(t, name)
 	data, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
@@ -234,18 +236,18 @@ func TestGzipMembersSeekable(t *testing.T) {
 	// From each member's offset alone, the record decompresses whole.
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		zr, err := gzip.NewReader(bytes.NewReader(data[r.offset:]))
+		zr, err := gzip.NewReader(bytes.NewReader(data[r.Offset:]))
 		if err != nil {
-			t.Fatalf("record %d at offset %d: %v", i, r.offset, err)
+			t.Fatalf("record %d at offset %d: %v", i, r.Offset, err)
 		}
 		zr.Multistream(false)
 		b, err := io.ReadAll(zr)
 		if err != nil {
-			t.Fatalf("record %d at offset %d: %v", i, r.offset, err)
+			t.Fatalf("record %d at offset %d: %v", i, r.Offset, err)
 		}
-		got := parseRecords(t, name, b)
-		if len(got) != 1 || got[0].get("WARC-Record-ID") != r.get("WARC-Record-ID") {
-			t.Errorf("member at offset %d: got %d records, want the one record %s", r.offset, len(got), r.get("WARC-Record-ID"))
+		got := warctest.Parse(t, name, b)
+		if len(got) != 1 || got[0].Get("WARC-Record-ID") != r.Get("WARC-Record-ID") {
+			t.Errorf("member at offset %d: got %d records, want the one record %s", r.Offset, len(got), r.Get("WARC-Record-ID"))
 		}
 	}
 }
@@ -281,16 +283,16 @@ func TestRotation(t *testing.T) {
 				if i < len(files)-1 && st.Size() < maxSize {
 					t.Errorf("%s: %d bytes, closed under the %d limit", f, st.Size(), maxSize)
 				}
-				recs := readWARC(t, f)
-				if got := recs[0].get("WARC-Filename"); got != filepath.Base(f) {
+				recs := warctest.Read(t, f)
+				if got := recs[0].Get("WARC-Filename"); got != filepath.Base(f) {
 					t.Errorf("%s: warcinfo WARC-Filename %q", f, got)
 				}
-				if len(byType(recs, "warcinfo")) != 1 {
-					t.Errorf("%s: %d warcinfo records, want 1", f, len(byType(recs, "warcinfo")))
+				if len(warctest.ByType(recs, "warcinfo")) != 1 {
+					t.Errorf("%s: %d warcinfo records, want 1", f, len(warctest.ByType(recs, "warcinfo")))
 				}
 			}
 			recs := readAll(t, w)
-			if got := len(byType(recs, "response")); got != n {
+			if got := len(warctest.ByType(recs, "response")); got != n {
 				t.Errorf("got %d responses over %d files, want %d", got, len(files), n)
 			}
 		})
@@ -308,7 +310,7 @@ func TestRevisit(t *testing.T) {
 			get(t, client, srv.URL+"/same/a")
 			w.Close()
 			recs := readAll(t, w)
-			resps, revisits := byType(recs, "response"), byType(recs, "revisit")
+			resps, revisits := warctest.ByType(recs, "response"), warctest.ByType(recs, "revisit")
 			if noRevisits {
 				if len(resps) != 3 || len(revisits) != 0 {
 					t.Fatalf("got %d responses and %d revisits, want 3 and 0", len(resps), len(revisits))
@@ -319,29 +321,29 @@ func TestRevisit(t *testing.T) {
 				t.Fatalf("got %d responses and %d revisits, want 1 and 2", len(resps), len(revisits))
 			}
 			first := resps[0]
-			_, payload := first.httpParts()
+			_, payload := first.HTTPParts()
 			if !bytes.Equal(payload, s.plain) {
 				t.Errorf("first response payload %q, want %q", payload, s.plain)
 			}
 			for _, r := range revisits {
-				if got, want := r.get("WARC-Refers-To"), first.get("WARC-Record-ID"); got != want {
+				if got, want := r.Get("WARC-Refers-To"), first.Get("WARC-Record-ID"); got != want {
 					t.Errorf("revisit WARC-Refers-To %s, want %s", got, want)
 				}
-				if got, want := r.get("WARC-Refers-To-Target-URI"), srv.URL+"/same/a"; got != want {
+				if got, want := r.Get("WARC-Refers-To-Target-URI"), srv.URL+"/same/a"; got != want {
 					t.Errorf("revisit WARC-Refers-To-Target-URI %s, want %s", got, want)
 				}
-				if got, want := r.get("WARC-Refers-To-Date"), first.get("WARC-Date"); got != want {
+				if got, want := r.Get("WARC-Refers-To-Date"), first.Get("WARC-Date"); got != want {
 					t.Errorf("revisit WARC-Refers-To-Date %s, want %s", got, want)
 				}
-				if got, want := r.get("WARC-Payload-Digest"), first.get("WARC-Payload-Digest"); got != want {
+				if got, want := r.Get("WARC-Payload-Digest"), first.Get("WARC-Payload-Digest"); got != want {
 					t.Errorf("revisit WARC-Payload-Digest %s, want %s", got, want)
 				}
-				head, body := r.httpParts()
+				head, body := r.HTTPParts()
 				if len(body) != 0 || !bytes.HasPrefix(head, []byte("HTTP/1.1 200 OK\r\n")) {
-					t.Errorf("revisit block %q, want the response head and no body", r.block)
+					t.Errorf("revisit block %q, want the response head and no body", r.Block)
 				}
 			}
-			if got, want := revisits[0].get("WARC-Target-URI"), srv.URL+"/same/b"; got != want {
+			if got, want := revisits[0].Get("WARC-Target-URI"), srv.URL+"/same/b"; got != want {
 				t.Errorf("first revisit of %s, want %s", got, want)
 			}
 		})
@@ -434,13 +436,13 @@ func TestTruncated(t *testing.T) {
 		io.CopyN(io.Discard, resp.Body, 10<<10)
 		resp.Body.Close()
 		w.Close()
-		resps := byType(readAll(t, w), "response")
+		resps := warctest.ByType(readAll(t, w), "response")
 		if len(resps) != 1 {
 			t.Fatalf("got %d responses, want 1", len(resps))
 		}
 		r := resps[0]
-		_, payload := r.httpParts()
-		if got, want := r.get("WARC-Truncated"), "length"; got != want {
+		_, payload := r.HTTPParts()
+		if got, want := r.Get("WARC-Truncated"), "length"; got != want {
 			t.Errorf("WARC-Truncated %q, want %q (payload %d of %d bytes)", got, want, len(payload), len(big))
 		}
 		if len(payload) < 10<<10 || len(payload) >= len(big) || !bytes.Equal(payload, big[:len(payload)]) {
@@ -463,12 +465,12 @@ func TestTruncated(t *testing.T) {
 		}
 		resp.Body.Close()
 		w.Close()
-		resps := byType(readAll(t, w), "response")
+		resps := warctest.ByType(readAll(t, w), "response")
 		if len(resps) != 1 {
 			t.Fatalf("got %d responses, want 1", len(resps))
 		}
-		_, payload := resps[0].httpParts()
-		if got, want := resps[0].get("WARC-Truncated"), "disconnect"; got != want || string(payload) != "only this" {
+		_, payload := resps[0].HTTPParts()
+		if got, want := resps[0].Get("WARC-Truncated"), "disconnect"; got != want || string(payload) != "only this" {
 			t.Errorf("WARC-Truncated %q, payload %q; want %q, %q", got, payload, want, "only this")
 		}
 	})
@@ -494,13 +496,13 @@ func TestRetriesEachRecorded(t *testing.T) {
 	get(t, client, srv.URL+"/x")
 	get(t, client, srv.URL+"/x")
 	w.Close()
-	resps := byType(readAll(t, w), "response")
+	resps := warctest.ByType(readAll(t, w), "response")
 	if len(resps) != 2 {
 		t.Fatalf("got %d responses, want one per attempt, 2", len(resps))
 	}
 	for i, want := range []string{"HTTP/1.1 503 ", "HTTP/1.1 200 "} {
-		if !bytes.HasPrefix(resps[i].block, []byte(want)) {
-			t.Errorf("response %d starts %q, want %q", i, resps[i].block[:20], want)
+		if !bytes.HasPrefix(resps[i].Block, []byte(want)) {
+			t.Errorf("response %d starts %q, want %q", i, resps[i].Block[:20], want)
 		}
 	}
 }
@@ -520,11 +522,11 @@ func TestConcurrent(t *testing.T) {
 	}
 	recs := readAll(t, w)
 	resp := responses(t, recs)
-	if len(resp) != workers*each || len(byType(recs, "request")) != workers*each {
-		t.Errorf("got %d responses and %d requests, want %d of each", len(resp), len(byType(recs, "request")), workers*each)
+	if len(resp) != workers*each || len(warctest.ByType(recs, "request")) != workers*each {
+		t.Errorf("got %d responses and %d requests, want %d of each", len(resp), len(warctest.ByType(recs, "request")), workers*each)
 	}
 	for u, r := range resp {
-		_, payload := r.httpParts()
+		_, payload := r.HTTPParts()
 		if want := "page " + strings.TrimPrefix(u, srv.URL) + "\n"; string(payload) != want {
 			t.Errorf("%s: payload %q, want %q", u, payload, want)
 		}
@@ -580,7 +582,7 @@ func TestHTTPS(t *testing.T) {
 	if r == nil || !strings.HasPrefix(srv.URL, "https://") {
 		t.Fatalf("no response record for %s/s: %v", srv.URL, resp)
 	}
-	if _, payload := r.httpParts(); string(payload) != "secret" {
+	if _, payload := r.HTTPParts(); string(payload) != "secret" {
 		t.Errorf("payload %q, want %q", payload, "secret")
 	}
 }
@@ -678,13 +680,13 @@ func TestNoBody(t *testing.T) {
 			t.Errorf("no response record for %s", p)
 			continue
 		}
-		_, payload := r.httpParts()
+		_, payload := r.HTTPParts()
 		want := ""
 		if p == "/after" {
 			want = "hello"
 		}
-		if string(payload) != want || r.get("WARC-Truncated") != "" {
-			t.Errorf("%s: payload %q, WARC-Truncated %q; want %q, none", p, payload, r.get("WARC-Truncated"), want)
+		if string(payload) != want || r.Get("WARC-Truncated") != "" {
+			t.Errorf("%s: payload %q, WARC-Truncated %q; want %q, none", p, payload, r.Get("WARC-Truncated"), want)
 		}
 	}
 }
@@ -749,15 +751,15 @@ func TestCloseCutsExchanges(t *testing.T) {
 		t.Errorf("GET after Close: error %v, want one wrapping ErrClosed", err)
 	}
 	recs := readAll(t, w)
-	resps := byType(recs, "response")
-	if len(resps) != 1 || resps[0].get("WARC-Target-URI") != srv.URL+"/slow" {
+	resps := warctest.ByType(recs, "response")
+	if len(resps) != 1 || resps[0].Get("WARC-Target-URI") != srv.URL+"/slow" {
 		t.Fatalf("got %d responses, want only that of /slow (none for /nohead, whose head had not come)", len(resps))
 	}
-	_, payload := resps[0].httpParts()
-	if got := resps[0].get("WARC-Truncated"); got != "unspecified" || len(payload) < 1000 || len(payload) >= len(big) || !bytes.HasPrefix(big, payload) {
+	_, payload := resps[0].HTTPParts()
+	if got := resps[0].Get("WARC-Truncated"); got != "unspecified" || len(payload) < 1000 || len(payload) >= len(big) || !bytes.HasPrefix(big, payload) {
 		t.Errorf("/slow: WARC-Truncated %q, payload of %d bytes; want unspecified, a prefix of the %d sent, at least the 1000 read", got, len(payload), len(big))
 	}
-	if n := len(byType(recs, "request")); n != 1 {
+	if n := len(warctest.ByType(recs, "request")); n != 1 {
 		t.Errorf("got %d request records, want 1", n)
 	}
 }
@@ -815,7 +817,7 @@ func TestFailedWriteKeepsWholeRecords(t *testing.T) {
 				t.Errorf("%d records in %d bytes, want the warcinfo and the whole exchanges that fit in 5000", len(recs), st.Size())
 			}
 			_, lines := readIndex(t, index)
-			if want := len(byType(recs, "response")); len(lines) != want {
+			if want := len(warctest.ByType(recs, "response")); len(lines) != want {
 				t.Errorf("%d index lines, want one per response kept, %d", len(lines), want)
 			}
 		})
@@ -837,13 +839,13 @@ func TestRevisitOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := readAll(t, w)
-	if r, v := len(byType(recs, "response")), len(byType(recs, "revisit")); r != 1 || v != workers*each-1 {
+	if r, v := len(warctest.ByType(recs, "response")), len(warctest.ByType(recs, "revisit")); r != 1 || v != workers*each-1 {
 		t.Fatalf("got %d responses and %d revisits, want 1 and %d", r, v, workers*each-1)
 	}
 	for _, r := range recs {
-		switch r.get("WARC-Type") {
+		switch r.Get("WARC-Type") {
 		case "revisit":
-			t.Fatalf("revisit of %s before the response it refers to", r.get("WARC-Target-URI"))
+			t.Fatalf("revisit of %s before the response it refers to", r.Get("WARC-Target-URI"))
 		case "response":
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
 )
 
 // warcioVersion is the warcio.js release the tests read archives with; .ci/run
@@ -94,12 +96,12 @@ func TestWarcio(t *testing.T) {
 			}
 			for i, r := range theirs {
 				o := ours[i]
-				if r.ID != o.get("WARC-Record-ID") || r.Type != o.get("WARC-Type") || r.URI != o.get("WARC-Target-URI") ||
-					r.ConcurrentTo != o.get("WARC-Concurrent-To") || r.BlockDigest != o.get("WARC-Block-Digest") {
-					t.Errorf("record %d: warcio read %+v, want the record %v", i, r, o.fields)
+				if r.ID != o.Get("WARC-Record-ID") || r.Type != o.Get("WARC-Type") || r.URI != o.Get("WARC-Target-URI") ||
+					r.ConcurrentTo != o.Get("WARC-Concurrent-To") || r.BlockDigest != o.Get("WARC-Block-Digest") {
+					t.Errorf("record %d: warcio read %+v, want the record %v", i, r, o.Fields)
 				}
 				if r.Type == "response" {
-					_, payload := o.httpParts()
+					_, payload := o.HTTPParts()
 					if r.PayloadSHA1 != r.PayloadDigest || r.PayloadLength != len(payload) {
 						t.Errorf("%s: warcio read a payload of %d bytes, %s, want %d bytes, %s",
 							r.URI, r.PayloadLength, r.PayloadSHA1, len(payload), r.PayloadDigest)
@@ -123,7 +125,7 @@ func TestWarcio(t *testing.T) {
 			if err != nil || stderr.Len() > 0 {
 				t.Fatalf("warcio cdx-index: %v\n%s", err, stderr.Bytes())
 			}
-			if got, want := bytes.Count(cdx, []byte("\n")), len(byType(ours, "response"))+len(byType(ours, "revisit")); got != want {
+			if got, want := bytes.Count(cdx, []byte("\n")), len(warctest.ByType(ours, "response"))+len(warctest.ByType(ours, "revisit")); got != want {
 				t.Errorf("warcio cdx-index: %d lines, want one per response and revisit, %d:\n%s", got, want, cdx)
 			}
 		})

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
 )
 
 // startNginx serves root with nginx, gzip on for HTML, CSS and JavaScript
@@ -137,7 +139,7 @@ func TestWARCNginx(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	recs := readArchive(t, file)
+	recs := warctest.ReadFiles(t, file)
 	checkIndex(t, index, file, recs)
 
 	// Every URL the crawl reports a status for has a response (or a
@@ -149,11 +151,11 @@ func TestWARCNginx(t *testing.T) {
 	archivedURL := make(map[string]bool)
 	requests := make(map[string][]byte) // by the id of their response
 	for _, rec := range recs {
-		switch rec.get("WARC-Type") {
+		switch rec.Get("WARC-Type") {
 		case "response", "revisit":
-			archivedURL[rec.get("WARC-Target-URI")] = true
+			archivedURL[rec.Get("WARC-Target-URI")] = true
 		case "request":
-			requests[rec.get("WARC-Concurrent-To")] = rec.block
+			requests[rec.Get("WARC-Concurrent-To")] = rec.Block
 		}
 	}
 	var fetched []string
@@ -183,14 +185,14 @@ func TestWARCNginx(t *testing.T) {
 	// again: gzip-coded where it was, de-chunked.
 	gzipped, chunked := 0, 0
 	for _, rec := range recs {
-		if rec.get("WARC-Type") != "response" {
+		if rec.Get("WARC-Type") != "response" {
 			continue
 		}
-		uri := rec.get("WARC-Target-URI")
-		head, payload := rec.httpParts()
-		req := requests[rec.get("WARC-Record-ID")]
-		if rec.get("WARC-Truncated") != "" || req == nil {
-			t.Errorf("%s: WARC-Truncated %q, request recorded %t; want whole, with its request", uri, rec.get("WARC-Truncated"), req != nil)
+		uri := rec.Get("WARC-Target-URI")
+		head, payload := rec.HTTPParts()
+		req := requests[rec.Get("WARC-Record-ID")]
+		if rec.Get("WARC-Truncated") != "" || req == nil {
+			t.Errorf("%s: WARC-Truncated %q, request recorded %t; want whole, with its request", uri, rec.Get("WARC-Truncated"), req != nil)
 			continue
 		}
 		if got := resend(t, uri, req); !bytes.Equal(got, payload) {

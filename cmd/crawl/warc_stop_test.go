@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
-	"crypto/sha1"
-	"encoding/base32"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,115 +14,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
 )
-
-// archived is a WARC record as readArchive reads it.
-type archived struct {
-	offset, length int64 // of its gzip member
-	fields         map[string]string
-	block          []byte
-}
-
-func (r archived) get(name string) string { return r.fields[name] }
-
-// httpParts splits the block of an application/http record into its head
-// and its body.
-func (r archived) httpParts() (head, body []byte) {
-	i := bytes.Index(r.block, []byte("\r\n\r\n"))
-	if i < 0 {
-		return r.block, nil
-	}
-	return r.block[:i+4], r.block[i+4:]
-}
-
-func warcDigest(b []byte) string {
-	s := sha1.Sum(b)
-	return "sha1:" + base32.StdEncoding.EncodeToString(s[:])
-}
-
-// readArchive reads every record of a .warc.gz file the command wrote,
-// failing the test unless each gzip member holds one whole record whose
-// length and digests are right, each record id is unique and each request
-// names a response or revisit of the file.
-func readArchive(t *testing.T, name string) []archived {
-	t.Helper()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []archived
-	ids := make(map[string]bool)
-	br := bytes.NewReader(data)
-	for br.Len() > 0 {
-		off := int64(len(data) - br.Len())
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			t.Fatalf("%s: gzip member at %d: %v", name, off, err)
-		}
-		zr.Multistream(false)
-		member, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatalf("%s: gzip member at %d: %v", name, off, err)
-		}
-		r := bufio.NewReader(bytes.NewReader(member))
-		if line, _ := r.ReadString('\n'); line != "WARC/1.1\r\n" {
-			t.Fatalf("%s: member at %d starts %q, want a WARC/1.1 record", name, off, line)
-		}
-		rec := archived{offset: off, length: int64(len(data)-br.Len()) - off, fields: make(map[string]string)}
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				t.Fatalf("%s: record at %d: header cut: %v", name, off, err)
-			}
-			line = strings.TrimSuffix(line, "\r\n")
-			if line == "" {
-				break
-			}
-			k, v, _ := strings.Cut(line, ": ")
-			rec.fields[k] = v
-		}
-		n, err := strconv.Atoi(rec.get("Content-Length"))
-		if err != nil {
-			t.Fatalf("%s: record at %d: Content-Length %q", name, off, rec.get("Content-Length"))
-		}
-		rec.block = make([]byte, n)
-		if _, err := io.ReadFull(r, rec.block); err != nil {
-			t.Fatalf("%s: record at %d: block of %d bytes: %v", name, off, n, err)
-		}
-		if rest, _ := io.ReadAll(r); string(rest) != "\r\n\r\n" {
-			t.Fatalf("%s: record at %d: %q after the block, want CRLF CRLF and the member's end", name, off, rest)
-		}
-		if got, want := rec.get("WARC-Block-Digest"), warcDigest(rec.block); got != want {
-			t.Errorf("%s: %s record of %s: block digest %s, want %s", name, rec.get("WARC-Type"), rec.get("WARC-Target-URI"), got, want)
-		}
-		if rec.get("WARC-Type") == "response" {
-			_, body := rec.httpParts()
-			if got, want := rec.get("WARC-Payload-Digest"), warcDigest(body); got != want {
-				t.Errorf("%s: response of %s: payload digest %s, want %s", name, rec.get("WARC-Target-URI"), got, want)
-			}
-		}
-		id := rec.get("WARC-Record-ID")
-		if ids[id] {
-			t.Errorf("%s: record id %s twice", name, id)
-		}
-		ids[id] = true
-		recs = append(recs, rec)
-	}
-	if len(recs) == 0 || recs[0].get("WARC-Type") != "warcinfo" {
-		t.Fatalf("%s: the first record is not warcinfo", name)
-	}
-	for _, r := range recs {
-		if r.get("WARC-Type") == "request" && !ids[r.get("WARC-Concurrent-To")] {
-			t.Errorf("%s: request of %s: WARC-Concurrent-To %s names no record of the file", name, r.get("WARC-Target-URI"), r.get("WARC-Concurrent-To"))
-		}
-	}
-	return recs
-}
 
 // checkIndex checks that each line of a CDXJ index the command wrote names
 // the gzip member of a response or revisit record of archive, and that
 // there is a line for each.
-func checkIndex(t *testing.T, index, archive string, recs []archived) {
+func checkIndex(t *testing.T, index, archive string, recs []*warctest.Record) {
 	t.Helper()
 	b, err := os.ReadFile(index)
 	if err != nil {
@@ -137,11 +31,11 @@ func checkIndex(t *testing.T, index, archive string, recs []archived) {
 	if !slices.IsSorted(lines) {
 		t.Errorf("%s: lines not sorted", index)
 	}
-	at := make(map[string]archived)
+	at := make(map[string]*warctest.Record)
 	want := 0
 	for _, r := range recs {
-		if typ := r.get("WARC-Type"); typ == "response" || typ == "revisit" {
-			at[fmt.Sprint(r.offset, " ", r.length)] = r
+		if typ := r.Get("WARC-Type"); typ == "response" || typ == "revisit" {
+			at[fmt.Sprint(r.Offset, " ", r.Length)] = r
 			want++
 		}
 	}
@@ -155,7 +49,7 @@ func checkIndex(t *testing.T, index, archive string, recs []archived) {
 			t.Fatalf("%s: line %q", index, line)
 		}
 		r, ok := at[e.Offset+" "+e.Length]
-		if !ok || r.get("WARC-Target-URI") != e.URL || e.Filename != filepath.Base(archive) {
+		if !ok || r.Get("WARC-Target-URI") != e.URL || e.Filename != filepath.Base(archive) {
 			t.Errorf("%s: line %q names no record of %s for that URL", index, line, archive)
 		}
 	}
@@ -220,17 +114,17 @@ func TestWARCInterrupt(t *testing.T) {
 	if r.code != 130 {
 		t.Fatalf("exit %d after SIGINT, want 130; stderr %q", r.code, r.stderr)
 	}
-	recs := readArchive(t, file)
+	recs := warctest.ReadFiles(t, file)
 	checkIndex(t, index, file, recs)
 	cut := 0
 	for _, rec := range recs {
-		if rec.get("WARC-Type") != "response" || !strings.Contains(rec.get("WARC-Target-URI"), "/p/") {
+		if rec.Get("WARC-Type") != "response" || !strings.Contains(rec.Get("WARC-Target-URI"), "/p/") {
 			continue
 		}
-		_, body := rec.httpParts()
-		if rec.get("WARC-Truncated") == "" || len(body) == len(whole) || !bytes.HasPrefix(whole, body) {
+		_, body := rec.HTTPParts()
+		if rec.Get("WARC-Truncated") == "" || len(body) == len(whole) || !bytes.HasPrefix(whole, body) {
 			t.Errorf("%s: WARC-Truncated %q, a payload of %d bytes; want it marked truncated, a prefix of the %d sent",
-				rec.get("WARC-Target-URI"), rec.get("WARC-Truncated"), len(body), len(whole))
+				rec.Get("WARC-Target-URI"), rec.Get("WARC-Truncated"), len(body), len(whole))
 		}
 		cut++
 	}
@@ -239,7 +133,7 @@ func TestWARCInterrupt(t *testing.T) {
 	}
 	resp := 0
 	for _, rec := range recs {
-		if rec.get("WARC-Type") == "response" && rec.get("WARC-Target-URI") == s.base+"/" {
+		if rec.Get("WARC-Type") == "response" && rec.Get("WARC-Target-URI") == s.base+"/" {
 			resp++
 		}
 	}
@@ -320,7 +214,7 @@ func TestWARCDiskFull(t *testing.T) {
 	if st.Size() > 64*1024 {
 		t.Errorf("the archive has %d bytes, more than the %d the limit allows", st.Size(), 64*1024)
 	}
-	recs := readArchive(t, file)
+	recs := warctest.ReadFiles(t, file)
 	if n := len(recs); n < 3 {
 		t.Errorf("%d records kept, want the warcinfo and the exchanges written before the disk filled", n)
 	}
@@ -345,10 +239,10 @@ func TestWARCWhateverTheCrawlMadeOfIt(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	resp := make(map[string]archived)
-	for _, rec := range readArchive(t, file) {
-		if rec.get("WARC-Type") == "response" {
-			resp[strings.TrimPrefix(rec.get("WARC-Target-URI"), s.base)] = rec
+	resp := make(map[string]*warctest.Record)
+	for _, rec := range warctest.ReadFiles(t, file) {
+		if rec.Get("WARC-Type") == "response" {
+			resp[strings.TrimPrefix(rec.Get("WARC-Target-URI"), s.base)] = rec
 		}
 	}
 	for _, p := range []string{"/robots.txt", "/sitemap.xml", "/listed", "/", "/bad", "/big"} {
@@ -357,14 +251,14 @@ func TestWARCWhateverTheCrawlMadeOfIt(t *testing.T) {
 		}
 	}
 	if rec, ok := resp["/bad"]; ok {
-		if _, body := rec.httpParts(); string(body) != notGzip || rec.get("WARC-Truncated") != "" {
-			t.Errorf("/bad: payload %q, WARC-Truncated %q; want the bytes sent, whole", body, rec.get("WARC-Truncated"))
+		if _, body := rec.HTTPParts(); string(body) != notGzip || rec.Get("WARC-Truncated") != "" {
+			t.Errorf("/bad: payload %q, WARC-Truncated %q; want the bytes sent, whole", body, rec.Get("WARC-Truncated"))
 		}
 	}
 	if rec, ok := resp["/big"]; ok {
-		_, body := rec.httpParts()
-		if rec.get("WARC-Truncated") != "length" || len(body) == 0 || len(body) >= len(big) || !strings.HasPrefix(big, string(body)) {
-			t.Errorf("/big: WARC-Truncated %q, payload of %d bytes; want length, a prefix of the %d sent", rec.get("WARC-Truncated"), len(body), len(big))
+		_, body := rec.HTTPParts()
+		if rec.Get("WARC-Truncated") != "length" || len(body) == 0 || len(body) >= len(big) || !strings.HasPrefix(big, string(body)) {
+			t.Errorf("/big: WARC-Truncated %q, payload of %d bytes; want length, a prefix of the %d sent", rec.Get("WARC-Truncated"), len(body), len(big))
 		}
 	}
 }
