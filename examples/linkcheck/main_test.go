@@ -12,28 +12,34 @@ import (
 	"time"
 )
 
-// A small documentation tree with breaks planted in it: every one is
-// reported, with the page and the anchor text that named it, and nothing
-// else is.
-func TestLinkcheckFindsPlantedBreaks(t *testing.T) {
-	// Another site, reached as "localhost" so that it is another host:
-	// one page fine, one gone.
+// elsewhere starts another site, reached as "localhost" so that it is
+// another host, which answers broken with code and every other path
+// "ok"; it returns its URL and that of a port nothing listens on, where a
+// connection is refused.
+func elsewhere(t *testing.T, broken string, code int) (otherURL, closed string) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/gone" {
-			http.NotFound(w, r)
+		if r.URL.Path == broken {
+			http.Error(w, http.StatusText(code), code)
 			return
 		}
 		fmt.Fprint(w, "ok")
 	}))
-	defer other.Close()
-	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
-	// A port nothing listens on: connection refused.
+	t.Cleanup(other.Close)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := "http://" + l.Addr().String()
+	closed = "http://" + l.Addr().String()
 	l.Close()
+	return strings.Replace(other.URL, "127.0.0.1", "localhost", 1), closed
+}
+
+// A small documentation tree with breaks planted in it: every one is
+// reported, with the page and the anchor text that named it, and nothing
+// else is.
+func TestLinkcheckFindsPlantedBreaks(t *testing.T) {
+	// Another site, one page fine, one gone; and a port nothing listens on.
+	otherURL, closed := elsewhere(t, "/gone", http.StatusNotFound)
 
 	html := func(body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

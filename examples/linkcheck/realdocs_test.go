@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -81,22 +80,8 @@ func TestLinkcheckRealDocs(t *testing.T) {
 		t.Skipf("%s has %d pages: too few to be a documentation tree", src, len(pages))
 	}
 
-	// Another site whose page errs, and a port nothing listens on.
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/broken.png" {
-			http.Error(w, "boom", http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprint(w, "ok")
-	}))
-	defer other.Close()
-	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String()
-	l.Close()
+	// Another site whose image errs, and a port nothing listens on.
+	otherURL, closed := elsewhere(t, "/broken.png", http.StatusInternalServerError)
 
 	// The breaks: a page many pages link to and a file every page uses,
 	// removed; into three pages, a link to a page that never was, an
