@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/asyncrawl/crawl/internal/htmltok"
 	"golang.org/x/net/html"
 )
 
@@ -295,15 +296,16 @@ type pendingLink struct {
 }
 
 // attr is an attribute of the current tag, its key and value slices of the
-// tokenizer's buffer.
+// document or of the tokenizer's buffer: not to be written to.
 type attr struct{ key, val []byte }
 
 // linkScanner holds the state of one scanLinks call. Scanners are pooled:
 // a crawl reuses a few, with their buffers.
 type linkScanner struct {
 	pend  []pendingLink
-	attrs [maxNest + 1][]attr // the current tag's attributes, per nesting level
-	text  []byte              // the open anchor's text
+	attrs [maxNest + 1][]attr            // the current tag's attributes, per nesting level
+	toks  [maxNest + 1]htmltok.Tokenizer // the tokenizer of each nesting level
+	text  []byte                         // the open anchor's text
 	meta  robotsMeta
 
 	baseRef  string
@@ -328,6 +330,7 @@ func (s *linkScanner) release() {
 	for i := range s.attrs {
 		clear(s.attrs[i])
 		s.attrs[i] = s.attrs[i][:0]
+		s.toks[i].Release()
 	}
 	s.text = s.text[:0]
 	s.meta = robotsMeta{}
@@ -405,7 +408,8 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			s.anchor, s.text = outer, text
 		}()
 	}
-	z := html.NewTokenizer(bytes.NewReader(body))
+	z := &s.toks[level]
+	z.Reset(body)
 	var nameBuf [32]byte
 	// What the text token right after a start tag is: the CSS of a
 	// <style>, the URL of a sitemap's <loc>, or neither.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/asyncrawl/crawl/internal/htmltok"
 	"golang.org/x/net/html"
 )
 
@@ -16,8 +17,9 @@ import (
 // as the WHATWG URL Standard resolves it, as a browser does, and
 // normalised as the crawler dedupes (see Page.Resolve).
 //
-// It runs the x/net/html tokenizer over p.Body (no regexp, no DOM), so
-// entities are decoded, unquoted attributes work and comments, scripts and
+// It tokenizes p.Body as golang.org/x/net/html does (no regexp, no DOM;
+// the tokenizer is the crawler's own, checked token for token against
+// x/net/html's), so entities are decoded, unquoted attributes work and comments, scripts and
 // data-* attributes yield nothing; <noscript> is read as markup, as a
 // browser without scripting reads it. Links are the href of a and area, the
 // src of frame and iframe, and the href of link unless its rel names a
@@ -73,6 +75,7 @@ type pageLinks struct {
 	std  stdURL   // base, parsed by the URL Standard
 	ok   bool     // base parsed: links resolve
 	meta robotsMeta
+	z    htmltok.Tokenizer
 }
 
 // scan reads the link references of the HTML document body, fetched from
@@ -82,7 +85,9 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	clear(pl.refs)
 	pl.refs, pl.meta = pl.refs[:0], robotsMeta{}
 	meta := &pl.meta
-	z := html.NewTokenizer(bytes.NewReader(body))
+	z := &pl.z
+	z.Reset(body)
+	defer z.Release()
 	// The first <base href> applies to the whole document, links before it
 	// included, so references are resolved once the scan is over.
 	var baseRef string
@@ -167,7 +172,8 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 	base = page
 	baseSeen, inBody := false, false
-	z := html.NewTokenizer(bytes.NewReader(body))
+	var z htmltok.Tokenizer
+	z.Reset(body)
 	for !baseSeen || !inBody {
 		tt := z.Next()
 		if tt == html.ErrorToken {
@@ -186,7 +192,7 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 			z.NextIsNotRawText()
 		case tagMeta:
 			if !inBody {
-				readMeta(z, &meta)
+				readMeta(&z, &meta)
 			}
 		case tagBase:
 			if baseSeen {
@@ -227,7 +233,7 @@ func (pl *pageLinks) link(i int) *url.URL {
 // readMeta reads the attributes of a <meta> tag into m if it is a robots
 // meta tag: name="robots", content a comma-separated list in which
 // "noindex", "nofollow" and "none" (both) count.
-func readMeta(z *html.Tokenizer, m *robotsMeta) {
+func readMeta(z *htmltok.Tokenizer, m *robotsMeta) {
 	var robots bool
 	var content []byte
 	for {
