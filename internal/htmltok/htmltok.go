@@ -194,6 +194,9 @@ func (z *Tokenizer) rawEnd() int {
 	}
 }
 
+// rawTags are the elements whose text is read raw, to their end tag.
+var rawTags = [...]string{"iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp"}
+
 // startTag reads a start tag whose name starts at z.p+1.
 func (z *Tokenizer) startTag() html.TokenType {
 	name := z.p + 1
@@ -210,9 +213,11 @@ func (z *Tokenizer) startTag() html.TokenType {
 			}
 			buf[i] = c
 		}
-		switch s := string(buf[:n]); s {
-		case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
-			z.rawTag = s
+		for _, tag := range rawTags {
+			if string(buf[:n]) == tag {
+				z.rawTag = tag
+				break
+			}
 		}
 	}
 	// "/" before ">" makes a tag self-closing, unless it is the last
