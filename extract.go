@@ -222,6 +222,10 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 	var std [2]stdURL
 	var stdOK [2]bool
 	for i, b := range [2]*url.URL{base, page} {
+		if i == 1 && b == base {
+			std[1], stdOK[1] = std[0], stdOK[0]
+			break
+		}
 		var err error
 		std[i], err = stdFromURL(b)
 		stdOK[i] = err == nil

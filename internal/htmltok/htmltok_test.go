@@ -24,19 +24,19 @@ func same(t *testing.T, z *Tokenizer, doc []byte) {
 	for n := 0; ; n++ {
 		wt, gt := want.Next(), z.Next()
 		if wt != gt {
-			t.Fatalf("token %d of %q: got %v (%q), want %v (%q)", n, doc, gt, z.Raw(), wt, want.Raw())
+			t.Fatalf("token %d of %.200q: got %v (%q), want %v (%q)", n, doc, gt, z.Raw(), wt, want.Raw())
 		}
 		if wt == html.ErrorToken {
 			break
 		}
 		// Raw first: x/net/html's Text and TagAttr change its buffer.
 		if w, g := string(want.Raw()), string(z.Raw()); g != w {
-			t.Fatalf("token %d (%v) of %q: Raw got %q, want %q", n, wt, doc, g, w)
+			t.Fatalf("token %d (%v) of %.200q: Raw got %q, want %q", n, wt, doc, g, w)
 		}
 		switch wt {
 		case html.TextToken, html.CommentToken, html.DoctypeToken:
 			if w, g := string(want.Text()), string(z.Text()); g != w {
-				t.Fatalf("token %d (%v) of %q: Text got %q, want %q", n, wt, doc, g, w)
+				t.Fatalf("token %d (%v) of %.200q: Text got %q, want %q", n, wt, doc, g, w)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, _ := want.TagName()
@@ -52,10 +52,10 @@ func same(t *testing.T, z *Tokenizer, doc []byte) {
 				more = m
 			}
 			if strings.Join(g, " ") != strings.Join(w, " ") {
-				t.Fatalf("token %d (%v) of %q: TagAttr got %v, want %v", n, wt, doc, g, w)
+				t.Fatalf("token %d (%v) of %.200q: TagAttr got %v, want %v", n, wt, doc, g, w)
 			}
 			if k, v, m := z.TagAttr(); k != nil || v != nil || m {
-				t.Fatalf("token %d of %q: TagAttr after the last gave %q=%q, %v", n, doc, k, v, m)
+				t.Fatalf("token %d of %.200q: TagAttr after the last gave %q=%q, %v", n, doc, k, v, m)
 			}
 			if s := string(name); s == "noscript" || s == "noframes" || wt == html.SelfClosingTagToken && (n+len(doc))%2 == 0 {
 				want.NextIsNotRawText()
@@ -64,7 +64,7 @@ func same(t *testing.T, z *Tokenizer, doc []byte) {
 		}
 	}
 	if z.Next() != html.ErrorToken {
-		t.Fatalf("%q: a token after the end", doc)
+		t.Fatalf("%.200q: a token after the end", doc)
 	}
 	if !bytes.Equal(doc, orig) {
 		t.Fatalf("the document was changed: %q, was %q", doc, orig)
