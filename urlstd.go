@@ -39,6 +39,35 @@ type stdURL struct {
 	hasQuery bool   // the query is not null ("?" alone gives "")
 }
 
+// byteSet is a set of bytes; index finds one in a string, as
+// strings.IndexAny does, without making the set again for each call.
+type byteSet [256]bool
+
+func newByteSet(chars string) *byteSet {
+	var b byteSet
+	for i := range len(chars) {
+		b[chars[i]] = true
+	}
+	return &b
+}
+
+func (b *byteSet) index(s string) int {
+	for i := range len(s) {
+		if b[s[i]] {
+			return i
+		}
+	}
+	return -1
+}
+
+// Sets of the bytes the parser looks for on every link.
+var (
+	pathEscapes  = newByteSet("%!'()*[]") // what net/url's path escaping may change
+	tabOrNewline = newByteSet("\t\n\r")
+	authorityEnd = newByteSet("/\\?#")
+	slashes      = newByteSet("/\\")
+)
+
 // urlValue returns u as a new url.URL (see setURL).
 func (u *stdURL) urlValue() *url.URL {
 	r := new(url.URL)
@@ -52,7 +81,7 @@ func (u *stdURL) urlValue() *url.URL {
 // encoding of Path differs from it.
 func (u *stdURL) setURL(r *url.URL) {
 	*r = url.URL{Scheme: u.scheme, Host: u.host, Path: u.path, RawQuery: u.query, ForceQuery: u.hasQuery && u.query == ""}
-	if strings.ContainsAny(u.path, "%!'()*[]") {
+	if pathEscapes.index(u.path) >= 0 {
 		// The serialised path never has a malformed escape.
 		p, err := url.PathUnescape(u.path)
 		if err == nil {
@@ -136,7 +165,7 @@ func cleanInput(s string) string {
 		j--
 	}
 	s = s[i:j]
-	if strings.ContainsAny(s, "\t\n\r") {
+	if tabOrNewline.index(s) >= 0 {
 		var b strings.Builder
 		b.Grow(len(s))
 		for k := range len(s) {
@@ -220,7 +249,7 @@ func parseRelative(u *stdURL, s string, base *stdURL) error {
 // parseAuthority is the authority state, and what follows it, for s
 // after the slashes.
 func parseAuthority(u *stdURL, s string) error {
-	end := strings.IndexAny(s, "/\\?#")
+	end := authorityEnd.index(s)
 	if end < 0 {
 		end = len(s)
 	}
@@ -557,7 +586,7 @@ func appendPath(p, s string) string {
 	b = append(b, p...)
 	s = s[1:]
 	for {
-		end := strings.IndexAny(s, "/\\")
+		end := slashes.index(s)
 		seg, more := s, false
 		if end >= 0 {
 			seg, s, more = s[:end], s[end+1:], true

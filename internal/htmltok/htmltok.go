@@ -15,8 +15,9 @@
 // Two things it hands to x/net/html rather than repeat: the script data
 // states, entered only by a "<!--" inside a <script> (from there to the
 // end of the document, x/net/html tokenizes, started where this one
-// stopped), and the attributes of a tag whose values need character
-// references decoded (x/net/html reads that one tag again).
+// stopped), and the attributes of a tag whose values need converting, a
+// character reference decoded or a carriage return or NUL replaced
+// (x/net/html reads that one tag again).
 package htmltok
 
 import (
@@ -509,15 +510,10 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	}
 	if !z.attrCheck {
 		z.attrCheck = true
-		for _, a := range z.attrs {
-			k, v := z.b[a[0].start:a[0].end], z.b[a[1].start:a[1].end]
-			if bytes.IndexByte(k, 0) >= 0 || bytes.IndexByte(v, 0) >= 0 ||
-				bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
-				// x/net/html reads the tag again, as it would have.
-				z.tagSlow = html.NewTokenizer(bytes.NewReader(z.Raw()))
-				z.tagSlow.Next()
-				break
-			}
+		if z.attrsConvert() {
+			// x/net/html reads the tag again, as it would have.
+			z.tagSlow = html.NewTokenizer(bytes.NewReader(z.Raw()))
+			z.tagSlow.Next()
 		}
 	}
 	if z.tagSlow != nil {
@@ -543,6 +539,23 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 		}
 	}
 	return key, z.b[a[1].start:a[1].end], z.nAttr < len(z.attrs)
+}
+
+// attrsConvert reports whether an attribute of the current tag has a
+// name with a NUL or a value with a NUL, a carriage return or a character
+// reference, which TagAttr converts.
+func (z *Tokenizer) attrsConvert() bool {
+	if raw := z.Raw(); bytes.IndexByte(raw, '&') < 0 && bytes.IndexByte(raw, '\r') < 0 && bytes.IndexByte(raw, 0) < 0 {
+		return false
+	}
+	for _, a := range z.attrs {
+		k, v := z.b[a[0].start:a[0].end], z.b[a[1].start:a[1].end]
+		if bytes.IndexByte(k, 0) >= 0 || bytes.IndexByte(v, 0) >= 0 ||
+			bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // appendNewlines appends s to dst with "\r\n" and "\r" made "\n".
