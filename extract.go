@@ -144,8 +144,10 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 // robots directives are the crawler's to apply. A body still in a content
 // coding (Content-Encoding left in p.Header) is not read.
 //
-// It reads HTML in one pass of the x/net/html tokenizer, with the contents
-// of <noscript> and <noframes> as markup, and reads the markup in an
+// It reads HTML in one pass of a tokenizer that gives x/net/html's tokens
+// for the same bytes (the crawler's own, which reads the body where it
+// lies; it is checked against x/net/html token for token), with the
+// contents of <noscript> and <noframes> as markup, and reads the markup in an
 // iframe's srcdoc, in IE conditional comments (<!--[if IE]> ...
 // <![endif]-->) and in the content of a <meta name> (which reading views
 // show as markup) as markup too. It never returns an error and is safe
