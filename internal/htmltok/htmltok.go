@@ -61,8 +61,17 @@ func (z *Tokenizer) Reset(doc []byte) {
 	*z = Tokenizer{b: doc, attrs: z.attrs[:0], scratch: z.scratch[:0]}
 }
 
-// Release lets go of the document, keeping z's buffers for the next Reset.
-func (z *Tokenizer) Release() { z.Reset(nil) }
+// Release lets go of the document, keeping z's buffers for the next Reset
+// unless a document made them large.
+func (z *Tokenizer) Release() {
+	if cap(z.scratch) > 64<<10 {
+		z.scratch = nil
+	}
+	if cap(z.attrs) > 1024 {
+		z.attrs = nil
+	}
+	z.Reset(nil)
+}
 
 // Next scans the next token and returns its type, as
 // html.Tokenizer.Next does.

@@ -82,7 +82,7 @@ var cases = []string{
 	`<!-- <!-- x -- y -->`, `<!--[if IE]><a href=x>y</a><![endif]-->`, `<!---x->y-->`,
 	`<!DOCTYPE html>`, `<!doctype`, `<!DOC`, `<!DOCTYPE`, `<!DOCTYPE `, `<!DOCTYPEhtml>`, `<!DoCtYpE html SYSTEM "about:legacy-compat">`,
 	`<![CDATA[x<a href=y>]]>`, `<!ELEMENT x>`,
-	`<a>`, `<A HREF="/x" Href=y>t</A>`, `<a href=x>`, `<a href="x`, `<a href='x'`, `<a href=x`, `<a href`, `<a href=`, `<a `,
+	`<a>`, `</a`, `</a b='`, `</a b=c d`, `<a b=c d`, `<A HREF="/x" Href=y>t</A>`, `<a href=x>`, `<a href="x`, `<a href='x'`, `<a href=x`, `<a href`, `<a href=`, `<a `,
 	`<a href=/>`, `<a href="/"/>`, `<br/>`, `<br />`, `<br/ >`, `<a / href=x>`, `<a =x>`, `<a ==x>`, `<a x= = y>`,
 	`<a href = "x" title='y' data-z=w>`, `<a href="a&amp;b&lt;c&copy=d&copy;e&#65;&#x42;&notit;">`,
 	"<a href=\"a\rb\r\nc\x00d\">", "<a\x00b=c>", "<A\tHREF\n=\f'x'\r>", `<a href="x" href="y" HREF=z>`,
