@@ -114,7 +114,8 @@ func (p *Page) Resolve(ref string) (*url.URL, error) {
 
 // response is the outcome of the last attempt at a URL.
 type response struct {
-	url         *url.URL
+	url         *url.URL // &target, or a URL of the caller's
+	target      url.URL
 	status      int
 	header      http.Header
 	contentType string // media type, lower case
@@ -411,7 +412,8 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	}
 	// The URL the response is of, for links and redirects to resolve
 	// against: the crawler's own, whatever a request hook does to req.URL.
-	target := *req.URL
+	out := &response{target: *req.URL}
+	out.url = &out.target
 	req.Header.Set("User-Agent", f.userAgent)
 	if hook := f.requestHook; hook != nil {
 		if err := protect("request hook", func() error { return hook(req) }); err != nil {
@@ -430,7 +432,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		return nil, f.attemptErr(ctx, t, err)
 	}
 	defer resp.Body.Close()
-	out := &response{url: &target, status: resp.StatusCode, header: resp.Header}
+	out.status, out.header = resp.StatusCode, resp.Header
 	if isRedirect(resp.StatusCode) {
 		// The body of a redirect is of no use, but reading a little of it
 		// lets the connection be reused.
