@@ -679,7 +679,11 @@ func isText(mediaType string) bool {
 // made to name UTF-8, which the body now is.
 func decode(body []byte, mediaType, label string) ([]byte, string) {
 	name := bomEncoding(body)
-	if name == "" && label != "" {
+	switch {
+	case name != "" || label == "":
+	case strings.EqualFold(label, "utf-8"):
+		name = "utf-8" // as Lookup says, without the encoding it allocates
+	default:
 		_, name = charset.Lookup(label)
 	}
 	if name == "" && isHTML(mediaType) {
