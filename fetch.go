@@ -269,7 +269,13 @@ func statusOf(resp *response) int {
 // worth another try, and when. It is built from the few options it needs,
 // and is safe for concurrent use.
 type fetcher struct {
-	client        *http.Client
+	client *http.Client
+	// direct is the client's transport when the client is the crawler's
+	// own, which adds nothing to it but costs: it has no cookie jar and
+	// no timeout, and hands every redirect back (for which it builds the
+	// next hop's request all the same), yet copies each request's
+	// headers.
+	direct        http.RoundTripper
 	userAgent     string
 	requestHook   func(*http.Request) error
 	timeout       time.Duration // per attempt
@@ -286,8 +292,13 @@ type fetcher struct {
 }
 
 func newFetcher(cfg *config, client *http.Client) *fetcher {
+	var direct http.RoundTripper
+	if cfg.client == nil && cfg.wrapTransport == nil {
+		direct = client.Transport
+	}
 	return &fetcher{
 		client:        client,
+		direct:        direct,
 		userAgent:     cfg.userAgent,
 		requestHook:   cfg.requestHook,
 		timeout:       cfg.requestTimeout,
@@ -427,7 +438,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		req.Header.Del("Cookie")
 		req.Header.Del("Proxy-Authorization")
 	}
-	resp, err := f.client.Do(req)
+	resp, err := f.do(req, method)
 	if err != nil {
 		return nil, f.attemptErr(ctx, t, err)
 	}
@@ -496,6 +507,27 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	}
 	out.body = *buf
 	return out, nil
+}
+
+// do sends req, made with method, through the client, or straight
+// through its transport (see fetcher.direct) where the request hook left
+// the client nothing to do: no user and password in the URL to send as
+// basic authentication, the method as it was. An error is then wrapped as
+// the client wraps it.
+func (f *fetcher) do(req *http.Request, method string) (*http.Response, error) {
+	if f.direct == nil || req.URL == nil || req.URL.User != nil || req.Method != method ||
+		req.Header == nil || req.RequestURI != "" {
+		return f.client.Do(req)
+	}
+	resp, err := f.direct.RoundTrip(req)
+	if err != nil {
+		op := "Get"
+		if method == http.MethodHead {
+			op = "Head"
+		}
+		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
 }
 
 // attemptErr wraps an error of the transport or the body. It is worth a
