@@ -662,12 +662,17 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 // read makes the Page of a response that is not a redirect, shows it to
 // the page hook and follows its links.
 func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res *Result) {
-	// The page hook and a link extractor get their own copy of the URL:
-	// what they do to it does not change what links resolve against.
+	// The page hook and a link extractor get their own copy of the URL,
+	// and of the document base: what they do to them does not change
+	// what links resolve against. The three are one allocation.
 	base := resp.url
-	pageURL := *base
-	p := &Page{
-		URL:         &pageURL,
+	pg := &struct {
+		Page
+		url, base url.URL
+	}{url: *base}
+	p := &pg.Page
+	*p = Page{
+		URL:         &pg.url,
 		Depth:       l.Depth,
 		Status:      resp.status,
 		Header:      resp.header,
@@ -702,8 +707,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 				meta, docBase = scanHead(base, p.Body)
 			}
 		}
-		db := *docBase
-		p.Base = &db
+		pg.base = *docBase
+		p.Base = &pg.base
 		if r.cfg.directives && l.Kind == PageRequest {
 			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
 		}
@@ -724,8 +729,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		}
 	}
 	if p.Base == nil {
-		docBase := *base
-		p.Base = &docBase
+		pg.base = *base
+		p.Base = &pg.base
 	}
 	if r.cfg.directives {
 		h := headerRobots(resp.header, r.token)

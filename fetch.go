@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,7 +115,8 @@ func (p *Page) Resolve(ref string) (*url.URL, error) {
 
 // response is the outcome of the last attempt at a URL.
 type response struct {
-	url         *url.URL
+	url         *url.URL // &target, or a URL of the caller's
+	target      url.URL
 	status      int
 	header      http.Header
 	contentType string // media type, lower case
@@ -268,7 +270,13 @@ func statusOf(resp *response) int {
 // worth another try, and when. It is built from the few options it needs,
 // and is safe for concurrent use.
 type fetcher struct {
-	client        *http.Client
+	client *http.Client
+	// direct is the client's transport when the client is the crawler's
+	// own, which adds nothing to it but costs: it has no cookie jar and
+	// no timeout, and hands every redirect back (for which it builds the
+	// next hop's request all the same), yet copies each request's
+	// headers.
+	direct        http.RoundTripper
 	userAgent     string
 	requestHook   func(*http.Request) error
 	timeout       time.Duration // per attempt
@@ -285,8 +293,13 @@ type fetcher struct {
 }
 
 func newFetcher(cfg *config, client *http.Client) *fetcher {
+	var direct http.RoundTripper
+	if cfg.client == nil && cfg.wrapTransport == nil {
+		direct = client.Transport
+	}
 	return &fetcher{
 		client:        client,
+		direct:        direct,
 		userAgent:     cfg.userAgent,
 		requestHook:   cfg.requestHook,
 		timeout:       cfg.requestTimeout,
@@ -411,7 +424,8 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	}
 	// The URL the response is of, for links and redirects to resolve
 	// against: the crawler's own, whatever a request hook does to req.URL.
-	target := *req.URL
+	out := &response{target: *req.URL}
+	out.url = &out.target
 	req.Header.Set("User-Agent", f.userAgent)
 	if hook := f.requestHook; hook != nil {
 		if err := protect("request hook", func() error { return hook(req) }); err != nil {
@@ -425,12 +439,12 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		req.Header.Del("Cookie")
 		req.Header.Del("Proxy-Authorization")
 	}
-	resp, err := f.client.Do(req)
+	resp, err := f.do(req, method)
 	if err != nil {
 		return nil, f.attemptErr(ctx, t, err)
 	}
 	defer resp.Body.Close()
-	out := &response{url: &target, status: resp.StatusCode, header: resp.Header}
+	out.status, out.header = resp.StatusCode, resp.Header
 	if isRedirect(resp.StatusCode) {
 		// The body of a redirect is of no use, but reading a little of it
 		// lets the connection be reused.
@@ -494,6 +508,27 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	}
 	out.body = *buf
 	return out, nil
+}
+
+// do sends req, made with method, through the client, or straight
+// through its transport (see fetcher.direct) where the request hook left
+// the client nothing to do: no user and password in the URL to send as
+// basic authentication, the method as it was. An error is then wrapped as
+// the client wraps it.
+func (f *fetcher) do(req *http.Request, method string) (*http.Response, error) {
+	if f.direct == nil || req.URL == nil || req.URL.User != nil || req.Method != method ||
+		req.Header == nil || req.RequestURI != "" {
+		return f.client.Do(req)
+	}
+	resp, err := f.direct.RoundTrip(req)
+	if err != nil {
+		op := "Get"
+		if method == http.MethodHead {
+			op = "Head"
+		}
+		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
 }
 
 // attemptErr wraps an error of the transport or the body. It is worth a
@@ -609,20 +644,25 @@ func isDecodeError(err error) bool {
 		errors.As(err, &corrupt)
 }
 
-// readBody appends the body to dst, reading at most max+1 bytes: one byte
+// minBodyBuf is the least a body buffer grows by: a worker's buffer,
+// kept across pages, takes a typical page in one step rather than in the
+// dozen that appending from empty costs on its first pages.
+const minBodyBuf = 8 << 10
+
+// readBody appends the body to dst, reading at most limit+1 bytes: one byte
 // more than allowed is enough to know that the body is too large.
-func readBody(dst []byte, body io.Reader, max int64) ([]byte, error) {
+func readBody(dst []byte, body io.Reader, limit int64) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
+			dst = slices.Grow(dst, max(len(dst), minBodyBuf))
 		}
 		room := dst[len(dst):cap(dst)]
-		if over := int64(len(dst)) + int64(len(room)) - (max + 1); over > 0 {
+		if over := int64(len(dst)) + int64(len(room)) - (limit + 1); over > 0 {
 			room = room[:int64(len(room))-over]
 		}
 		n, err := body.Read(room)
 		dst = dst[:len(dst)+n]
-		if int64(len(dst)) > max {
+		if int64(len(dst)) > limit {
 			return dst, ErrBodyTooLarge
 		}
 		if err == io.EOF {
@@ -677,7 +717,11 @@ func isText(mediaType string) bool {
 // made to name UTF-8, which the body now is.
 func decode(body []byte, mediaType, label string) ([]byte, string) {
 	name := bomEncoding(body)
-	if name == "" && label != "" {
+	switch {
+	case name != "" || label == "":
+	case strings.EqualFold(label, "utf-8"):
+		name = "utf-8" // as Lookup says, without the encoding it allocates
+	default:
 		_, name = charset.Lookup(label)
 	}
 	if name == "" && isHTML(mediaType) {

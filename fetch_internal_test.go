@@ -1,7 +1,12 @@
 package crawl
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +104,66 @@ func TestDecode(t *testing.T) {
 				t.Errorf("decode(%q, %q, %q): got %q, %q, want %q, %q", tc.body, tc.mediaType, tc.label, got, enc, tc.want, tc.enc)
 			}
 		})
+	}
+}
+
+// TestDirectDo checks that a request sent straight through the crawler's
+// own transport comes back as it would through its client: a redirect as
+// a response, a failure wrapped in the same *url.Error.
+func TestDirectDo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/next", http.StatusFound)
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+
+	cfg := defaultConfig()
+	client, _, err := cfg.newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.CloseIdleConnections()
+	f := newFetcher(&cfg, client)
+	if f.direct == nil {
+		t.Fatal("the crawler's own client: got no direct transport")
+	}
+	for _, tc := range []struct{ method, url string }{
+		{http.MethodGet, srv.URL + "/"},
+		{http.MethodHead, srv.URL + "/"},
+		{http.MethodGet, refused},
+		{http.MethodHead, refused},
+	} {
+		var got, want string
+		for i, send := range []func(*http.Request) (*http.Response, error){
+			func(req *http.Request) (*http.Response, error) { return f.do(req, tc.method) },
+			client.Do,
+		} {
+			req, err := http.NewRequest(tc.method, tc.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := send(req)
+			var s string
+			if err != nil {
+				var uerr *url.Error
+				s = fmt.Sprintf("error %v (*url.Error: %t)", err, errors.As(err, &uerr))
+			} else {
+				s = fmt.Sprintf("status %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+				resp.Body.Close()
+			}
+			if i == 0 {
+				got = s
+			} else {
+				want = s
+			}
+		}
+		if got != want {
+			t.Errorf("%s %s: got %s, want %s, as through the client", tc.method, tc.url, got, want)
+		}
 	}
 }

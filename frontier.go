@@ -70,9 +70,10 @@ type entry struct {
 	taken bool      // taken before: not fresh, and counted in pages if it was
 }
 
-// leaseRec is a lease out.
+// leaseRec is a lease out, with the Lease its holder was given: one
+// allocation for the two.
 type leaseRec struct {
-	lease *Lease
+	lease Lease
 	// req is the Request as it was leased: its holder may change the
 	// Lease's fields (First) while the lease expires and is put back.
 	req      Request
@@ -324,7 +325,7 @@ func (f *MemoryFrontier) out(l *Lease) *leaseRec {
 		return nil
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
+	if rec == nil || &rec.lease != l && rec.req.URL != l.URL {
 		return nil
 	}
 	return rec
@@ -579,7 +580,7 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 	}
 	if h.gate == gateRobots {
 		h.gate = gateFetching
-		l := &Lease{Request: Request{URL: h.key + "/robots.txt", Kind: RobotsRequest, Tries: h.robotsTries}}
+		l := Lease{Request: Request{URL: h.key + "/robots.txt", Kind: RobotsRequest, Tries: h.robotsTries}}
 		return f.lease(h, l, true, now), true
 	}
 	// A retry whose time has come goes first.
@@ -600,12 +601,13 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 		f.fresh--
 		f.pages++
 	}
-	l := &Lease{Request: e.Request, Rules: h.rules}
+	l := Lease{Request: e.Request, Rules: h.rules}
 	return f.lease(h, l, e.taken, now), true
 }
 
-// lease records l as out, starting a request to h now.
-func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Lease {
+// lease records l as out, starting a request to h now, and returns the
+// record's Lease, the holder's.
+func (f *MemoryFrontier) lease(h *host, l Lease, taken bool, now time.Time) *Lease {
 	f.seq++
 	l.ID = strconv.FormatUint(f.seq, 10)
 	rec := &leaseRec{lease: l, req: l.Request, h: h, taken: taken, idx: -1, prevNext: h.next}
@@ -619,7 +621,7 @@ func (f *MemoryFrontier) lease(h *host, l *Lease, taken bool, now time.Time) *Le
 		heap.Push(&f.expiries, rec)
 	}
 	f.leases[l.ID] = rec
-	return l
+	return &rec.lease
 }
 
 // wakeTime returns when h may start its next request, and false when it

@@ -298,8 +298,12 @@ func isUnreserved(c byte) bool {
 type scope struct {
 	lenient bool
 	hosts   map[string]struct{} // strict: hosts; lenient: registrable domains
-	exclude []*regexp.Regexp
-	filters []Filter
+	// rootHosts are the roots' hosts (with their ports), canonical and
+	// in scope, for http [0] and https [1]: most links of a crawl are on
+	// them, and are known in scope without a look at their host.
+	rootHosts [2]map[string]struct{}
+	exclude   []*regexp.Regexp
+	filters   []Filter
 	// The trap limits on a URL; 0 disables each.
 	maxURLLength      int
 	maxSegmentRepeats int
@@ -309,12 +313,18 @@ func newScope(roots []*url.URL, cfg *config) *scope {
 	s := &scope{
 		lenient:           cfg.lenient,
 		hosts:             make(map[string]struct{}),
+		rootHosts:         [2]map[string]struct{}{{}, {}},
 		exclude:           cfg.exclude,
 		filters:           cfg.filters,
 		maxURLLength:      cfg.maxURLLength,
 		maxSegmentRepeats: cfg.maxSegmentRepeats,
 	}
 	for _, u := range roots {
+		if isHTTP(u) {
+			if h, err := canonicalHostPort(u.Host, u.Scheme); err == nil && h == u.Host {
+				s.rootHosts[httpsIndex(u.Scheme)][h] = struct{}{}
+			}
+		}
 		h := u.Hostname()
 		if s.lenient {
 			s.hosts[registrableDomain(h)] = struct{}{}
@@ -336,6 +346,9 @@ func (s *scope) contains(u *url.URL) bool {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return false
 	}
+	if _, ok := s.rootHosts[httpsIndex(u.Scheme)][u.Host]; ok {
+		return true
+	}
 	if h, err := canonicalHostPort(u.Host, u.Scheme); err != nil || h != u.Host {
 		return false
 	}
@@ -345,6 +358,14 @@ func (s *scope) contains(u *url.URL) bool {
 	}
 	_, ok := s.hosts[h]
 	return ok
+}
+
+// httpsIndex is 1 for https, 0 for http.
+func httpsIndex(scheme string) int {
+	if scheme == "https" {
+		return 1
+	}
+	return 0
 }
 
 // allows applies the exclude patterns and filters to a link or redirect

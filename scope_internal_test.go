@@ -537,3 +537,19 @@ func TestScopeTrap(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScopeContains weighs the scope check of a link on a root's
+// host, which most links of a crawl are.
+func BenchmarkScopeContains(b *testing.B) {
+	root, err := url.Parse("http://127.0.0.1:8700/p/0.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := newScope([]*url.URL{root}, &config{})
+	u := root.JoinPath("../17.html")
+	for b.Loop() {
+		if !s.contains(u) {
+			b.Fatalf("contains(%s) with root %s: got false, want true", u, root)
+		}
+	}
+}
