@@ -36,8 +36,8 @@
 //   - FetchStatistic is Result, the report is Stats.
 //
 // What the chapter lacked is added: URLs are normalised before they are
-// deduplicated; links come from the x/net/html tokenizer, not a regular
-// expression; every attempt has a timeout and every body a size cap;
+// deduplicated; links come from an HTML tokenizer (one that gives
+// x/net/html's tokens), not a regular expression; every attempt has a timeout and every body a size cap;
 // retries back off and honour Retry-After; scope uses the public suffix
 // list; and hooks, filters and link extractors let a program take part.
 //
