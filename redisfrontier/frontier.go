@@ -420,6 +420,16 @@ func transient(err error) bool {
 	return false
 }
 
+// isClosing reports whether a Close has begun: Take then leases nothing
+// more, so that a Take blocked when Close is called ends with
+// ErrFrontierClosed rather than with a lease that Close's script gave
+// back.
+func (f *Frontier) isClosing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closing || f.closed
+}
+
 func (f *Frontier) isClosed() bool {
 	select {
 	case <-f.closedCh:
@@ -537,6 +547,12 @@ const idlePoll = time.Second
 // with those left over.
 func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 	for {
+		if f.isClosing() {
+			f.tmu.Lock()
+			f.resign()
+			f.tmu.Unlock()
+			return nil, crawl.ErrFrontierClosed
+		}
 		ev := f.events()
 		f.tmu.Lock()
 		n := min(1+max(0, len(f.waiters)-f.reserved), f.opts.MaxTake)
@@ -554,6 +570,18 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 				err = ctx.Err()
 			}
 			return nil, err
+		}
+		if len(leases) > 0 && f.isClosing() {
+			// Close's script gives back the process's leases, and
+			// these may have come after it: give them back too. (If
+			// Close has closed the client meanwhile, they expire.)
+			f.tmu.Lock()
+			f.resign()
+			f.tmu.Unlock()
+			for _, l := range leases {
+				f.release(l)
+			}
+			return nil, crawl.ErrFrontierClosed
 		}
 		if len(leases) > 0 {
 			var extra []*crawl.Lease
@@ -580,7 +608,7 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 			d = wait
 		}
 		f.await(ctx, ev, d)
-		if err := ctx.Err(); err != nil || f.isClosed() {
+		if err := ctx.Err(); err != nil || f.isClosing() {
 			f.tmu.Lock()
 			f.resign()
 			f.tmu.Unlock()
