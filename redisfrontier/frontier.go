@@ -1297,8 +1297,9 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 // Close puts back the leases this Frontier holds, so that another process
 // (or this one, opened anew) takes them at once, and releases the
 // Frontier; it closes the client if Open made it. It gives an unreachable
-// server 5 s, after which the leases come back only when their term ends. A Take or Join blocked
-// returns ErrFrontierClosed, as does every later call.
+// server 5 s, after which the leases come back only when their term ends.
+// A Take or Join blocked, or begun once Close has begun, returns
+// ErrFrontierClosed, as does every later call.
 func (f *Frontier) Close() error {
 	f.mu.Lock()
 	if f.closing {
