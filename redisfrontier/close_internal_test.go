@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
-	"github.com/asyncrawl/crawl/redisfrontier/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // A Take that comes while Close is under way, after Close's script gave
@@ -17,14 +15,8 @@ import (
 // lease back and returned it, with a nil error, when the Take goroutine of
 // frontiertest's Close check was scheduled late on a loaded machine.)
 func TestTakeDuringClose(t *testing.T) {
-	s := redistest.Start(t)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-	defer c.Close()
-	f := New(c, &Options{Name: t.Name()})
-	if err := f.Start(ctx, crawl.Policy{HostWorkers: 1}); err != nil {
-		t.Fatal(err)
-	}
+	f := startFrontier(t, t.Name(), crawl.Policy{HostWorkers: 1})
 	if _, err := f.Push(ctx, crawl.Request{URL: "https://a.example/1"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package redisfrontier
 
 import (
-	"time"
-
 	"context"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
-	"github.com/asyncrawl/crawl/redisfrontier/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,15 +14,9 @@ import (
 // crawl once and answers the same both times: Push admits once, Take
 // leases once, Ack counts once.
 func TestReplay(t *testing.T) {
-	s := redistest.Start(t)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-	defer c.Close()
-	f := New(c, &Options{Name: "replay"})
+	f := startFrontier(t, "replay", crawl.Policy{HostWorkers: 4})
 	defer f.Close()
-	if err := f.Start(ctx, crawl.Policy{HostWorkers: 4}); err != nil {
-		t.Fatal(err)
-	}
 	twice := func(what string, script *redis.Script, args ...any) string {
 		t.Helper()
 		seq, low := f.beginOp()
@@ -76,15 +68,9 @@ func TestReplay(t *testing.T) {
 // server gives back what the call leased, as if it had never been made:
 // the URL is queued again, the budget and the host's delay not charged.
 func TestTakeGivenUp(t *testing.T) {
-	s := redistest.Start(t)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-	defer c.Close()
-	f := New(c, &Options{Name: "givenup"})
+	f := startFrontier(t, "givenup", crawl.Policy{HostWorkers: 1, HostDelay: time.Hour})
 	defer f.Close()
-	if err := f.Start(ctx, crawl.Policy{HostWorkers: 1, HostDelay: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := f.Push(ctx, crawl.Request{URL: "https://a.example/1"}); err != nil {
 		t.Fatal(err)
 	}
