@@ -167,7 +167,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		},
 	}))
 	prog := newProgress()
-	var text textReport
+	text := newTextReport(reportMemory, func(err error) {
+		logger.Warn("the report's lines are kept in memory: they could not be spilled to disk", "err", err)
+	})
+	defer text.close()
 	showLine := ttys.stderr && !cfg.quiet
 	var lines *jsonLines
 	if cfg.format == "jsonl" {

@@ -2,42 +2,85 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/internal/extsort"
 )
 
-// textReport collects the Results for crawl.py's report, which is sorted by
-// URL and so written at the end. It is safe for concurrent use.
+// textReport collects the lines of crawl.py's report, which is sorted by
+// URL and so written at the end. Past reportMemory bytes of lines it
+// spills them, sorted, to files in the temporary directory ($TMPDIR),
+// merged when the report is written, so that a crawl of millions of URLs
+// does not hold a line of each in memory. It is safe for concurrent use.
 type textReport struct {
-	mu      sync.Mutex
-	results []crawl.Result
+	mu     sync.Mutex
+	lines  *extsort.Sorter
+	line   bytes.Buffer
+	warn   func(error) // told once, if the lines cannot be spilled
+	warned bool
+}
+
+// reportMemory is how many bytes of report lines textReport holds in
+// memory: about 90,000 URLs.
+const reportMemory = 8 << 20
+
+// newTextReport returns a report that holds limit bytes of lines in
+// memory (reportMemory in the command) and tells warn once if it cannot
+// spill the rest.
+func newTextReport(limit int, warn func(error)) *textReport {
+	return &textReport{lines: extsort.New(limit, "", reportKey), warn: warn}
+}
+
+// reportKey is a report line's sort key, its URL: the line up to its
+// first space. A URL in the crawl's form holds no space, nor any byte
+// below it, so that lines sorted by it are sorted by URL.
+func reportKey(line []byte) []byte {
+	if i := bytes.IndexByte(line, ' '); i >= 0 {
+		return line[:i]
+	}
+	return line
 }
 
 func (t *textReport) result(r *crawl.Result) {
 	t.mu.Lock()
-	t.results = append(t.results, *r)
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	t.line.Reset()
+	r.WriteReportLine(&t.line)
+	t.lines.Add(t.line.Bytes())
+	if err := t.lines.SpillErr(); err != nil && !t.warned {
+		t.warned = true
+		t.warn(err)
+	}
 }
 
-// write writes the report: a line per URL, sorted by URL, then the summary
-// of stats.
+// write writes the report, a line per URL sorted by URL, then the summary
+// of stats, and removes the spilled lines.
 func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	slices.SortFunc(t.results, func(a, b crawl.Result) int { return strings.Compare(a.URL, b.URL) })
+	defer t.lines.Close()
 	bw := bufio.NewWriter(w)
-	for i := range t.results {
-		t.results[i].WriteReportLine(bw)
+	if err := t.lines.Each(func(line []byte) error {
+		_, err := bw.Write(line)
+		return err
+	}); err != nil {
+		return err
 	}
 	if err := stats.WriteReport(bw); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// close removes the spilled lines of a report that is not written.
+func (t *textReport) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines.Close()
 }
 
 // jsonResult is the JSON object of one Result in -format jsonl.

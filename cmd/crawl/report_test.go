@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl"
 )
 
 func TestBadStart(t *testing.T) {
@@ -442,5 +444,61 @@ func TestFlagsReachTheCrawler(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The text report past its memory spills its lines to $TMPDIR and writes
+// them all the same, sorted by URL, as it does from memory; the spilled
+// files are gone after.
+func TestTextReportSpills(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var results []crawl.Result
+	for i := range 3000 {
+		r := crawl.Result{URL: fmt.Sprintf("http://h%d.test/p/%d?q=%d", i%7, (i*7919)%3000, i), Status: 200, ContentType: "text/html", Size: i, NumURLs: 20}
+		switch i % 10 {
+		case 3:
+			r.Status, r.NextURL = 301, r.URL+"/next"
+		case 5:
+			r.Status, r.Err = 0, fmt.Errorf("fetch %s: a message\nof two lines", r.URL)
+		}
+		results = append(results, r)
+	}
+	stats := &crawl.Stats{Done: len(results)}
+	report := func(limit int) string {
+		t.Helper()
+		warned := 0
+		rep := newTextReport(limit, func(error) { warned++ })
+		for i := range results {
+			rep.result(&results[i])
+		}
+		if limit > 0 && len(rep.lines.Runs()) == 0 {
+			t.Errorf("limit %d: nothing spilled", limit)
+		}
+		var b strings.Builder
+		if err := rep.write(&b, stats); err != nil {
+			t.Fatalf("limit %d: write: %v", limit, err)
+		}
+		if warned != 0 {
+			t.Errorf("limit %d: warned %d times, want none", limit, warned)
+		}
+		return b.String()
+	}
+	inMemory, spilled := report(0), report(4<<10)
+	if spilled != inMemory {
+		t.Errorf("the report spilled differs from the one in memory")
+	}
+	var want strings.Builder
+	sorted := slices.Clone(results)
+	slices.SortFunc(sorted, func(a, b crawl.Result) int { return strings.Compare(a.URL, b.URL) })
+	for i := range sorted {
+		sorted[i].WriteReportLine(&want)
+	}
+	stats.WriteReport(&want)
+	if inMemory != want.String() {
+		t.Errorf("report:\n%.500s\nwant the lines sorted by URL:\n%.500s", inMemory, want.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after the report, $TMPDIR holds %d entries, want none", len(left))
 	}
 }
