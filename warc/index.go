@@ -1,6 +1,7 @@
 package warc
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/asyncrawl/crawl/internal/extsort"
 )
 
 // indexLine is a line of the CDXJ index made before its record is
@@ -107,16 +110,21 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(js.String(), "\n")
 }
 
-// writeIndex sorts the index lines bytewise, as pywb requires, and writes
-// them to f, then closes it.
-func writeIndex(f io.WriteCloser, lines []string) error {
-	slices.Sort(lines)
-	var buf bytes.Buffer
-	for _, l := range lines {
-		buf.WriteString(l)
-		buf.WriteByte('\n')
+// indexMemory is how many bytes of index lines a Writer holds in memory
+// before it spills them to disk (see "The CDXJ index").
+var indexMemory = 8 << 20 // a var for TestIndexSpills
+
+// writeIndex writes the index lines sorted bytewise, as pywb requires, each
+// ended by a newline, to f, then closes it.
+func writeIndex(f io.WriteCloser, lines *extsort.Sorter) error {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err := lines.Each(func(line []byte) error {
+		bw.Write(line)
+		return bw.WriteByte('\n') // the first error of bw's, if any
+	})
+	if err == nil {
+		err = bw.Flush()
 	}
-	_, err := f.Write(buf.Bytes())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -186,16 +186,32 @@ func crawlLike(t *testing.T, w *Writer, srv *httptest.Server) []string {
 // The index has a line per response and revisit record, sorted, and each
 // line points at its record: the offset and length hold that record alone,
 // whose fields are those of the line.
+// With spill, the index's lines are held in memory 256 bytes at a time,
+// the rest spilled to $TMPDIR: the index is the same, and $TMPDIR is left
+// empty.
 func TestIndex(t *testing.T) {
 	_, srv := newSite(t)
-	for _, plain := range []bool{false, true} {
-		t.Run(fmt.Sprintf("NoGzip=%v", plain), func(t *testing.T) {
+	for _, tc := range []struct{ plain, spill bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("NoGzip=%v,spill=%v", tc.plain, tc.spill), func(t *testing.T) {
+			plain := tc.plain
+			tmp := t.TempDir()
+			if tc.spill {
+				t.Setenv("TMPDIR", tmp)
+				defer func(m int) { indexMemory = m }(indexMemory)
+				indexMemory = 256
+			}
 			dir := t.TempDir()
 			index := filepath.Join(dir, "crawl.cdxj")
 			w := newWriter(t, Options{Dir: dir, NoGzip: plain, MaxSize: 3 << 10, Index: index})
 			crawlLike(t, w, srv)
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
+			}
+			if spilled := w.indexRuns > 0; spilled != tc.spill {
+				t.Errorf("the lines went to %d files on disk: spilled %v, want %v", w.indexRuns, spilled, tc.spill)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("after Close, $TMPDIR holds %d entries, want none", len(left))
 			}
 			if n := len(w.Files()); n < 3 {
 				t.Fatalf("%d files, want the rotation to make at least 3", n)

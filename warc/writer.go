@@ -96,8 +96,11 @@
 // as the records are written, not by reading the files back: each response
 // and revisit record adds a line in memory, saying where the record was
 // placed, and Close sorts the lines bytewise (as LC_ALL=C sort does, and as
-// pywb requires) and writes them. A line costs its length in memory until
-// Close, about 250 bytes per response; a process that ends without Close
+// pywb requires) and writes them. The lines, about 250 bytes a response,
+// are held in memory up to 8 MiB, then spilled, sorted, to files in the
+// temporary directory ($TMPDIR), which Close merges and removes, as sort(1)
+// does: an archive of millions of pages does not hold its index in memory.
+// A process that ends without Close
 // leaves the WARC files valid, without the records of its last few
 // milliseconds, and the index empty (warcio's cdx-index or pywb's
 // cdxj-indexer rebuild it from the files).
@@ -142,6 +145,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncrawl/crawl/internal/extsort"
 )
 
 // DefaultMaxSize is the size at which a Writer starts its next file unless
@@ -236,16 +241,19 @@ type Writer struct {
 	pending sync.WaitGroup      // exchanges admitted and not yet queued
 
 	// Owned by loop, and by NewWriter before it and Close after it.
-	werr   error          // the first error loop met
-	f      io.WriteCloser // nil between a rotation and the next exchange
-	name   string         // of f
-	fname  string         // of f, as the index's JSON gives it
-	size   int64          // bytes written to f
-	out    []byte         // whole records not yet written to f
-	ends   []int          // of each record in out
-	placed []placedLine   // index lines of the records in out
-	index  io.WriteCloser // nil without Options.Index
-	lines  []string       // of the index, unsorted
+	werr   error           // the first error loop met
+	f      io.WriteCloser  // nil between a rotation and the next exchange
+	name   string          // of f
+	fname  string          // of f, as the index's JSON gives it
+	size   int64           // bytes written to f
+	out    []byte          // whole records not yet written to f
+	ends   []int           // of each record in out
+	placed []placedLine    // index lines of the records in out
+	index  io.WriteCloser  // nil without Options.Index
+	lines  *extsort.Sorter // of the index, unsorted until Close
+	// indexRuns is how many times the index's lines were spilled to disk,
+	// set by Close.
+	indexRuns int
 }
 
 // original is what a revisit record refers to.
@@ -336,6 +344,7 @@ func NewWriter(opts Options) (*Writer, error) {
 			return nil, fmt.Errorf("warc: index: %w", err)
 		}
 		w.index = f
+		w.lines = extsort.New(indexMemory, "", nil)
 	}
 	if err := w.open(); err == nil {
 		w.flush()
@@ -416,9 +425,11 @@ func (w *Writer) close() {
 		w.f = nil
 	}
 	if w.index != nil {
+		w.indexRuns = len(w.lines.Runs())
 		if err := writeIndex(w.index, w.lines); err != nil {
 			w.fail(fmt.Errorf("warc: index %s: %w", w.opts.Index, err))
 		}
+		w.lines.Close()
 		w.index, w.lines = nil, nil
 	}
 }
@@ -581,7 +592,7 @@ func (w *Writer) flush() {
 		}
 		for _, p := range w.placed {
 			if p.end <= whole {
-				w.lines = append(w.lines, p.line)
+				w.lines.Add([]byte(p.line))
 			}
 		}
 		w.size += int64(n)
@@ -593,7 +604,7 @@ func (w *Writer) flush() {
 	} else {
 		w.size += int64(n)
 		for _, p := range w.placed {
-			w.lines = append(w.lines, p.line)
+			w.lines.Add([]byte(p.line))
 		}
 	}
 	w.out, w.ends, w.placed = w.out[:0], w.ends[:0], w.placed[:0]
