@@ -112,7 +112,7 @@ func jsonString(s string) string {
 
 // indexMemory is how many bytes of index lines a Writer holds in memory
 // before it spills them to disk (see "The CDXJ index").
-var indexMemory = 8 << 20 // a var for TestIndexSpills
+var indexMemory = 8 << 20 // a var for TestIndex, which makes it small
 
 // writeIndex writes the index lines sorted bytewise, as pywb requires, each
 // ended by a newline, to f, then closes it.

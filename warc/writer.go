@@ -251,8 +251,8 @@ type Writer struct {
 	placed []placedLine    // index lines of the records in out
 	index  io.WriteCloser  // nil without Options.Index
 	lines  *extsort.Sorter // of the index, unsorted until Close
-	// indexRuns is how many times the index's lines were spilled to disk,
-	// set by Close.
+	// indexRuns is the number of files on disk the index's lines were
+	// in when Close came (0: all in memory), set by Close.
 	indexRuns int
 }
 
