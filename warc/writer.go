@@ -344,7 +344,7 @@ func NewWriter(opts Options) (*Writer, error) {
 			return nil, fmt.Errorf("warc: index: %w", err)
 		}
 		w.index = f
-		w.lines = extsort.New(indexMemory, "", nil)
+		w.lines = extsort.New(indexMemory, nil)
 	}
 	if err := w.open(); err == nil {
 		w.flush()
@@ -425,7 +425,7 @@ func (w *Writer) close() {
 		w.f = nil
 	}
 	if w.index != nil {
-		w.indexRuns = len(w.lines.Runs())
+		w.indexRuns = w.lines.Runs()
 		if err := writeIndex(w.index, w.lines); err != nil {
 			w.fail(fmt.Errorf("warc: index %s: %w", w.opts.Index, err))
 		}
@@ -592,7 +592,7 @@ func (w *Writer) flush() {
 		}
 		for _, p := range w.placed {
 			if p.end <= whole {
-				w.lines.Add([]byte(p.line))
+				w.lines.AddString(p.line)
 			}
 		}
 		w.size += int64(n)
@@ -604,7 +604,7 @@ func (w *Writer) flush() {
 	} else {
 		w.size += int64(n)
 		for _, p := range w.placed {
-			w.lines.Add([]byte(p.line))
+			w.lines.AddString(p.line)
 		}
 	}
 	w.out, w.ends, w.placed = w.out[:0], w.ends[:0], w.placed[:0]

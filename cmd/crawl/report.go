@@ -17,11 +17,10 @@ import (
 // merged when the report is written, so that a crawl of millions of URLs
 // does not hold a line of each in memory. It is safe for concurrent use.
 type textReport struct {
-	mu     sync.Mutex
-	lines  *extsort.Sorter
-	line   bytes.Buffer
-	warn   func(error) // told once, if the lines cannot be spilled
-	warned bool
+	mu    sync.Mutex
+	lines *extsort.Sorter
+	line  bytes.Buffer
+	warn  func(error) // told once, if the lines cannot be spilled
 }
 
 // reportMemory is how many bytes of report lines textReport holds in
@@ -32,7 +31,7 @@ const reportMemory = 8 << 20
 // memory (reportMemory in the command) and tells warn once if it cannot
 // spill the rest.
 func newTextReport(limit int, warn func(error)) *textReport {
-	return &textReport{lines: extsort.New(limit, "", reportKey), warn: warn}
+	return &textReport{lines: extsort.New(limit, reportKey), warn: warn}
 }
 
 // reportKey is a report line's sort key, its URL: the line up to its
@@ -50,19 +49,18 @@ func (t *textReport) result(r *crawl.Result) {
 	defer t.mu.Unlock()
 	t.line.Reset()
 	r.WriteReportLine(&t.line)
+	ok := t.lines.SpillErr() == nil
 	t.lines.Add(t.line.Bytes())
-	if err := t.lines.SpillErr(); err != nil && !t.warned {
-		t.warned = true
+	if err := t.lines.SpillErr(); ok && err != nil {
 		t.warn(err)
 	}
 }
 
 // write writes the report, a line per URL sorted by URL, then the summary
-// of stats, and removes the spilled lines.
+// of stats. close removes the lines spilled.
 func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lines.Close()
 	bw := bufio.NewWriter(w)
 	if err := t.lines.Each(func(line []byte) error {
 		_, err := bw.Write(line)
@@ -76,7 +74,7 @@ func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
 	return bw.Flush()
 }
 
-// close removes the spilled lines of a report that is not written.
+// close removes the lines the report spilled to disk, written or not.
 func (t *textReport) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -472,7 +472,8 @@ func TestTextReportSpills(t *testing.T) {
 		for i := range results {
 			rep.result(&results[i])
 		}
-		if limit > 0 && len(rep.lines.Runs()) == 0 {
+		defer rep.close()
+		if limit > 0 && rep.lines.Runs() == 0 {
 			t.Errorf("limit %d: nothing spilled", limit)
 		}
 		var b strings.Builder

@@ -22,16 +22,14 @@ import (
 // Sorter sorts records, byte strings that may hold any byte, by a key of
 // each. Records with equal keys come out in the order they were added.
 // Records are held in memory until they pass the Sorter's limit, then
-// spilled to a run file in a temporary directory; Close removes it. A
-// Sorter is not safe for concurrent use.
+// spilled to a run file in a directory of their own in os.TempDir ($TMPDIR
+// on Unix); Close removes it. A Sorter is not safe for concurrent use.
 type Sorter struct {
-	limit  int    // bytes of records held at most; 0: no spill
-	parent string // where the temporary directory is made
-	key    func(rec []byte) []byte
+	limit int // bytes of records held at most; 0: no spill
+	key   func(rec []byte) []byte
 
 	arena []byte // the records held, one after another
 	recs  []span // each record's place in arena, in the order added
-	n     int    // records added in all
 	dir   string // made at the first spill
 	runs  []string
 	err   error // why a spill failed; records are then kept in memory
@@ -50,20 +48,26 @@ const readBuffer = 32 << 10
 
 // New returns a Sorter that holds up to limit bytes of records in memory
 // (and 16 bytes a record for its place; limit <= 0 holds them all, and a
-// record longer than limit is held on its own) and spills the rest
-// to a temporary directory made in parent ("" is os.TempDir). key returns a
-// record's sort key, a part of the record; nil sorts by the whole record.
-func New(limit int, parent string, key func(rec []byte) []byte) *Sorter {
+// record longer than limit is held on its own) and spills the rest to a
+// temporary directory. key returns a record's sort key, a part of the
+// record; nil sorts by the whole record.
+func New(limit int, key func(rec []byte) []byte) *Sorter {
 	if key == nil {
 		key = func(rec []byte) []byte { return rec }
 	}
-	return &Sorter{limit: max(limit, 0), parent: parent, key: key}
+	return &Sorter{limit: max(limit, 0), key: key}
 }
 
 // Add adds a copy of rec. A spill that fails is not an error of Add's: the
 // Sorter keeps every record in memory from then on, and SpillErr says why,
 // so that no record is lost.
-func (s *Sorter) Add(rec []byte) {
+func (s *Sorter) Add(rec []byte) { add(s, rec) }
+
+// AddString is Add for a record held in a string, which it copies without
+// making a []byte of it first.
+func (s *Sorter) AddString(rec string) { add(s, rec) }
+
+func add[R string | []byte](s *Sorter, rec R) {
 	if s.done {
 		panic("extsort: Add after Each")
 	}
@@ -84,14 +88,11 @@ func (s *Sorter) Add(rec []byte) {
 	start := len(s.arena)
 	s.arena = append(s.arena, rec...)
 	s.recs = append(s.recs, span{start, len(s.arena)})
-	s.n++
 }
 
-// Len returns the number of records added.
-func (s *Sorter) Len() int { return s.n }
-
-// Runs returns the names of the run files written so far.
-func (s *Sorter) Runs() []string { return slices.Clone(s.runs) }
+// Runs returns the number of run files on disk: 0 while every record is
+// held in memory.
+func (s *Sorter) Runs() int { return len(s.runs) }
 
 // SpillErr returns the error of the spill that failed, if one did; the
 // records are all there all the same, in memory.
@@ -115,7 +116,7 @@ func (s *Sorter) Each(f func(rec []byte) error) error {
 		}
 		return nil
 	}
-	return s.merge(s.runs, f)
+	return s.merge(f)
 }
 
 // Close removes the runs and their directory, and lets go of the records
@@ -161,7 +162,7 @@ func (s *Sorter) spill() {
 		// One run of them all, read through one buffer at the end
 		// instead of maxRuns.
 		name, err := s.writeRun(func(w *bufio.Writer) error {
-			return s.merge(s.runs, func(rec []byte) error { return writeRecord(w, rec) })
+			return s.merge(func(rec []byte) error { return writeRecord(w, rec) })
 		})
 		if err != nil {
 			// The runs are whole; the next spills add more of them.
@@ -178,7 +179,7 @@ func (s *Sorter) spill() {
 // not written whole is removed.
 func (s *Sorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
 	if s.dir == "" {
-		dir, err := os.MkdirTemp(s.parent, "crawl-sort-*")
+		dir, err := os.MkdirTemp("", "crawl-sort-*")
 		if err != nil {
 			return "", fmt.Errorf("extsort: %w", err)
 		}
@@ -216,10 +217,10 @@ func writeRecord(w *bufio.Writer, rec []byte) error {
 	return err
 }
 
-// merge calls f with the records of runs, and those held in memory (sorted,
-// and newer than any run's), in order of their keys; equal keys in the
-// order they were added.
-func (s *Sorter) merge(runs []string, f func(rec []byte) error) error {
+// merge calls f with the records of the runs, and those held in memory
+// (sorted, and newer than any run's), in order of their keys; equal keys in
+// the order they were added.
+func (s *Sorter) merge(f func(rec []byte) error) error {
 	h := &cursors{key: s.key}
 	defer func() {
 		for _, c := range h.all {
@@ -228,7 +229,7 @@ func (s *Sorter) merge(runs []string, f func(rec []byte) error) error {
 			}
 		}
 	}()
-	for i, name := range runs {
+	for i, name := range s.runs {
 		fh, err := os.Open(name)
 		if err != nil {
 			return fmt.Errorf("extsort: %w", err)
@@ -240,7 +241,7 @@ func (s *Sorter) merge(runs []string, f func(rec []byte) error) error {
 		}
 	}
 	if len(s.recs) > 0 {
-		c := &cursor{order: len(runs), held: s}
+		c := &cursor{order: len(s.runs), held: s}
 		h.all = append(h.all, c)
 		if err := h.start(c); err != nil {
 			return err

@@ -69,29 +69,31 @@ func TestSorted(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tc.n)))
 			recs := records(rng, tc.n)
 			parent := t.TempDir()
-			s := New(tc.limit, parent, tc.key)
-			for _, r := range recs {
-				s.Add(r)
+			t.Setenv("TMPDIR", parent)
+			s := New(tc.limit, tc.key)
+			for i, r := range recs {
+				if i%2 == 0 {
+					s.Add(r)
+				} else {
+					s.AddString(string(r))
+				}
 				// The memory bound: the arena the records are held in
 				// is within the limit (or one record), but for the
 				// allocator's rounding up; not twice it, as append's
 				// doubling would make it.
 				bound := max(tc.limit, len(r))
 				if held := cap(s.arena); tc.limit > 0 && held > bound+bound/8+64 {
-					t.Fatalf("after %d records: %d bytes held, over the limit of %d", s.Len(), held, tc.limit)
+					t.Fatalf("after %d records: %d bytes held, over the limit of %d", i+1, held, tc.limit)
 				}
 			}
 			if err := s.SpillErr(); err != nil {
 				t.Fatalf("SpillErr: %v", err)
 			}
-			if s.Len() != tc.n {
-				t.Errorf("Len %d, want %d", s.Len(), tc.n)
+			if spilled := s.Runs() > 0; spilled != tc.runs {
+				t.Errorf("runs %d: spilled %v, want %v", s.Runs(), spilled, tc.runs)
 			}
-			if spilled := len(s.runs) > 0; spilled != tc.runs {
-				t.Errorf("runs %d: spilled %v, want %v", len(s.runs), spilled, tc.runs)
-			}
-			if len(s.runs) > maxRuns {
-				t.Errorf("%d runs left to merge at the end, want at most %d", len(s.runs), maxRuns)
+			if s.Runs() > maxRuns {
+				t.Errorf("%d runs left to merge at the end, want at most %d", s.Runs(), maxRuns)
 			}
 			key := tc.key
 			if key == nil {
@@ -121,8 +123,8 @@ func TestSorted(t *testing.T) {
 // A Sorter that cannot write its runs keeps every record in memory and
 // says why.
 func TestSpillFails(t *testing.T) {
-	parent := filepath.Join(t.TempDir(), "missing")
-	s := New(1<<10, parent, urlKey)
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	s := New(1<<10, urlKey)
 	defer s.Close()
 	recs := records(rand.New(rand.NewPCG(2, 2)), 500)
 	for _, r := range recs {
@@ -142,7 +144,8 @@ func TestSpillFails(t *testing.T) {
 
 // A run damaged on disk is an error of Each's, not records made up.
 func TestDamagedRun(t *testing.T) {
-	s := New(1<<10, t.TempDir(), urlKey)
+	t.Setenv("TMPDIR", t.TempDir())
+	s := New(1<<10, urlKey)
 	defer s.Close()
 	for _, r := range records(rand.New(rand.NewPCG(3, 3)), 500) {
 		s.Add(r)
@@ -165,8 +168,9 @@ func TestDamagedRun(t *testing.T) {
 
 // Each stops at f's first error and returns it.
 func TestEachStops(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
 	for _, limit := range []int{0, 1 << 10} {
-		s := New(limit, t.TempDir(), urlKey)
+		s := New(limit, urlKey)
 		for _, r := range records(rand.New(rand.NewPCG(4, 4)), 500) {
 			s.Add(r)
 		}
@@ -197,9 +201,10 @@ func BenchmarkSorter(b *testing.B) {
 	for i := range recs {
 		recs[i] = fmt.Appendf(nil, "http://h%d.test/p/%d.html 200 text/html utf-8 5512 3/21\n", rng.IntN(100), rng.IntN(1e6))
 	}
+	b.Setenv("TMPDIR", b.TempDir())
 	b.ReportAllocs()
 	for b.Loop() {
-		s := New(1<<20, b.TempDir(), urlKey)
+		s := New(1<<20, urlKey)
 		for _, r := range recs {
 			s.Add(r)
 		}
