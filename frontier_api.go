@@ -50,7 +50,14 @@ const (
 type Request struct {
 	// URL is the absolute URL, normalised by the crawler; it is also the
 	// key the seen set dedupes on, and HostKey(URL) is its host's key.
-	URL       string
+	URL string
+	// Wire is the URL as the crawler sends it, when that differs from
+	// URL: the URL Standard's serialisation of the first spelling the
+	// crawl met (URL is its RFC 3986 section 6.2.2 normal form, so that
+	// "/%7Euser" and "/~user" are one URL). Empty means URL is sent as
+	// it is. A Frontier keeps it with the Request and hands it back as
+	// it was admitted; it never dedupes on it.
+	Wire      string
 	Kind      RequestKind
 	Depth     int  // 0 for roots, one more per link followed
 	Redirects int  // redirects still allowed from here
@@ -133,9 +140,11 @@ type Policy struct {
 	// Robots means that a RobotsRequest is handed out first for each new
 	// host, and no other URL of the host until it is acked.
 	Robots bool
-	// MaxPages is the page budget: once MaxPages page and sitemap
-	// requests have been taken for their first attempt, no new one is
-	// handed out (retries are); 0 for no budget.
+	// MaxPages is the budget of requests: once MaxPages Requests of any
+	// kind but RobotsRequest (pages, sitemaps, requisites, references,
+	// external checks) have been taken for their first attempt and not
+	// acked Unsent, no new one is handed out (retries are); 0 for no
+	// budget.
 	MaxPages int
 	// LeaseTerm is how long a lease lasts without an Extend before the
 	// Frontier takes it back and hands its Request out again; 0 means
@@ -159,8 +168,9 @@ type Counts struct {
 	// Done is the number of Requests acked, over the whole crawl for a
 	// durable Frontier (earlier Runs on its state included).
 	Done int
-	// Pages is the number of page and sitemap requests taken for their
-	// first attempt and not Unsent: what Policy.MaxPages counts. A
+	// Pages is the number of Requests of any kind but RobotsRequest
+	// taken for their first attempt and not acked Unsent: what
+	// Policy.MaxPages counts. A
 	// Request put back (by Retry or the take-back of an expired lease)
 	// and taken again is not counted again.
 	Pages int
@@ -259,9 +269,9 @@ type Frontier interface {
 	// until the given time (a 429 or 503 with Retry-After).
 	Pause(ctx context.Context, host string, until time.Time) error
 
-	// Join blocks until nothing is pending, or until the page budget is
-	// spent and no page or sitemap lease is out and no Request waits to be
-	// retried (what is left is Counts.Queued, never taken); or until ctx
+	// Join blocks until nothing is pending, or until the budget of
+	// Policy.MaxPages is spent and no lease but a RobotsRequest's is out
+	// and no Request waits to be retried (what is left is Counts.Queued, never taken); or until ctx
 	// is done.
 	Join(ctx context.Context) error
 
