@@ -97,7 +97,8 @@
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
 //	ev           pub/sub channel: work came up, or the crawl may be over
 //
-// A Request is stored as a short text (its numbers, then referrer and URL).
+// A Request is stored as a short text (its numbers, then referrer, URL and,
+// when it has one, its Wire form).
 // Each change is one Lua script (scripts.go): Start, Push, Take, Ack,
 // Retry, Extend, Pause, Close. Take takes back the expired leases, then
 // pops hosts from ready in order of time, leases from each what it may

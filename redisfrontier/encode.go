@@ -14,9 +14,16 @@ import (
 // encodeRequest returns the form a Request is queued in: seven numbers
 // (kind, depth, redirects, cross-host, tries, first attempt in Unix
 // nanoseconds or 0, length of the referrer) separated by spaces, a space,
-// the referrer, then the URL.
+// the referrer, then the URL. A Request with a Wire has it at the end, and
+// its form starts with "w", the length of the Wire and a space: the forms
+// without it are those of the versions before Wire, which still decode.
 func encodeRequest(r *crawl.Request) string {
-	b := make([]byte, 0, 32+len(r.Referrer)+len(r.URL))
+	b := make([]byte, 0, 32+len(r.Referrer)+len(r.URL)+len(r.Wire))
+	if r.Wire != "" {
+		b = append(b, 'w')
+		b = strconv.AppendInt(b, int64(len(r.Wire)), 10)
+		b = append(b, ' ')
+	}
 	first := int64(0)
 	if !r.First.IsZero() {
 		first = r.First.UnixNano()
@@ -31,6 +38,7 @@ func encodeRequest(r *crawl.Request) string {
 	}
 	b = append(b, r.Referrer...)
 	b = append(b, r.URL...)
+	b = append(b, r.Wire...)
 	return string(b)
 }
 
@@ -39,6 +47,15 @@ var errCorrupt = errors.New("redisfrontier: corrupt value in Redis")
 
 // decodeRequest reverses encodeRequest.
 func decodeRequest(s string) (crawl.Request, error) {
+	wire := ""
+	if rest, ok := strings.CutPrefix(s, "w"); ok {
+		f, rest, ok := strings.Cut(rest, " ")
+		n, err := strconv.Atoi(f)
+		if !ok || err != nil || n <= 0 || n > len(rest) {
+			return crawl.Request{}, errCorrupt
+		}
+		s, wire = rest[:len(rest)-n], rest[len(rest)-n:]
+	}
 	var n [7]int64
 	for i := range n {
 		f, rest, ok := strings.Cut(s, " ")
@@ -62,6 +79,7 @@ func decodeRequest(s string) (crawl.Request, error) {
 		Tries:     int(n[4]),
 		Referrer:  s[:n[6]],
 		URL:       s[n[6]:],
+		Wire:      wire,
 	}
 	if n[5] != 0 {
 		r.First = time.Unix(0, n[5])
