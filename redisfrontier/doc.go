@@ -37,7 +37,13 @@
 //     its Ack or Retry or until Policy.LeaseTerm passes without an Extend;
 //     then any process's Take takes it back and leases it again, and the
 //     first holder's Ack, Retry and Extend return crawl.ErrLeaseLost (the
-//     lease's owner and ID are checked on the server). A shared crawl
+//     lease's owner and ID are checked on the server). A lease ID is a
+//     counter kept in Redis and 64 random bits drawn by the Take that
+//     made it, so that a server rolled back to an older state (a backup
+//     restored, the AOF's last second lost in a crash of the machine)
+//     never gives a forgotten lease's ID to another: the forgotten lease
+//     gets crawl.ErrLeaseLost, and its URL, queued again, is handed out
+//     and counted once. A shared crawl
 //     needs a LeaseTerm (the crawler's default is a minute): with none,
 //     the leases of a process that dies without Close stay out for good
 //     (unless it is restarted with the same Options.Owner) and Join never
@@ -75,7 +81,7 @@
 //
 //	meta         hash: roots, scope, sb (bits of the seen buckets), and
 //	             the counters queued, fresh (never taken), unfinished
-//	             (pending), done, pages, lseq (the last lease ID)
+//	             (pending), done, pages, lseq (the leases made)
 //	s:<b>        set: the seen set's bucket b (see below)
 //	q:<host>     list: the host's new Requests, in order of admission
 //	r:<host>     sorted set: the host's Requests put back, by the time
@@ -88,10 +94,11 @@
 //	ready        sorted set: the hosts that have a Request they may
 //	             start, by when; a host at its HostWorkers is not in it
 //	parked       set: hosts held back only by the page budget
-//	leases       hash: lease ID → its record (a short text: kind, first
-//	             attempt or not, timed or not, the host's times, owner,
-//	             host, Request; records in MessagePack, as earlier
-//	             versions wrote them, are read too)
+//	leases       hash: lease ID ("<lseq>-<the Take's random token>") →
+//	             its record (a short text: kind, first attempt or not,
+//	             timed or not, the host's times, owner, host, Request;
+//	             records in MessagePack, as earlier versions wrote them,
+//	             are read too)
 //	exp          sorted set: lease ID → when its term ends (µs)
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay

@@ -623,8 +623,8 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 // takeN runs the take script for up to n leases. It returns them, or, with
 // none, how long until something may be taken (-1: nothing is timed).
 func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Duration, error) {
-	args := make([]any, 0, 1+n)
-	args = append(args, n)
+	args := make([]any, 0, 2+n)
+	args = append(args, n, leaseToken())
 	for range n {
 		args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
 	}
@@ -678,6 +678,15 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 		return leases, -1, nil
 	}
 	return leases, time.Duration(wait) * time.Microsecond, nil
+}
+
+// leaseToken returns a take call's token, which the IDs of the leases it
+// makes carry: 64 random bits, so that no two calls share one, even on a
+// server rolled back to an older state.
+func leaseToken() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // undoTake gives back the leases of take call seq, whose caller gave up on

@@ -39,7 +39,7 @@ func TestReplay(t *testing.T) {
 	if run, got := pr.next(), pr.int(); run != "-" || got != 2 {
 		t.Errorf("Push of 2 new URLs, twice: run %q, admitted %d, want -, 2", run, got)
 	}
-	twice("Take", takeScript, 1, "0.5")
+	twice("Take", takeScript, 1, "t0k", "0.5")
 	if cnt, _ := f.Counts(ctx); cnt != (crawl.Counts{Queued: 1, Leased: 1, Pages: 1}) {
 		t.Fatalf("Take for one lease, twice: Counts %+v, want one leased, one queued", cnt)
 	}
@@ -77,10 +77,10 @@ func TestTakeGivenUp(t *testing.T) {
 	// The call goes out under its number after all: as if it had run and
 	// its reply been lost.
 	seq, low := f.beginOp()
-	if _, err := f.evalAs(ctx, takeScript, seq, low, 1, "0.5"); err != nil {
+	if _, err := f.evalAs(ctx, takeScript, seq, low, 1, "t0k", "0.5"); err != nil {
 		t.Fatal(err)
 	}
-	go f.undoTake(seq, low, []any{1, "0.5"}) // it ends the call
+	go f.undoTake(seq, low, []any{1, "t0k", "0.5"}) // it ends the call
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		cnt, err := f.Counts(ctx)

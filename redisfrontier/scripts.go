@@ -359,8 +359,10 @@ return done(ns(run) .. ns(added))
 `)
 
 // takeScript takes back the expired leases and leases up to ARGV[10]
-// Requests that may start now, hosts taking turns; ARGV[11..] are random
-// numbers in [0, 1) for the hosts' pauses.
+// Requests that may start now, hosts taking turns; ARGV[11] is the call's
+// token, random, which every lease ID it makes carries after the counter
+// lseq and a dash; ARGV[12..] are random numbers in [0, 1) for the hosts'
+// pauses.
 // Reply: framed fields, the count of leases, then for each its kind ("R"
 // for a robots.txt, "P" else), its ID, its host key (R) or Request
 // encoding (P), its tries (R) or its host's rules version (P, "" if none);
@@ -368,7 +370,8 @@ return done(ns(run) .. ns(added))
 // timed.
 var takeScript = redis.NewScript(prelude + `
 local want = tonumber(ARGV[10])
-local ri = 11
+local token = '-' .. ARGV[11]
+local ri = 12
 local function rnd() local r = tonumber(ARGV[ri]) or 0.5 ri = ri + 1 return r end
 local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', S(now), 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
@@ -380,7 +383,11 @@ local out = {}
 local got = 0
 -- The leases' records and terms, written once at the end.
 local recs, terms = {}, {}
--- Lease IDs: one counter step for the call.
+-- Lease IDs: one counter step for the call, and the call's token. The
+-- counter alone would not do: a server rolled back to an older state
+-- (a backup restored, the AOF's last second lost) counts from where it
+-- was then, and would give the ID of a lease it forgot to another, whose
+-- lease the forgotten lease's holder would then end.
 load({'lseq', 'fresh', 'pages', 'queued'})
 local termAt = S(now + TERM)
 local nextID = base.lseq
@@ -416,7 +423,7 @@ local function takeFrom(h)
     end
   end
   nextID = nextID + 1
-  local id = S(nextID)
+  local id = S(nextID) .. token
   local kind, tk, enc
   local robots = ROBOTS and not st[4]
   if robots then

@@ -1,7 +1,9 @@
 // Package redistest starts a real redis-server for tests: on a free
 // loopback port, in a directory of the test's own, with the persistence a
 // crawl should run with (appendonly yes, appendfsync everysec, no RDB
-// snapshots), stopped when the test ends.
+// snapshots), stopped when the test ends. Kill and Restart crash it and
+// start it again on its files; Snapshot and RestartFrom bring it back from
+// an older state.
 //
 //	s := redistest.Start(t)
 //	f, err := redisfrontier.Open(ctx, s.URL(), nil)
@@ -83,7 +85,7 @@ func (s *Server) launch() error {
 	cmd := exec.Command(s.bin,
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--dir", s.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-		"--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"),
+		"--daemonize", "no", "--logfile", filepath.Join(s.dir, logName),
 		"--maxmemory-policy", "noeviction")
 	if err := cmd.Start(); err != nil {
 		return err
@@ -94,7 +96,7 @@ func (s *Server) launch() error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return fmt.Errorf("redis-server exited: see %s", filepath.Join(s.dir, "redis.log"))
+			return fmt.Errorf("redis-server exited: see %s", filepath.Join(s.dir, logName))
 		default:
 		}
 		if ping(s.Addr()) {
@@ -204,6 +206,70 @@ func (s *Server) Restart() {
 	}
 	s.t.Fatalf("restarting redis-server on %s: %v", s.Addr(), err)
 }
+
+// Snapshot copies the server's files (its AOF, and its RDB if it wrote
+// one) as they are now, once the server has written to them what it has
+// answered for (see Kill), and returns the directory of the copy, for
+// RestartFrom.
+func (s *Server) Snapshot() string {
+	s.t.Helper()
+	settle(s.Addr())
+	dst := s.t.TempDir()
+	if err := copyData(dst, s.dir); err != nil {
+		s.t.Fatalf("snapshot of redis-server's files: %v", err)
+	}
+	return dst
+}
+
+// RestartFrom kills the server and starts it again on the files of
+// snapshot, as Snapshot copied them: the server comes back from an older
+// state, as after a restore of a backup, or a crash that lost the AOF's
+// last second. It fails the test if the server will not start: call it
+// from the test's goroutine.
+func (s *Server) RestartFrom(snapshot string) {
+	s.t.Helper()
+	s.Kill()
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != logName {
+			if err := os.RemoveAll(filepath.Join(s.dir, e.Name())); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+	}
+	if err := copyData(s.dir, snapshot); err != nil {
+		s.t.Fatalf("restoring redis-server's files: %v", err)
+	}
+	s.Restart()
+}
+
+// copyData copies the files under src, but the server's log, to dst.
+func copyData(dst, src string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." || rel == logName {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+}
+
+// logName is the server's log, in its directory.
+const logName = "redis.log"
 
 func (s *Server) stop() {
 	s.Kill()
