@@ -475,6 +475,11 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 // Of the Takes of one process, a few (maxInFlight) ask the server at a
 // time, each for itself and for Takes waiting, up to Options.MaxTake, and
 // hand the leases out; the other Takes wait to be served or to lead.
+// A Take whose ctx ends once the server has made its lease completes:
+// it returns the lease, having read its host's rules (waiting for an
+// unreachable server up to 5 s past ctx's end, after which it gives the
+// lease back and returns the error), so that no lease is left out with
+// no holder.
 func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 	if _, _, _, _, err := f.state(); err != nil {
 		return nil, err
@@ -641,43 +646,90 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 		return nil, 0, err
 	}
 	f.endOp(seq)
+	if afterTakeScript != nil {
+		afterTakeScript()
+	}
 	r := fields{s: reply}
 	k := int(r.int())
-	leases := make([]*crawl.Lease, 0, k)
+	type leased struct {
+		kind            byte
+		id, extra, body string
+	}
+	got := make([]leased, 0, k)
 	for range k {
-		kind, id, extra, body, err := leaseField(r.next())
+		var l leased
+		var err error
+		l.kind, l.id, l.extra, l.body, err = leaseField(r.next())
+		if r.err == nil && err != nil {
+			r.err = err
+		}
 		if r.err != nil {
 			break
 		}
-		if err != nil {
-			return nil, 0, err
+		got = append(got, l)
+	}
+	wait := r.int()
+	// The script has leased: from here the call completes, whatever ctx,
+	// or gives the leases back, so that no lease is left out with no
+	// holder. The rules are read with a ctx that ctx's end does not cut
+	// at once (see rulesCtx).
+	giveBack := func(err error) ([]*crawl.Lease, time.Duration, error) {
+		for _, l := range got {
+			go f.release(&crawl.Lease{ID: l.id})
 		}
-		l := &crawl.Lease{ID: id}
-		if kind == 'R' {
-			tries, _ := strconv.Atoi(extra)
-			l.Request = crawl.Request{URL: body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
+		return nil, 0, err
+	}
+	if r.err != nil {
+		return giveBack(r.err)
+	}
+	rctx, cancel := rulesCtx(ctx)
+	defer cancel()
+	leases := make([]*crawl.Lease, 0, len(got))
+	for _, g := range got {
+		l := &crawl.Lease{ID: g.id}
+		if g.kind == 'R' {
+			tries, _ := strconv.Atoi(g.extra)
+			l.Request = crawl.Request{URL: g.body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
 		} else {
-			req, err := decodeRequest(body)
+			req, err := decodeRequest(g.body)
 			if err != nil {
-				return nil, 0, err
+				return giveBack(err)
 			}
 			l.Request = req
-			if extra != "" {
-				if l.Rules, err = f.hostRules(ctx, crawl.HostKey(req.URL), extra); err != nil {
-					return nil, 0, err
+			if g.extra != "" {
+				if l.Rules, err = f.hostRules(rctx, crawl.HostKey(req.URL), g.extra); err != nil {
+					return giveBack(err)
 				}
 			}
 		}
 		leases = append(leases, l)
 	}
-	wait := r.int()
-	if r.err != nil {
-		return nil, 0, r.err
-	}
 	if wait < 0 {
 		return leases, -1, nil
 	}
 	return leases, time.Duration(wait) * time.Microsecond, nil
+}
+
+// afterTakeScript, when not nil, is called by takeN between the take
+// script's reply and the reading of the hosts' rules: a test's hook.
+var afterTakeScript func()
+
+// rulesGrace is how long a Take whose ctx has ended goes on reading the
+// rules of the leases its script made, so as to hand them out, before it
+// gives them back.
+const rulesGrace = 5 * time.Second
+
+// rulesCtx returns the ctx a Take reads its leases' rules with: ctx's
+// values, ended rulesGrace after ctx ends (while the server is
+// unreachable the read waits for it as long as ctx lasts, like every
+// call, then a little longer).
+func rulesCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(rulesGrace, cancel) })
+	return rctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // leaseToken returns a take call's token, which the IDs of the leases it

@@ -1,0 +1,59 @@
+package redisfrontier
+
+import (
+	"context"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// TestTakeCutAfterLease: a Take whose ctx ends after its script has leased
+// a URL, before the host's rules are read, either returns the lease, with
+// its rules, or leaves the URL queued: never a lease out that no one
+// holds.
+func TestTakeCutAfterLease(t *testing.T) {
+	ctx := context.Background()
+	f := startFrontier(t, "cut", crawl.Policy{HostWorkers: 4, Robots: true})
+	defer f.Close()
+	page := crawl.Request{URL: "https://a.example/1"}
+	if _, err := f.Push(ctx, page); err != nil {
+		t.Fatal(err)
+	}
+	robots, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /private\n")}
+	if _, err := f.Ack(ctx, robots, crawl.Outcome{Rules: rules}); err != nil {
+		t.Fatal(err)
+	}
+
+	cut, cancel := context.WithCancel(ctx)
+	defer cancel()
+	afterTakeScript = cancel
+	defer func() { afterTakeScript = nil }()
+	l, err := f.Take(cut)
+	afterTakeScript = nil
+	c, cerr := f.Counts(ctx)
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		if want := (crawl.Counts{Queued: 1}); c != want {
+			t.Fatalf("Take cut after its script leased: %v, and Counts %+v; want the URL queued as before, %+v", err, c, want)
+		}
+		return
+	}
+	if l.URL != page.URL || l.Rules == nil || string(l.Rules.Robots) != string(rules.Robots) {
+		t.Errorf("Take cut after its script leased: got %s with rules %+v, want %s with %+v", l.URL, l.Rules, page.URL, rules)
+	}
+	if want := (crawl.Counts{Leased: 1, Pages: 1}); c != want {
+		t.Errorf("Take cut after its script leased returned its lease; Counts %+v, want %+v", c, want)
+	}
+	if _, err := f.Ack(ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}}); err != nil {
+		t.Errorf("Ack of the lease: %v", err)
+	}
+	if err := f.Join(ctx); err != nil {
+		t.Errorf("Join: %v", err)
+	}
+}
