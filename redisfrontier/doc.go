@@ -1,7 +1,8 @@
 // Package redisfrontier is a crawl.Frontier kept in Redis, so that crawler
 // processes on several machines share one crawl: one seen set, one queue,
-// one per-host schedule, one page budget, one count of what is pending,
-// and the Stats of the whole crawl (it is a crawl.StatsStore).
+// one per-host schedule, one budget of requests (Policy.MaxPages), one
+// count of what is pending, and the Stats of the whole crawl (it is a
+// crawl.StatsStore).
 //
 //	f, err := redisfrontier.Open(ctx, "redis://127.0.0.1:6379/0", nil)
 //	if err != nil { ... }
@@ -62,7 +63,14 @@
 //     never matter: Retry and Pause send the server a duration, not a
 //     time. A host's robots.txt is handed out once for the crawl, and its
 //     rules, kept in Redis, come with every lease of the host.
-//   - Policy.MaxPages counts the first attempts of the whole crawl.
+//   - Policy.MaxPages is a budget of the whole crawl: it counts the
+//     Requests of every kind but RobotsRequest (pages, sitemaps,
+//     requisites, references, external checks) taken for their first
+//     attempt, over every process, less those acked Unsent (a robots.txt
+//     is never counted; a retry, or a Request taken back from an expired
+//     lease, is not counted again). Once it is spent, only retries and
+//     taken-back Requests are handed out (with the robots.txt of a host
+//     that has one and no rules yet).
 //   - While Redis is unreachable (or loading its data), every method waits
 //     and tries again, backing off up to 2 s, until its ctx is done; it
 //     does not return connection errors. Every script is safe to run twice
@@ -81,7 +89,8 @@
 //
 //	meta         hash: roots, scope, sb (bits of the seen buckets), and
 //	             the counters queued, fresh (never taken), unfinished
-//	             (pending), done, pages, lseq (the leases made)
+//	             (pending), done, pages (what Policy.MaxPages counts),
+//	             lseq (the leases made)
 //	s:<b>        set: the seen set's bucket b (see below)
 //	q:<host>     list: the host's new Requests, in order of admission
 //	r:<host>     sorted set: the host's Requests put back, by the time
