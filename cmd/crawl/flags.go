@@ -62,6 +62,8 @@ type config struct {
 	redis       string        // the Redis frontier's URL
 	crawlName   string        // the crawl's name on it
 	lease       time.Duration // its lease term
+	redisWait   time.Duration // how long to wait for it at the start
+	waitGiven   bool          // whether -redis_wait was given
 	warc        string
 	warcMaxSize int64
 	warcIndex   string
@@ -114,6 +116,7 @@ func newCLI(cfg *config) *cli {
 		timeout:     crawl.DefaultRequestTimeout,
 		demoLatency: 20 * time.Millisecond,
 		lease:       crawl.DefaultLeaseTerm,
+		redisWait:   30 * time.Second,
 
 		maxURLLength:      crawl.DefaultMaxURLLength,
 		maxLinks:          crawl.DefaultMaxLinksPerPage,
@@ -182,6 +185,7 @@ func newCLI(cfg *config) *cli {
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
 	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled)", "crawl")
 	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
+	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
 
 	c.group("Profiling")
 	c.add(&stringFlag{p: &cfg.cpuProfile}, "FILE", "write a CPU profile of the crawl to FILE (go tool pprof reads it; cmd/crawl/default.pgo was made so)", "cpuprofile")
@@ -300,6 +304,17 @@ func (f *intFlag) Set(s string) error {
 	}
 	*f.p = n
 	return nil
+}
+
+// givenFlag is a flag that records whether it was given.
+type givenFlag struct {
+	flag.Value
+	given *bool
+}
+
+func (f givenFlag) Set(s string) error {
+	*f.given = true
+	return f.Value.Set(s)
 }
 
 // durationFlag is a time.Duration flag that is never negative, and with

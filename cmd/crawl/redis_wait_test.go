@@ -1,0 +1,82 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+)
+
+// -redis to a port where nothing listens: the command waits -redis_wait,
+// warns once that Redis does not answer (the client's own complaints,
+// one each failed dial, only with -v), then exits 1 with an error that
+// names the server and why it did not answer; with -q it says only that.
+// Nothing is fetched.
+func TestRedisWait(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	s := newSharedSite(t, 3, 0)
+	url := "redis://" + addr + "/0"
+	for _, tt := range []struct {
+		quiet bool
+		warn  int // the warnings that Redis does not answer
+	}{{false, 1}, {true, 0}} {
+		args := []string{"-redis", url, "-redis_wait", "2s", s.URL + "/p/0"}
+		if tt.quiet {
+			args = append([]string{"-q"}, args...)
+		}
+		r := runCrawl(t, args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		last := lines[len(lines)-1]
+		for _, want := range []string{"crawl: -redis " + url, "Redis at " + addr + " did not answer in 2s (-redis_wait)", "connection refused"} {
+			if r.code != 1 || !strings.Contains(last, want) {
+				t.Errorf("crawl %q, nothing listening: exit %d, last line of stderr %q; want 1 and %q", args, r.code, last, want)
+			}
+		}
+		if n := strings.Count(r.stderr, "Redis does not answer"); n != tt.warn {
+			t.Errorf("crawl %q, nothing listening for 2s: %d warnings that Redis does not answer, want %d; stderr:\n%s", args, n, tt.warn, r.stderr)
+		}
+		if n := len(lines); n != tt.warn+1 {
+			t.Errorf("crawl %q, nothing listening for 2s: %d lines on stderr, want %d (the client's complaints only with -v); stderr:\n%s", args, n, tt.warn+1, r.stderr)
+		}
+	}
+	if r := runCrawl(t, "-redis_wait", "1s", s.URL+"/p/0"); r.code != 1 || !strings.Contains(r.stderr, "-redis_wait is") {
+		t.Errorf("crawl -redis_wait 1s without -redis: exit %d, stderr %q; want 1 and the flag named", r.code, r.stderr)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.fetches) != 0 {
+		t.Errorf("%d requests sent, want none", len(s.fetches))
+	}
+}
+
+// Redis stopped mid-crawl, then started again: the process waits it out
+// (-redis_wait bounds only the wait at the start) and logs the outage
+// once, and once that Redis is back, not each try of the client.
+func TestRedisOutageLoggedOnce(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 200, 20*time.Millisecond)
+	ps := startProcs(t, s, 1, "-redis", rs.URL(), "-redis_wait", "1s", "-workers", "4", s.URL+"/p/0")
+	s.waitSent(t, ps[0].name, 20)
+	rs.Kill()
+	// Down for longer than -redis_wait, and long enough for the client
+	// to try many times.
+	time.Sleep(3 * time.Second)
+	rs.Restart()
+	checkFinished(t, s, ps)
+	r := ps[0].r
+	for what, want := range map[string]int{"Redis does not answer": 1, "Redis answers again": 1, "failed to dial": 0} {
+		if n := strings.Count(r.stderr, what); n != want {
+			t.Errorf("one outage of Redis, 3s: %q logged %d times, want %d; stderr:\n%s", what, n, want, r.stderr)
+		}
+	}
+	t.Logf("stderr: %s", r.stderr)
+}
