@@ -95,6 +95,11 @@ type Frontier struct {
 	leaders  int        // Takes asking the server
 	reserved int        // waiters the leaders asked leases for
 	waiters  []*taker   // Takes waiting for a leader to serve them
+
+	// afterTakeScript, when not nil, is called by takeN between the take
+	// script's reply and the reading of the hosts' rules: a test's hook,
+	// set while no Take is under way.
+	afterTakeScript func()
 }
 
 // cachedRules are a host's rules as the server last gave them.
@@ -646,8 +651,8 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 		return nil, 0, err
 	}
 	f.endOp(seq)
-	if afterTakeScript != nil {
-		afterTakeScript()
+	if f.afterTakeScript != nil {
+		f.afterTakeScript()
 	}
 	r := fields{s: reply}
 	k := int(r.int())
@@ -709,10 +714,6 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	}
 	return leases, time.Duration(wait) * time.Microsecond, nil
 }
-
-// afterTakeScript, when not nil, is called by takeN between the take
-// script's reply and the reading of the hosts' rules: a test's hook.
-var afterTakeScript func()
 
 // rulesGrace is how long a Take whose ctx has ended goes on reading the
 // rules of the leases its script made, so as to hand them out, before it

@@ -30,10 +30,9 @@ func TestTakeCutAfterLease(t *testing.T) {
 
 	cut, cancel := context.WithCancel(ctx)
 	defer cancel()
-	afterTakeScript = cancel
-	defer func() { afterTakeScript = nil }()
+	f.afterTakeScript = cancel
 	l, err := f.Take(cut)
-	afterTakeScript = nil
+	f.afterTakeScript = nil
 	c, cerr := f.Counts(ctx)
 	if cerr != nil {
 		t.Fatal(cerr)
