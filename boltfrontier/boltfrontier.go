@@ -27,7 +27,9 @@
 //	         the second is taken as seen and never crawled.
 //	queue    host key, 0, queue number (8 bytes big-endian) → Request:
 //	         the Requests never taken or taken and not finished, so a
-//	         host's queue is a prefix scan in order of admission
+//	         host's queue is a prefix scan in order of admission. A
+//	         Request is stored with every field, Wire included (a record
+//	         written before Wire existed has none, and reads as Wire "")
 //	retry    same key → Request and the time it may be retried: the
 //	         Requests put back by Retry
 //	hosts    host key → the rules of its robots.txt once acked, and the
