@@ -33,7 +33,11 @@ type entry struct {
 
 // leaseRec is a lease out.
 type leaseRec struct {
-	lease    *crawl.Lease
+	lease *crawl.Lease // the holder's: read only by the holder once handed out
+	// id and req are the lease's ID and Request as leased, which an
+	// expiry hands out again: the holder may be editing its Lease.
+	id       string
+	req      crawl.Request
 	h        *host
 	e        entry // the Request as it was queued; unused for robots.txt
 	taken    bool  // the entry was taken before this lease
@@ -433,7 +437,7 @@ func (f *Frontier) end(l *crawl.Lease) *leaseRec {
 		return nil
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
 		return nil
 	}
 	delete(f.leases, l.ID)
@@ -587,7 +591,7 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 		return err
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
 		return crawl.ErrLeaseLost
 	}
 	if rec.idx >= 0 {
@@ -597,14 +601,15 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 	return nil
 }
 
-// expire takes back the leases whose term is over; their records stay
-// where they are on file. f.mu is held.
+// expire takes back the leases whose term is over, to be handed out
+// again as they were leased; their records stay where they are on file.
+// f.mu is held.
 func (f *Frontier) expire(now time.Time) {
 	for len(f.expiries) > 0 && !f.expiries[0].expires.After(now) {
 		rec := heap.Pop(&f.expiries).(*leaseRec)
-		delete(f.leases, rec.lease.ID)
+		delete(f.leases, rec.id)
 		rec.h.inflight--
-		f.putBack(rec, rec.lease.Request, time.Time{}, now)
+		f.putBack(rec, rec.req, time.Time{}, now)
 	}
 }
 
@@ -770,7 +775,7 @@ func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
 func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.Time) *crawl.Lease {
 	f.leaseSeq++
 	l.ID = f.leasePrefix + strconv.FormatUint(f.leaseSeq, 10)
-	rec := &leaseRec{lease: l, h: h, e: e, taken: taken, idx: -1, prevNext: h.next}
+	rec := &leaseRec{lease: l, id: l.ID, req: l.Request, h: h, e: e, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
 		h.next = now.Add(sched.Jitter(h.delay))
