@@ -333,8 +333,11 @@ func (f *Frontier) refill(h *host) error {
 }
 
 // Take leases a Request that may be fetched now, blocking until there is
-// one, ctx is done or the Frontier is closed. It writes nothing to the
-// file. It is safe for concurrent use.
+// one, ctx is done or the Frontier is closed. While the budget of
+// Policy.MaxPages is spent, only retries and Requests taken back from
+// expired leases are handed out, with the robots.txt of a host that has
+// such a Request and no rules yet. It writes nothing to the file. It is
+// safe for concurrent use.
 func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -795,7 +798,8 @@ func (f *Frontier) wakeTime(h *host) (time.Time, bool) {
 	}
 	queued := h.fresh() > 0
 	if h.gate == gateRobots {
-		return h.next, !f.spent() && (queued || len(h.later) > 0)
+		// With the budget spent, a retry still goes, its robots.txt first.
+		return h.next, queued && !f.spent() || len(h.later) > 0
 	}
 	if queued && !f.spent() {
 		return h.next, true
