@@ -638,9 +638,10 @@ func (f *Frontier) Pause(ctx context.Context, hostKey string, until time.Time) e
 	return nil
 }
 
-// Join blocks until nothing is pending, or the page budget is spent and
-// no lease is out and no Request waits to be retried, or ctx is done. It
-// is safe for concurrent use.
+// Join blocks until nothing is pending, or the budget of
+// Policy.MaxPages (Requests of every kind but RobotsRequest) is spent and
+// no lease but a RobotsRequest's is out and no Request waits to be
+// retried, or ctx is done. It is safe for concurrent use.
 func (f *Frontier) Join(ctx context.Context) error {
 	f.mu.Lock()
 	idle, err := f.idle, f.usable()

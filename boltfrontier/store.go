@@ -38,7 +38,7 @@ var (
 	metaScope   = []byte("scope")   // the first Start's Policy.Scope
 	metaSeq     = []byte("seq")     // the last queue sequence number given out
 	metaDone    = []byte("done")    // Counts.Done
-	metaPages   = []byte("pages")   // Counts.Pages of finished or retried URLs
+	metaPages   = []byte("pages")   // Counts.Pages (every Request kind but RobotsRequest) of finished or retried Requests
 	metaResults = []byte("results") // the last key of the results bucket
 )
 
