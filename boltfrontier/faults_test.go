@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestWire checks that a Request's Wire comes back from Take as it was
@@ -150,5 +151,70 @@ func TestBudgetSpentRetryBehindRobots(t *testing.T) {
 	if c, _ := f.Counts(ctx); c != (crawl.Counts{Queued: 1, Done: 1, Pages: 1}) {
 		t.Errorf("counts %+v, want 1 queued, 1 done, 1 page", c)
 	}
-	_ = errors.Is
+}
+
+// TestDamagedHostRecord checks that an Ack or a Push whose links meet a
+// damaged host record in the file returns an error and changes nothing:
+// the lease is still out and may be acked again, no link is admitted, and
+// Join returns once the lease is acked.
+func TestDamagedHostRecord(t *testing.T) {
+	f, path := open(t, nil)
+	ctx := context.Background()
+	p := crawl.Policy{HostWorkers: 1, Robots: true}
+	f.Start(ctx, p)
+	f.Push(ctx, reqs("http://b.test/0")...)
+	r := mustTake(t, f, "http://b.test/robots.txt")
+	f.Ack(ctx, r, crawl.Outcome{Rules: &crawl.HostRules{Denied: "/x"}})
+	l := mustTake(t, f, "http://b.test/0")
+	f.Ack(ctx, l, crawl.Outcome{})
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketHosts).Put([]byte("http://b.test"), []byte{9, 9}) })
+	db.Close()
+
+	f, err = Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Start(ctx, p)
+	f.Push(ctx, reqs("http://a.test/1")...)
+	r = mustTake(t, f, "http://a.test/robots.txt")
+	f.Ack(ctx, r, crawl.Outcome{})
+	l = mustTake(t, f, "http://a.test/1")
+	before, _ := f.Counts(ctx)
+	n, err := f.Ack(ctx, l, crawl.Outcome{Links: reqs("http://a.test/2", "http://b.test/1"), Result: &crawl.Result{URL: l.URL}})
+	if err == nil || errors.Is(err, crawl.ErrLeaseLost) {
+		t.Fatalf("ack with a link to a damaged host: got %d, %v; want an error", n, err)
+	}
+	if c, _ := f.Counts(ctx); c != before {
+		t.Errorf("counts after the failed ack: got %+v, want %+v (unchanged)", c, before)
+	}
+	if n, err := f.Push(ctx, reqs("http://a.test/3", "http://b.test/2")...); err == nil {
+		t.Errorf("push with a damaged host: got %d, nil; want an error", n)
+	}
+	if c, _ := f.Counts(ctx); c != before {
+		t.Errorf("counts after the failed push: got %+v, want %+v (unchanged)", c, before)
+	}
+	if err := f.Extend(ctx, l); err != nil {
+		t.Errorf("extend after the failed ack: got %v, want the lease still out", err)
+	}
+	if n, err := f.Ack(ctx, l, crawl.Outcome{Links: reqs("http://a.test/2")}); n != 1 || err != nil {
+		t.Fatalf("ack again without the damaged host: got %d, %v; want 1, nil", n, err)
+	}
+	l = mustTake(t, f, "http://a.test/2")
+	f.Ack(ctx, l, crawl.Outcome{})
+	jctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := f.Join(jctx); err != nil {
+		t.Errorf("join: %v, want nil", err)
+	}
+	if c, _ := f.Counts(ctx); c.Done != 3 || c.Queued != 0 {
+		t.Errorf("counts %+v, want 3 done, 0 queued", c)
+	}
 }
