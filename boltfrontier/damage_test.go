@@ -2,6 +2,7 @@ package boltfrontier
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -10,8 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl"
 )
 
 // fileLayout is what a test needs to know of a state file's pages.
@@ -24,7 +28,7 @@ type fileLayout struct {
 	leaves   []uint64
 }
 
-func layoutOf(t *testing.T, b []byte) fileLayout {
+func layoutOf(t testing.TB, b []byte) fileLayout {
 	t.Helper()
 	c := &pageChecker{r: bytes.NewReader(b), size: int64(len(b))}
 	if err := c.check(); err != nil {
@@ -84,6 +88,8 @@ func TestOpenDamaged(t *testing.T) {
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.db")
 	stateFile(t, full, 3000)
+	deep := filepath.Join(dir, "deep.db") // with branches below branches
+	stateFile(t, deep, 15000)
 	fresh := filepath.Join(dir, "fresh.db") // as created: with a freelist page
 	g, err := Open(fresh, nil)
 	if err != nil {
@@ -135,6 +141,25 @@ func TestOpenDamaged(t *testing.T) {
 			ne.PutUint32(e0[4:], ne.Uint32(e1[4:])+elemSize)
 			ne.PutUint32(e0[8:], ne.Uint32(e1[8:]))
 			return b
+		}},
+		{"leaf key of no bytes", full, func(b []byte, l fileLayout) []byte {
+			// bbolt asserts it when it writes the page: FuzzOpen found it.
+			ne.PutUint32(l.page(b, l.leaves[0])[pageHeaderSize+8:], 0)
+			return b
+		}},
+		{"branch of one element below the root", deep, func(b []byte, l fileLayout) []byte {
+			// bbolt asserts it when it rebalances a child of the branch.
+			for _, id := range l.branches {
+				p := l.page(b, id)
+				for i := range int(ne.Uint16(p[10:])) {
+					child := ne.Uint64(p[pageHeaderSize+i*elemSize+8:])
+					if slices.Contains(l.branches, child) {
+						ne.PutUint16(l.page(b, child)[10:], 1)
+						return b
+					}
+				}
+			}
+			panic("no branch below another")
 		}},
 		{"leaf count past the page", full, func(b []byte, l fileLayout) []byte {
 			ne.PutUint16(l.page(b, l.leaves[0])[10:], 0xFFFF)
@@ -209,4 +234,113 @@ func TestHelperOpen(t *testing.T) {
 		fmt.Println("wrong error:", err)
 	}
 	os.Exit(0)
+}
+
+// fuzzSeed is the state file FuzzOpen damages: 250 URLs on
+// five hosts (a queue of several leaves under a branch), robots.txt rules,
+// Results and a retry.
+var fuzzSeed = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "boltfrontier-fuzz")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "seed.db")
+	f, err := Open(path, &Options{NoSync: true})
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	f.Start(ctx, crawl.Policy{HostWorkers: 1, Robots: true, Roots: []string{"http://h0.test/0"}})
+	var rs []crawl.Request
+	for i := range 250 {
+		rs = append(rs, crawl.Request{URL: fmt.Sprintf("http://h%d.test/%d", i%5, i), Wire: fmt.Sprintf("http://h%d.test/%%%02x", i%5, i%256), Depth: 1, Referrer: "http://h0.test/0"})
+	}
+	f.Push(ctx, rs...)
+	for i := range 12 {
+		f.mu.Lock()
+		l, ok := f.take(time.Now())
+		f.mu.Unlock()
+		if !ok {
+			break
+		}
+		switch {
+		case l.Kind == crawl.RobotsRequest:
+			f.Ack(ctx, l, crawl.Outcome{Rules: &crawl.HostRules{Delay: time.Second, Denied: "/x"}})
+		case i%3 == 0:
+			f.Retry(ctx, l, time.Now().Add(time.Hour))
+		default:
+			f.Ack(ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}})
+		}
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+})
+
+// FuzzOpen writes bytes over a state file at an offset (or, with no
+// bytes, truncates it there) and checks that Open refuses it with an
+// error naming it and wrapping ErrNotState, or opens it; never a crash.
+// A Frontier opened is used a little: a Request taken and acked, the
+// Results read, Close.
+func FuzzOpen(f *testing.F) {
+	seed, err := fuzzSeed()
+	if err != nil {
+		f.Fatal(err)
+	}
+	l := layoutOf(f, seed)
+	f.Add(uint32(pageHeaderSize+20), []byte{0xFF})
+	f.Add(uint32(l.pageSize+pageHeaderSize+16), []byte{0x7F})
+	for _, id := range append(l.branches, l.leaves...) {
+		off := uint32(int(id) * l.pageSize)
+		f.Add(off+pageHeaderSize+4, []byte{0xFF, 0xFF})
+		f.Add(off+pageHeaderSize+elemSize+8, []byte{1})
+		f.Add(off+10, []byte{0xFF})
+		f.Add(off+uint32(l.pageSize)-40, []byte("damage"))
+	}
+	f.Add(uint32(len(seed)/2), []byte(nil))
+	// One file, written over for each input: creating or truncating a
+	// file costs more than the rest.
+	path := filepath.Join(f.TempDir(), "state.db")
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer fh.Close()
+	f.Fuzz(func(t *testing.T, off uint32, data []byte) {
+		b := bytes.Clone(seed)
+		if at := int(off) % len(b); len(data) == 0 {
+			b = b[:at]
+		} else {
+			copy(b[at:], data)
+		}
+		if _, err := fh.WriteAt(b, 0); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := fh.Stat(); err != nil || st.Size() != int64(len(b)) {
+			if err := fh.Truncate(int64(len(b))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fr, err := Open(path, &Options{NoSync: true, LockTimeout: time.Second})
+		if err != nil {
+			if !errors.Is(err, ErrNotState) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Open: got %v, want ErrNotState naming %s", err, path)
+			}
+			return
+		}
+		defer fr.Close()
+		ctx := context.Background()
+		if err := fr.Start(ctx, crawl.Policy{HostWorkers: 1, Robots: true, Roots: []string{"http://h0.test/0"}}); err != nil {
+			return
+		}
+		fr.mu.Lock()
+		lease, ok := fr.take(time.Now())
+		fr.mu.Unlock()
+		if ok {
+			fr.Ack(ctx, lease, crawl.Outcome{Links: reqs("http://h1.test/new", "http://h9.test/new"), Result: &crawl.Result{URL: lease.URL}})
+		}
+		fr.Results(ctx, func(crawl.Result) bool { return true })
+	})
 }

@@ -57,7 +57,7 @@ func (c *pageChecker) check() error {
 			return err
 		}
 	}
-	_, err = c.tree(m.root, nil, nil, 0, "the root bucket")
+	_, err = c.tree(m.root, nil, nil, 0, "the root bucket", true)
 	return err
 }
 
@@ -281,6 +281,11 @@ func (e pageElems) at(i int, withValue bool) (key, val []byte, flags uint32, chi
 		flags = ne.Uint32(b)
 		pos, ksize, vsize = uint64(ne.Uint32(b[4:])), uint64(ne.Uint32(b[8:])), uint64(ne.Uint32(b[12:]))
 	}
+	if ksize == 0 {
+		// bbolt asserts that no key is empty when it reads a page to
+		// write it.
+		return nil, nil, 0, 0, fmt.Errorf("element %d: an empty key", i)
+	}
 	start := uint64(pageHeaderSize+i*elemSize) + pos
 	end := start + ksize + vsize
 	if end > uint64(e.p.size) {
@@ -303,7 +308,7 @@ func (e pageElems) at(i int, withValue bool) (key, val []byte, flags uint32, chi
 // tree checks the subtree at page id, whose keys are at least min and
 // below max (nil for no bound), as bbolt's consistency check does, and
 // the buckets nested in it; it returns a copy of the subtree's last key.
-func (c *pageChecker) tree(id uint64, min, max []byte, depth int, bucket string) ([]byte, error) {
+func (c *pageChecker) tree(id uint64, min, max []byte, depth int, bucket string, root bool) ([]byte, error) {
 	if depth > maxTreeDepth {
 		return nil, fmt.Errorf("%s: nested more than %d deep", bucket, maxTreeDepth)
 	}
@@ -313,6 +318,10 @@ func (c *pageChecker) tree(id uint64, min, max []byte, depth int, bucket string)
 	}
 	fail := func(err error) error { return fmt.Errorf("%s: page %d: %w", bucket, id, err) }
 	e, err := elems(c.r, p)
+	if err == nil && e.branch && e.n < 2 && !root {
+		// bbolt asserts it when it rebalances a child of this page.
+		err = errors.New("a branch of one element below the root")
+	}
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -355,7 +364,7 @@ func (c *pageChecker) tree(id uint64, min, max []byte, depth int, bucket string)
 		if err != nil {
 			return nil, fail(err)
 		}
-		if last, err = c.tree(child, k, next, depth+1, bucket); err != nil {
+		if last, err = c.tree(child, k, next, depth+1, bucket, false); err != nil {
 			return nil, err
 		}
 		running = last
@@ -385,7 +394,7 @@ func (c *pageChecker) bucket(v []byte, depth int, what string) error {
 		return fmt.Errorf("%s: a bucket header of %d bytes", what, len(v))
 	}
 	if root := ne.Uint64(v); root != 0 {
-		_, err := c.tree(root, nil, nil, depth, what)
+		_, err := c.tree(root, nil, nil, depth, what, true)
 		return err
 	}
 	p := v[bucketHeader:]
