@@ -33,7 +33,11 @@ type entry struct {
 
 // leaseRec is a lease out.
 type leaseRec struct {
-	lease    *crawl.Lease
+	lease *crawl.Lease // the holder's: read only by the holder once handed out
+	// id and req are the lease's ID and Request as leased, which an
+	// expiry hands out again: the holder may be editing its Lease.
+	id       string
+	req      crawl.Request
 	h        *host
 	e        entry // the Request as it was queued; unused for robots.txt
 	taken    bool  // the entry was taken before this lease
@@ -162,7 +166,9 @@ func (f *Frontier) waitCommit(ctx context.Context, gen uint64) error {
 
 // Push admits each Request whose URL was never admitted before and
 // returns how many were new. It returns once they are committed, so that
-// a URL pushed is never lost to a crash. It is safe for concurrent use.
+// a URL pushed is never lost to a crash. If it cannot read a host's
+// record from the file it returns that error and admits none of them. It
+// is safe for concurrent use.
 func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error) {
 	f.mu.Lock()
 	if err := f.usable(); err != nil {
@@ -172,12 +178,13 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 	now := time.Now()
 	var u unit
 	n, err := f.admit(now, reqs, &u)
+	if err != nil {
+		f.mu.Unlock()
+		return 0, err
+	}
 	gen := f.submit(u)
 	f.update(now)
 	f.mu.Unlock()
-	if err != nil {
-		return n, err
-	}
 	return n, f.waitCommit(ctx, gen)
 }
 
@@ -194,20 +201,40 @@ func (f *Frontier) submit(u unit) uint64 {
 }
 
 // admit queues the Requests not seen before, adding their ops to u, and
-// returns how many there were. f.mu is held.
+// returns how many there were. It reads first what it needs of the file,
+// so that when it returns an error (a damaged host record) it has changed
+// nothing. f.mu is held.
 func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, error) {
 	if len(reqs) == 0 {
 		return 0, nil
 	}
-	// The seen set holds the URLs admitted, committed or not: those not
-	// committed are lost to a crash with their queue entries, and the set
-	// is read again from the file's log on Open.
-	var tx *bolt.Tx // for newHost, begun at the first host not in memory
+	// The hosts not in memory of the URLs not seen, read from the file.
+	var read map[string]*host
+	var tx *bolt.Tx
 	defer func() {
 		if tx != nil {
 			tx.Rollback()
 		}
 	}()
+	for i := range reqs {
+		key := crawl.HostKey(reqs[i].URL)
+		if f.hosts[key] != nil || read[key] != nil || f.seen.Has(f.place(fingerprint(reqs[i].URL))) {
+			continue
+		}
+		var err error
+		if tx == nil {
+			if tx, err = f.db.Begin(false); err != nil {
+				return 0, fmt.Errorf("boltfrontier: read %s: %w", f.path, err)
+			}
+			read = make(map[string]*host)
+		}
+		if read[key], err = f.readHost(key, tx); err != nil {
+			return 0, err
+		}
+	}
+	// The seen set holds the URLs admitted, committed or not: those not
+	// committed are lost to a crash with their queue entries, and the set
+	// is read again from the file's log on Open.
 	added := 0
 	var h *host
 	for i := range reqs {
@@ -221,15 +248,8 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 			h = f.hosts[key]
 		}
 		if h == nil {
-			var err error
-			if tx == nil {
-				if tx, err = f.db.Begin(false); err != nil {
-					return added, fmt.Errorf("boltfrontier: read %s: %w", f.path, err)
-				}
-			}
-			if h, err = f.newHost(key, tx); err != nil {
-				return added, err
-			}
+			h = read[key]
+			f.hosts[key] = h
 		}
 		f.seq++
 		e := entry{Request: *r, seq: f.seq}
@@ -249,9 +269,10 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 	return added, nil
 }
 
-// newHost makes the schedule of a host not in memory, with what the
-// file says of it (its rules, from an earlier run). f.mu is held.
-func (f *Frontier) newHost(key string, tx *bolt.Tx) (*host, error) {
+// readHost makes the schedule of a host not in memory, with what the
+// file says of it (its rules, from an earlier run), without adding it to
+// f.hosts. f.mu is held.
+func (f *Frontier) readHost(key string, tx *bolt.Tx) (*host, error) {
 	h := &host{key: key, delay: f.policy.HostDelay}
 	if b := tx.Bucket(bucketHosts).Get([]byte(key)); b != nil {
 		rec, err := decodeHost(b)
@@ -266,7 +287,6 @@ func (f *Frontier) newHost(key string, tx *bolt.Tx) (*host, error) {
 	if f.policy.Robots && h.rules == nil {
 		h.gate = gateRobots
 	}
-	f.hosts[key] = h
 	return h, nil
 }
 
@@ -279,10 +299,14 @@ func (f *Frontier) host(key string) (*host, error) {
 	var h *host
 	err := f.db.View(func(tx *bolt.Tx) error {
 		var err error
-		h, err = f.newHost(key, tx)
+		h, err = f.readHost(key, tx)
 		return err
 	})
-	return h, err
+	if err != nil {
+		return nil, err
+	}
+	f.hosts[key] = h
+	return h, nil
 }
 
 // refill reads the next fresh Requests of h from the file into its empty
@@ -329,8 +353,11 @@ func (f *Frontier) refill(h *host) error {
 }
 
 // Take leases a Request that may be fetched now, blocking until there is
-// one, ctx is done or the Frontier is closed. It writes nothing to the
-// file. It is safe for concurrent use.
+// one, ctx is done or the Frontier is closed. While the budget of
+// Policy.MaxPages is spent, only retries and Requests taken back from
+// expired leases are handed out, with the robots.txt of a host that has
+// such a Request and no rules yet. It writes nothing to the file. It is
+// safe for concurrent use.
 func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -433,7 +460,7 @@ func (f *Frontier) end(l *crawl.Lease) *leaseRec {
 		return nil
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
 		return nil
 	}
 	delete(f.leases, l.ID)
@@ -447,8 +474,10 @@ func (f *Frontier) end(l *crawl.Lease) *leaseRec {
 // Ack ends a lease with o: o.Links are admitted, the Request is finished
 // and o.Result stored, all in one transaction. It returns before the
 // commit (unless Options.SyncAck), with the Frontier's state already
-// changed; see the package doc for what a crash costs. It is safe for
-// concurrent use.
+// changed; see the package doc for what a crash costs. If it cannot read
+// a host's record from the file it returns that error and changes
+// nothing: the lease is still out, to be acked or retried again. It is
+// safe for concurrent use.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	f.mu.Lock()
 	if err := f.usable(); err != nil {
@@ -457,20 +486,22 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	}
 	now := time.Now()
 	var u unit
-	rec := f.end(l)
+	// admit changes nothing when it fails: the lease is then still out.
 	admitted, err := f.admit(now, o.Links, &u)
+	if err != nil {
+		f.mu.Unlock()
+		return 0, err
+	}
 	if o.Result != nil {
 		o.Result.NumNewURLs = admitted
 	}
-	if err != nil || rec == nil {
+	rec := f.end(l)
+	if rec == nil {
 		gen := f.submit(u)
 		f.update(now)
 		f.mu.Unlock()
-		if err == nil {
-			err = crawl.ErrLeaseLost
-			f.waitBehind(ctx, gen)
-		}
-		return admitted, err
+		f.waitBehind(ctx, gen)
+		return admitted, crawl.ErrLeaseLost
 	}
 	h := rec.h
 	if l.Kind == crawl.RobotsRequest {
@@ -587,7 +618,7 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 		return err
 	}
 	rec := f.leases[l.ID]
-	if rec == nil || rec.lease != l && rec.lease.URL != l.URL {
+	if rec == nil || rec.lease != l && rec.req.URL != l.URL {
 		return crawl.ErrLeaseLost
 	}
 	if rec.idx >= 0 {
@@ -597,14 +628,15 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 	return nil
 }
 
-// expire takes back the leases whose term is over; their records stay
-// where they are on file. f.mu is held.
+// expire takes back the leases whose term is over, to be handed out
+// again as they were leased; their records stay where they are on file.
+// f.mu is held.
 func (f *Frontier) expire(now time.Time) {
 	for len(f.expiries) > 0 && !f.expiries[0].expires.After(now) {
 		rec := heap.Pop(&f.expiries).(*leaseRec)
-		delete(f.leases, rec.lease.ID)
+		delete(f.leases, rec.id)
 		rec.h.inflight--
-		f.putBack(rec, rec.lease.Request, time.Time{}, now)
+		f.putBack(rec, rec.req, time.Time{}, now)
 	}
 }
 
@@ -630,9 +662,10 @@ func (f *Frontier) Pause(ctx context.Context, hostKey string, until time.Time) e
 	return nil
 }
 
-// Join blocks until nothing is pending, or the page budget is spent and
-// no lease is out and no Request waits to be retried, or ctx is done. It
-// is safe for concurrent use.
+// Join blocks until nothing is pending, or the budget of
+// Policy.MaxPages (Requests of every kind but RobotsRequest) is spent and
+// no lease but a RobotsRequest's is out and no Request waits to be
+// retried, or ctx is done. It is safe for concurrent use.
 func (f *Frontier) Join(ctx context.Context) error {
 	f.mu.Lock()
 	idle, err := f.idle, f.usable()
@@ -770,7 +803,7 @@ func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
 func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.Time) *crawl.Lease {
 	f.leaseSeq++
 	l.ID = f.leasePrefix + strconv.FormatUint(f.leaseSeq, 10)
-	rec := &leaseRec{lease: l, h: h, e: e, taken: taken, idx: -1, prevNext: h.next}
+	rec := &leaseRec{lease: l, id: l.ID, req: l.Request, h: h, e: e, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
 		h.next = now.Add(sched.Jitter(h.delay))
@@ -790,7 +823,8 @@ func (f *Frontier) wakeTime(h *host) (time.Time, bool) {
 	}
 	queued := h.fresh() > 0
 	if h.gate == gateRobots {
-		return h.next, !f.spent() && (queued || len(h.later) > 0)
+		// With the budget spent, a retry still goes, its robots.txt first.
+		return h.next, queued && !f.spent() || len(h.later) > 0
 	}
 	if queued && !f.spent() {
 		return h.next, true

@@ -38,7 +38,7 @@ var (
 	metaScope   = []byte("scope")   // the first Start's Policy.Scope
 	metaSeq     = []byte("seq")     // the last queue sequence number given out
 	metaDone    = []byte("done")    // Counts.Done
-	metaPages   = []byte("pages")   // Counts.Pages of finished or retried URLs
+	metaPages   = []byte("pages")   // Counts.Pages (every Request kind but RobotsRequest) of finished or retried Requests
 	metaResults = []byte("results") // the last key of the results bucket
 )
 
@@ -87,12 +87,13 @@ const (
 	recCrossHost = 1 << iota
 	recFirst     // First is set
 	recAt        // a retry's time is set
+	recWire      // Wire is set: it follows Referrer (files written before Wire have none)
 )
 
 // encodeRequest is the stored form of a Request, with a retry's time when
 // at is not zero.
 func encodeRequest(r *crawl.Request, at time.Time) []byte {
-	b := make([]byte, 0, 32+len(r.URL)+len(r.Referrer))
+	b := make([]byte, 0, 32+len(r.URL)+len(r.Referrer)+len(r.Wire))
 	var flags byte
 	if r.CrossHost {
 		flags |= recCrossHost
@@ -102,6 +103,9 @@ func encodeRequest(r *crawl.Request, at time.Time) []byte {
 	}
 	if !at.IsZero() {
 		flags |= recAt
+	}
+	if r.Wire != "" {
+		flags |= recWire
 	}
 	b = append(b, byte(r.Kind), flags)
 	b = binary.AppendVarint(b, int64(r.Depth))
@@ -116,7 +120,12 @@ func encodeRequest(r *crawl.Request, at time.Time) []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.URL)))
 	b = append(b, r.URL...)
 	b = binary.AppendUvarint(b, uint64(len(r.Referrer)))
-	return append(b, r.Referrer...)
+	b = append(b, r.Referrer...)
+	if r.Wire != "" {
+		b = binary.AppendUvarint(b, uint64(len(r.Wire)))
+		b = append(b, r.Wire...)
+	}
+	return b
 }
 
 var errRecord = errors.New("corrupt record")
@@ -161,6 +170,9 @@ func decodeRequest(b []byte) (r crawl.Request, at time.Time, err error) {
 	}
 	r.URL = str()
 	r.Referrer = str()
+	if flags&recWire != 0 {
+		r.Wire = str()
+	}
 	if bad || len(b) != 0 {
 		return r, at, errRecord
 	}

@@ -78,6 +78,29 @@ func (s *Set) Add(fp uint64) bool {
 	}
 }
 
+// Has reports whether s holds fp.
+func (s *Set) Has(fp uint64) bool {
+	if fp == 0 {
+		fp = 1
+	}
+	sh := &s.shards[fp>>(64-bits.Len(Shards-1))]
+	if len(sh.slots) == 0 {
+		return false
+	}
+	i := home(fp, len(sh.slots))
+	for {
+		switch sh.slots[i] {
+		case 0:
+			return false
+		case fp:
+			return true
+		}
+		if i++; i == len(sh.slots) {
+			i = 0
+		}
+	}
+}
+
 // home returns the slot where probing for fp starts in a table of n
 // slots: the bits of fp below those that chose the table, scaled to n, so
 // that n need not be a power of two.

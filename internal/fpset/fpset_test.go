@@ -78,3 +78,31 @@ func TestSetZero(t *testing.T) {
 		t.Errorf("got Len %d, want 1", s.Len())
 	}
 }
+
+// TestHas checks that Has reports the fingerprints added, 0 as 1, and
+// adds nothing.
+func TestHas(t *testing.T) {
+	s := New(nil)
+	if s.Has(splitmix(0)) || s.Has(0) {
+		t.Fatalf("empty set: Has true, want false")
+	}
+	const n = 10000
+	for i := range uint64(n) {
+		s.Add(splitmix(2 * i))
+	}
+	for i := range uint64(n) {
+		if !s.Has(splitmix(2 * i)) {
+			t.Fatalf("Has(added %d): got false, want true", 2*i)
+		}
+		if s.Has(splitmix(2*i + 1)) {
+			t.Fatalf("Has(not added %d): got true, want false", 2*i+1)
+		}
+	}
+	if s.Len() != n {
+		t.Errorf("Len after Has: got %d, want %d", s.Len(), n)
+	}
+	s.Add(1)
+	if !s.Has(0) {
+		t.Errorf("Has(0) after Add(1): got false, want true (0 and 1 are one)")
+	}
+}
