@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"container/heap"
+	"container/list"
 	"context"
 	"errors"
 	"strconv"
@@ -41,14 +42,18 @@ import (
 // MemoryFrontier with WithFrontier goes on with them. It is safe for
 // concurrent use.
 type MemoryFrontier struct {
-	mu         sync.Mutex
-	policy     Policy
-	closed     bool
-	closedCh   chan struct{}
-	seen       seenSet
-	mem        *offHeap // the seen set's tables, the queues' chunks
-	hosts      map[string]*host
-	sched      sched.Hosts[*host] // who may start a request now, and who later
+	mu       sync.Mutex
+	policy   Policy
+	closed   bool
+	closedCh chan struct{}
+	seen     seenSet
+	mem      *offHeap // the seen set's tables, the queues' chunks
+	hosts    map[string]*host
+	sched    sched.Hosts[*host] // who may start a request now, and who later
+	// parked are the hosts whose new requests only the page budget holds
+	// back, oldest first: each page an Unsent ack gives back to the
+	// budget brings one of them back to the schedule.
+	parked     list.List
 	waiters    []*popper
 	armed      time.Time // when the first waiter's timer fires; zero if none
 	leases     map[string]*leaseRec
@@ -107,6 +112,7 @@ type host struct {
 	rules    *HostRules
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
+	parked      *list.Element // in MemoryFrontier.parked; nil when not
 	sched.Slot
 }
 
@@ -378,6 +384,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 		if o.Unsent {
 			if !rec.taken {
 				f.pages--
+				f.unpark(now)
 			}
 			if h.next.Equal(rec.next) {
 				h.next = rec.prevNext
@@ -574,7 +581,7 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
-	wake, ok := f.wakeTime(h)
+	wake, ok, _ := f.wakeTime(h)
 	if !ok || wake.After(now) {
 		return nil, false
 	}
@@ -626,22 +633,42 @@ func (f *MemoryFrontier) lease(h *host, l Lease, taken bool, now time.Time) *Lea
 
 // wakeTime returns when h may start its next request, and false when it
 // has nothing it may start (no work, all its slots in use, or its
-// robots.txt in flight) whatever the time.
-func (f *MemoryFrontier) wakeTime(h *host) (time.Time, bool) {
+// robots.txt in flight) whatever the time. held reports that the page
+// budget alone holds back new requests h could start otherwise, so that h
+// must be settled again when the budget frees up.
+func (f *MemoryFrontier) wakeTime(h *host) (wake time.Time, ok, held bool) {
 	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	queued := h.queue.len() > 0
+	spent := f.spent()
+	held = queued && spent
 	if h.gate == gateRobots {
-		return h.next, !f.spent() && (queued || len(h.later) > 0)
+		// Its robots.txt goes first, for a new request within the
+		// budget or for a retry (which the budget does not hold back).
+		return h.next, queued && !spent || len(h.later) > 0, held
 	}
-	if queued && !f.spent() {
-		return h.next, true
+	if queued && !spent {
+		return h.next, true, false
 	}
 	if len(h.later) == 0 {
-		return time.Time{}, false
+		return time.Time{}, false, held
 	}
-	return maxTime(h.next, h.later[0].at), true
+	return maxTime(h.next, h.later[0].at), true, held
+}
+
+// unpark brings back to the schedule the host parked longest, if the page
+// budget is not spent: called for each page given back to the budget, it
+// keeps at least as many hosts trying to start a new request as there are
+// pages left, so that no host with new requests is left out while the
+// budget has room. f.mu is held.
+func (f *MemoryFrontier) unpark(now time.Time) {
+	if f.spent() {
+		return
+	}
+	if e := f.parked.Front(); e != nil {
+		f.settle(e.Value.(*host), now)
+	}
 }
 
 // maxTime returns the later of two times.
@@ -655,7 +682,14 @@ func maxTime(a, b time.Time) time.Time {
 // settle puts h where it belongs after a change: in the ring if it may
 // start a request now, in the heap if later, else nowhere.
 func (f *MemoryFrontier) settle(h *host, now time.Time) {
-	wake, ok := f.wakeTime(h)
+	wake, ok, held := f.wakeTime(h)
+	switch {
+	case held && h.parked == nil:
+		h.parked = f.parked.PushBack(h)
+	case !held && h.parked != nil:
+		f.parked.Remove(h.parked)
+		h.parked = nil
+	}
 	f.sched.Settle(h, wake, ok, now)
 }
 
