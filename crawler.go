@@ -840,6 +840,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		resp.url.Scheme == "https" && next.Scheme == "http"
 	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
 		Kind: kind, CrossHost: cross, Referrer: l.URL})
+	res.NumURLs = 1 // the target is the redirect's one link
 }
 
 // allowsLink applies the LinkFilters to a typed link. A filter that panics
@@ -874,7 +875,7 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 
 // follow adds the new links in scope of the page base, which l fetched,
 // to the worker's batch as requests of kind at depth, and counts them in
-// res. Past WithMaxDepth, links are counted but not queued. The trap
+// res. Past WithMaxDepth, links are refused, not queued. The trap
 // limits apply to the links queued: the links of a page past its first
 // WithMaxLinksPerPage distinct ones in scope are left unread (a sitemap's
 // are not: it has its own limit), and a link too long or with a segment
@@ -1007,8 +1008,8 @@ func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
 
 // add considers u, normalised, as a request of kind at depth: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
-// past the depth limit it is counted and refused; else the trap limits
-// may refuse it. It returns what became of u; stop reports that the
+// past the depth limit it is refused; else the trap limits may refuse it.
+// Only a link that goes to the batch counts in the Result's NumURLs. It returns what became of u; stop reports that the
 // per-page cap is reached: the page's links from this one on are left
 // unread.
 func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
@@ -1038,7 +1039,6 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 	if !ok {
 		return LinkExcluded, false, nil
 	}
-	g.res.NumURLs++
 	if past {
 		g.refused[refuseDepth]++
 		return LinkTooDeep, false, nil
@@ -1047,6 +1047,7 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 		g.refused[why]++
 		return refusalFate[why], false, nil
 	}
+	g.res.NumURLs++
 	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
 	if kind == CheckRequest {
 		return LinkChecked, false, nil

@@ -283,8 +283,8 @@ func TestMaxDepth(t *testing.T) {
 		if r.Depth != want || r.Depth > 2 {
 			t.Errorf("%s: Depth %d, want %d (at most 2)", u, r.Depth, want)
 		}
-		if r.Depth == 2 && (r.NumURLs != 3 || r.NumNewURLs != 0) {
-			t.Errorf("%s at the depth limit: NumURLs %d NumNewURLs %d, want 3, 0 (counted, not queued)", u, r.NumURLs, r.NumNewURLs)
+		if r.Depth == 2 && (r.NumURLs != 0 || r.NumNewURLs != 0) {
+			t.Errorf("%s at the depth limit: NumURLs %d NumNewURLs %d, want 0, 0 (refused as max_depth, not queued)", u, r.NumURLs, r.NumNewURLs)
 		}
 	}
 }
