@@ -560,3 +560,37 @@ func TestManyHostsReuseConnections(t *testing.T) {
 		t.Errorf("%d requests to %d hosts dialed %d connections, want at most %d (connections used again)", hosts*(perHost+1), hosts, n, 2*hosts)
 	}
 }
+
+// A robots.txt redirect is one more request to its host: the host's next
+// request, the first page, waits its delay after the last redirect's
+// target was requested, not only after the robots.txt itself.
+func TestRobotsRedirectHostDelay(t *testing.T) {
+	const d = 200 * time.Millisecond
+	site := crawltest.Start(t)
+	site.Redirect("/robots.txt", http.StatusFound, "/robots1.txt")
+	site.Redirect("/robots1.txt", http.StatusFound, "/robots2.txt")
+	site.Body("/robots2.txt", "text/plain", "User-agent: *\nAllow: /\n")
+	site.Page("/", "/a")
+	site.Page("/a")
+	c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithHostDelay(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(context.Background(), "http://www.example.com/"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := site.Requests()
+	var order []string
+	for _, r := range reqs {
+		order = append(order, r.URI)
+	}
+	if got, want := strings.Join(order, " "), "/robots.txt /robots1.txt /robots2.txt / /a"; got != want {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < d/2 {
+			t.Errorf("%s went %v after %s, want at least %v (WithHostDelay(%v): never under d/2)",
+				reqs[i].URI, gap, reqs[i-1].URI, d/2, d)
+		}
+	}
+}
