@@ -368,8 +368,10 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 			err = nil
 		}
 		switch {
-		case cfg.maxPages > 0 && counts.Pages >= cfg.maxPages && stats.Todo > 0:
-			// A crawl that simply had that many pages was not cut.
+		case err == nil && cfg.maxPages > 0 && counts.Pages >= cfg.maxPages && stats.Todo > 0:
+			// A crawl that simply had that many pages was not cut, and
+			// one its caller cancelled was cancelled, whatever it had
+			// spent.
 			stats.Budget = "max_pages"
 		case overTime:
 			stats.Budget = "max_duration"

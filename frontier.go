@@ -59,8 +59,8 @@ type MemoryFrontier struct {
 	leases     map[string]*leaseRec
 	expiries   expiryHeap // leases with a term, soonest expiry first
 	seq        uint64     // the last lease ID
-	pages      int        // page requests taken for a first attempt
-	done       int        // page requests acked
+	pages      int        // requests but robots.txt taken for a first attempt, less those acked Unsent
+	done       int        // requests but robots.txt acked
 	unfinished int        // admitted and not acked
 	fresh      int        // queued and never taken
 	pending    int        // queued: fresh requests and retries

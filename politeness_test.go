@@ -594,3 +594,29 @@ func TestRobotsRedirectHostDelay(t *testing.T) {
 		}
 	}
 }
+
+// A Run cancelled by its caller after the page budget was spent, while the
+// pages in flight finish, was cancelled: its error is the context's, and
+// Stats.Budget is empty, as its doc says.
+func TestBudgetSpentThenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	site := crawltest.Start(t)
+	site.Page("/", "/a", "/b", "/c")
+	site.Handle("/a", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel() // the budget of 2 is spent: / and /a
+		<-r.Context().Done()
+	}))
+	c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithWorkers(1),
+		crawl.WithRobots(false), crawl.WithMaxPages(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.Run(ctx, "http://www.example.com/")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: got %v, want context.Canceled", err)
+	}
+	if stats.Budget != "" || stats.Todo != 3 {
+		t.Errorf("Budget %q, Todo %d; want \"\" (cancelled) and 3 (/a given back, /b and /c never taken)", stats.Budget, stats.Todo)
+	}
+}
