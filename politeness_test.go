@@ -620,3 +620,36 @@ func TestBudgetSpentThenCancelled(t *testing.T) {
 		t.Errorf("Budget %q, Todo %d; want \"\" (cancelled) and 3 (/a given back, /b and /c never taken)", stats.Budget, stats.Todo)
 	}
 }
+
+// WithMaxPages counts every request but robots.txt: requisites and
+// external checks spend it as pages do, and a URL robots.txt disallows
+// does not.
+func TestMaxPagesCountsEveryKind(t *testing.T) {
+	site := crawltest.Start(t)
+	site.Robots("User-agent: *\nDisallow: /private\n")
+	site.Body("/", "text/html", `<a href="/private">p</a><img src="/i.png"><a href="http://other.test/x">x</a><a href="/a">a</a><a href="/b">b</a>`)
+	site.Body("/i.png", "image/png", "png")
+	site.Page("/a")
+	site.Page("/b")
+	site.Host("other.test").Page("/x")
+	for _, max := range []int{1, 2, 3, 4, 5} {
+		c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithWorkers(1),
+			crawl.WithRequisites(true), crawl.WithCheckExternal(true), crawl.WithMaxPages(max))
+		if err != nil {
+			t.Fatal(err)
+		}
+		site.Reset()
+		stats, err := c.Run(context.Background(), "http://www.example.com/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// /, /i.png, http://other.test/x, /a, /b: five requests.
+		want, budget := min(max, 5), "max_pages"
+		if max >= 5 {
+			budget = ""
+		}
+		if got := site.TotalExceptRobots(); got != want || stats.Budget != budget {
+			t.Errorf("WithMaxPages(%d): %d requests but robots.txt, Budget %q; want %d, %q", max, got, stats.Budget, want, budget)
+		}
+	}
+}
