@@ -51,8 +51,8 @@ type MemoryFrontier struct {
 	hosts    map[string]*host
 	sched    sched.Hosts[*host] // who may start a request now, and who later
 	// parked are the hosts whose new requests only the page budget holds
-	// back, oldest first: each page an Unsent ack gives back to the
-	// budget brings one of them back to the schedule.
+	// back: a page an Unsent ack gives back to the budget brings them
+	// back to the schedule.
 	parked     list.List
 	waiters    []*popper
 	armed      time.Time // when the first waiter's timer fires; zero if none
@@ -657,17 +657,17 @@ func (f *MemoryFrontier) wakeTime(h *host) (wake time.Time, ok, held bool) {
 	return maxTime(h.next, h.later[0].at), true, held
 }
 
-// unpark brings back to the schedule the host parked longest, if the page
-// budget is not spent: called for each page given back to the budget, it
-// keeps at least as many hosts trying to start a new request as there are
-// pages left, so that no host with new requests is left out while the
-// budget has room. f.mu is held.
+// unpark brings the hosts the page budget held back back to the schedule
+// once it is no longer spent (an Unsent ack gave a page back), so that
+// every host that may start a request is in it. Those it cannot serve
+// before the budget is spent again are parked again as the schedule
+// meets them. f.mu is held.
 func (f *MemoryFrontier) unpark(now time.Time) {
 	if f.spent() {
 		return
 	}
-	if e := f.parked.Front(); e != nil {
-		f.settle(e.Value.(*host), now)
+	for e := f.parked.Front(); e != nil; e = f.parked.Front() {
+		f.settle(e.Value.(*host), now) // which takes it off the list
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/asyncrawl/crawl"
@@ -211,5 +212,226 @@ func TestRunBudgetUnsentGenerated(t *testing.T) {
 			t.Errorf("seed %d: %d requests but robots.txt, want at most %d", seed, n, maxPages)
 		}
 		_ = stats
+	}
+}
+
+// budgetModel is what TestMemoryFrontierBudgetRandom expects of a
+// MemoryFrontier with no delays, pauses nor lease terms: every Request
+// that Take's doc allows to be handed out is handed out at once.
+type budgetModel struct {
+	policy crawl.Policy
+	pages  int
+	seen   map[string]bool
+	taken  map[string]bool // taken before: a retry, or counted in pages
+	hosts  map[string]*modelHost
+}
+
+type modelHost struct {
+	robots   int // 0: none to fetch, 1: to fetch, 2: being fetched
+	rules    bool
+	fresh    int
+	retries  int
+	inflight int
+}
+
+func (m *budgetModel) spent() bool { return m.policy.MaxPages > 0 && m.pages >= m.policy.MaxPages }
+
+func (m *budgetModel) host(key string) *modelHost {
+	h := m.hosts[key]
+	if h == nil {
+		h = &modelHost{}
+		if m.policy.Robots {
+			h.robots = 1
+		}
+		m.hosts[key] = h
+	}
+	return h
+}
+
+// push admits the URLs not seen before.
+func (m *budgetModel) push(urls []string) {
+	for _, u := range urls {
+		if !m.seen[u] {
+			m.seen[u] = true
+			m.host(crawl.HostKey(u)).fresh++
+		}
+	}
+}
+
+// takeable reports whether Take must hand something out now.
+func (m *budgetModel) takeable() bool {
+	for _, h := range m.hosts {
+		if h.robots == 2 || h.inflight >= m.policy.HostWorkers {
+			continue
+		}
+		if h.fresh > 0 && !m.spent() || h.retries > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// over reports whether Join must return.
+func (m *budgetModel) over() bool {
+	fresh, other := 0, 0
+	for _, h := range m.hosts {
+		fresh += h.fresh
+		other += h.retries + h.inflight
+		if h.robots == 2 {
+			other-- // a robots.txt out is not pending
+		}
+	}
+	return fresh+other == 0 || m.spent() && other == 0
+}
+
+// Random runs of Take, Ack (with links, Unsent), Retry and Start on a
+// MemoryFrontier with a page budget, robots.txt on and off: each step is
+// checked against budgetModel, so that no host is left out of the
+// schedule while the budget or a retry lets it go.
+func TestMemoryFrontierBudgetRandom(t *testing.T) {
+	seeds := 1000
+	if testing.Short() {
+		seeds = 100
+	}
+	for seed := range seeds {
+		// In a bubble, a Take or Join that blocks times out at once, and
+		// one that would be served is: no timing decides the result.
+		synctest.Test(t, func(t *testing.T) { budgetRandom(t, uint64(seed)) })
+	}
+}
+
+func budgetRandom(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 2222))
+	ctx := context.Background()
+	f := crawl.NewMemoryFrontier()
+	defer f.Close()
+	m := &budgetModel{seen: map[string]bool{}, taken: map[string]bool{}, hosts: map[string]*modelHost{}}
+	var ops []string
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d: %s\nops:\n\t%s", seed, fmt.Sprintf(format, args...), strings.Join(ops, "\n\t"))
+	}
+	randURLs := func(n int) []string {
+		var us []string
+		for range n {
+			us = append(us, fmt.Sprintf("http://h%d.test/%d", rng.IntN(4), rng.IntN(12)))
+		}
+		return us
+	}
+	start := func() {
+		p := crawl.Policy{HostWorkers: 1 + rng.IntN(2), MaxPages: rng.IntN(8), Robots: rng.IntN(2) == 0}
+		if err := f.Start(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		m.policy = p
+		for _, h := range m.hosts {
+			if p.Robots && h.robots == 0 && !h.rules {
+				h.robots = 1
+			}
+		}
+		ops = append(ops, fmt.Sprintf("Start(%+v)", p))
+	}
+	start()
+	reqs := func(us []string) []crawl.Request {
+		var rs []crawl.Request
+		for _, u := range us {
+			rs = append(rs, crawl.Request{URL: u})
+		}
+		return rs
+	}
+	first := randURLs(1 + rng.IntN(6))
+	f.Push(ctx, reqs(first)...)
+	m.push(first)
+	ops = append(ops, fmt.Sprintf("Push(%v)", first))
+	var held []*crawl.Lease
+	for range 80 {
+		switch op := rng.IntN(10); {
+		case op < 5: // Take
+			want := m.takeable()
+			c, cancel := context.WithTimeout(ctx, time.Second)
+			l, err := f.Take(c)
+			cancel()
+			if err != nil {
+				if want {
+					fail("Take: got %v, want a lease (budget %d of %d)", err, m.pages, m.policy.MaxPages)
+				}
+				ops = append(ops, "Take: none")
+				continue
+			}
+			if !want {
+				fail("Take: got %s, want none", l.URL)
+			}
+			h := m.host(crawl.HostKey(l.URL))
+			h.inflight++
+			switch {
+			case l.Kind == crawl.RobotsRequest:
+				if h.robots != 1 {
+					fail("Take: got %s, want no robots.txt (state %d)", l.URL, h.robots)
+				}
+				h.robots = 2
+			case h.robots != 0:
+				fail("Take: got %s before its host's robots.txt", l.URL)
+			case m.taken[l.URL]:
+				h.retries--
+			default:
+				if m.spent() {
+					fail("Take: got %s, new, with the budget spent (%d of %d)", l.URL, m.pages, m.policy.MaxPages)
+				}
+				h.fresh--
+				m.pages++
+				m.taken[l.URL] = true
+			}
+			held = append(held, l)
+			ops = append(ops, "Take: "+l.URL)
+		case op < 9 && len(held) > 0: // Ack
+			i := rng.IntN(len(held))
+			l := held[i]
+			held = append(held[:i], held[i+1:]...)
+			h := m.host(crawl.HostKey(l.URL))
+			h.inflight--
+			var o crawl.Outcome
+			if l.Kind == crawl.RobotsRequest {
+				o.Rules = &crawl.HostRules{}
+				h.robots, h.rules = 0, true
+			} else if rng.IntN(3) == 0 {
+				o.Unsent = true
+				if l.Tries == 0 {
+					m.pages--
+				}
+			} else {
+				links := randURLs(rng.IntN(4))
+				o.Links = reqs(links)
+				m.push(links)
+			}
+			if _, err := f.Ack(ctx, l, o); err != nil {
+				fail("Ack %s: %v", l.URL, err)
+			}
+			ops = append(ops, fmt.Sprintf("Ack(%s, unsent %v, %d links)", l.URL, o.Unsent, len(o.Links)))
+		case op < 9 && len(held) > 0 || op == 9 && len(held) > 0 && rng.IntN(2) == 0: // Retry
+			i := rng.IntN(len(held))
+			l := held[i]
+			held = append(held[:i], held[i+1:]...)
+			h := m.host(crawl.HostKey(l.URL))
+			h.inflight--
+			l.Tries++
+			if l.Kind == crawl.RobotsRequest {
+				h.robots = 1
+			} else {
+				h.retries++
+			}
+			if err := f.Retry(ctx, l, time.Time{}); err != nil {
+				fail("Retry %s: %v", l.URL, err)
+			}
+			ops = append(ops, "Retry("+l.URL+")")
+		case op == 9:
+			start()
+		}
+		want := m.over()
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		err := f.Join(c)
+		cancel()
+		if (err == nil) != want {
+			fail("Join: got %v, want over %v", err, want)
+		}
 	}
 }
