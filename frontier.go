@@ -16,9 +16,11 @@ import (
 // another: everything in memory, for one process. Hosts that may be sent a
 // request now wait in a ring, served in turn; hosts waiting for a delay, a
 // pause or a retry's time wait in a heap ordered by that time; hosts at
-// their limit of leases out wait in neither until one ends. So a worker
-// never waits for a busy host while another host has work, and a URL
-// waiting for its time never holds a worker. Taking the next URL costs
+// their limit of leases out wait in neither until one ends, nor do hosts
+// with only new requests while the page budget is spent, until an Unsent
+// ack gives a page back (or Start a larger budget). So a worker never
+// waits for a busy host while another host has work, and a URL waiting
+// for its time never holds a worker. Taking the next URL costs
 // the same with ten hosts as with ten thousand.
 //
 // Workers blocked in Take are served in FIFO order by direct hand-off, as
