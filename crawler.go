@@ -963,7 +963,7 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 		if len(r.cfg.linkFilters) > 0 {
 			ok, err := r.allowsLink(lk)
 			if err != nil {
-				w.batch = w.batch[:lg.start]
+				lg.drop()
 				return fmt.Errorf("%s: %w", l.URL, err)
 			}
 			if !ok {
@@ -1000,12 +1000,20 @@ type linkGate struct {
 	l        *Lease
 	res      *Result
 	start    int // the page's first request in w.batch
+	counted  int // res.NumURLs before the page's links
 	maxLinks int
 	refused  [numRefusals]int
 }
 
 func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
-	return linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), maxLinks: r.cfg.maxLinksPerPage}
+	return linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), counted: res.NumURLs, maxLinks: r.cfg.maxLinksPerPage}
+}
+
+// drop takes the page's links back out of the worker's batch, and out of
+// the Result's count, when an error ends the page.
+func (g *linkGate) drop() {
+	g.w.batch = g.w.batch[:g.start]
+	g.res.NumURLs = g.counted
 }
 
 // add considers u, normalised, as a request of kind at depth: out of scope
@@ -1035,7 +1043,7 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 	g.w.keys[key] = struct{}{}
 	ok, err := g.r.allows(key, u)
 	if err != nil {
-		g.w.batch = g.w.batch[:g.start]
+		g.drop()
 		return LinkExcluded, false, fmt.Errorf("%s: %w", g.l.URL, err)
 	}
 	if !ok {

@@ -2,7 +2,9 @@ package crawl_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -89,5 +91,44 @@ func TestNumURLsRefused(t *testing.T) {
 		if g := got[tt.path]; g != tt.want {
 			t.Errorf("%s: got NumURLs, NumNewURLs %v, want %v", tt.path, g, tt.want)
 		}
+	}
+}
+
+// A filter that panics partway through a page's links fails the page:
+// none of its links are queued, and none are counted.
+func TestNumURLsFilterPanic(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opt  func(panicky func(string) bool) crawl.Option
+	}{
+		{"WithFilter", func(p func(string) bool) crawl.Option {
+			return crawl.WithFilter(func(u *url.URL) bool { return p(u.Path) })
+		}},
+		{"WithLinkFilter", func(p func(string) bool) crawl.Option {
+			return crawl.WithLinkFilter(func(l *crawl.Link) bool { return p(l.URL.Path) })
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site := crawltest.Start(t)
+			site.Page("/", "/a", "/b", "/c")
+			var res []crawl.Result
+			c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithRobots(false),
+				crawl.WithResultHook(func(r crawl.Result) { res = append(res, r) }),
+				tt.opt(func(path string) bool {
+					if path == "/c" {
+						panic("boom")
+					}
+					return true
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Run(context.Background(), "http://www.example.com/"); err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 || res[0].NumURLs != 0 || res[0].NumNewURLs != 0 || !errors.Is(res[0].Err, crawl.ErrPanic) {
+				t.Errorf("got %d Results, the root's %+v; want only the root's, NumURLs 0, NumNewURLs 0, Err wrapping ErrPanic", len(res), res)
+			}
+		})
 	}
 }
