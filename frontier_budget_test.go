@@ -158,9 +158,9 @@ func TestMemoryFrontierBudgetUnsent(t *testing.T) {
 // robots.txt, all return: a host passed over while the budget was spent
 // is served again when a disallowed URL gives its page back.
 func TestRunBudgetUnsentGenerated(t *testing.T) {
-	seeds := 200
+	seeds := 120
 	if testing.Short() {
-		seeds = 40
+		seeds = 30
 	}
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 22))
@@ -200,8 +200,8 @@ func TestRunBudgetUnsentGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		stats, err := c.Run(ctx, roots...)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = c.Run(ctx, roots...)
 		cancel()
 		site.Close()
 		if err != nil {
@@ -211,7 +211,6 @@ func TestRunBudgetUnsentGenerated(t *testing.T) {
 		if n := site.TotalExceptRobots(); n > maxPages {
 			t.Errorf("seed %d: %d requests but robots.txt, want at most %d", seed, n, maxPages)
 		}
-		_ = stats
 	}
 }
 
