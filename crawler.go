@@ -368,8 +368,10 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 			err = nil
 		}
 		switch {
-		case cfg.maxPages > 0 && counts.Pages >= cfg.maxPages && stats.Todo > 0:
-			// A crawl that simply had that many pages was not cut.
+		case err == nil && cfg.maxPages > 0 && counts.Pages >= cfg.maxPages && stats.Todo > 0:
+			// A crawl that simply had that many pages was not cut, and
+			// one its caller cancelled was cancelled, whatever it had
+			// spent.
 			stats.Budget = "max_pages"
 		case overTime:
 			stats.Budget = "max_duration"
@@ -840,6 +842,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		resp.url.Scheme == "https" && next.Scheme == "http"
 	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
 		Kind: kind, CrossHost: cross, Referrer: l.URL})
+	res.NumURLs = 1 // the target is the redirect's one link
 }
 
 // allowsLink applies the LinkFilters to a typed link. A filter that panics
@@ -874,7 +877,7 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 
 // follow adds the new links in scope of the page base, which l fetched,
 // to the worker's batch as requests of kind at depth, and counts them in
-// res. Past WithMaxDepth, links are counted but not queued. The trap
+// res. Past WithMaxDepth, links are refused, not queued. The trap
 // limits apply to the links queued: the links of a page past its first
 // WithMaxLinksPerPage distinct ones in scope are left unread (a sitemap's
 // are not: it has its own limit), and a link too long or with a segment
@@ -960,7 +963,7 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 		if len(r.cfg.linkFilters) > 0 {
 			ok, err := r.allowsLink(lk)
 			if err != nil {
-				w.batch = w.batch[:lg.start]
+				lg.drop()
 				return fmt.Errorf("%s: %w", l.URL, err)
 			}
 			if !ok {
@@ -997,18 +1000,26 @@ type linkGate struct {
 	l        *Lease
 	res      *Result
 	start    int // the page's first request in w.batch
+	counted  int // res.NumURLs before the page's links
 	maxLinks int
 	refused  [numRefusals]int
 }
 
 func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
-	return linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), maxLinks: r.cfg.maxLinksPerPage}
+	return linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), counted: res.NumURLs, maxLinks: r.cfg.maxLinksPerPage}
+}
+
+// drop takes the page's links back out of the worker's batch, and out of
+// the Result's count, when an error ends the page.
+func (g *linkGate) drop() {
+	g.w.batch = g.w.batch[:g.start]
+	g.res.NumURLs = g.counted
 }
 
 // add considers u, normalised, as a request of kind at depth: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
-// past the depth limit it is counted and refused; else the trap limits
-// may refuse it. It returns what became of u; stop reports that the
+// past the depth limit it is refused; else the trap limits may refuse it.
+// Only a link that goes to the batch counts in the Result's NumURLs. It returns what became of u; stop reports that the
 // per-page cap is reached: the page's links from this one on are left
 // unread.
 func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
@@ -1032,13 +1043,12 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 	g.w.keys[key] = struct{}{}
 	ok, err := g.r.allows(key, u)
 	if err != nil {
-		g.w.batch = g.w.batch[:g.start]
+		g.drop()
 		return LinkExcluded, false, fmt.Errorf("%s: %w", g.l.URL, err)
 	}
 	if !ok {
 		return LinkExcluded, false, nil
 	}
-	g.res.NumURLs++
 	if past {
 		g.refused[refuseDepth]++
 		return LinkTooDeep, false, nil
@@ -1047,6 +1057,7 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 		g.refused[why]++
 		return refusalFate[why], false, nil
 	}
+	g.res.NumURLs++
 	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
 	if kind == CheckRequest {
 		return LinkChecked, false, nil

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"container/heap"
+	"container/list"
 	"context"
 	"errors"
 	"strconv"
@@ -15,9 +16,11 @@ import (
 // another: everything in memory, for one process. Hosts that may be sent a
 // request now wait in a ring, served in turn; hosts waiting for a delay, a
 // pause or a retry's time wait in a heap ordered by that time; hosts at
-// their limit of leases out wait in neither until one ends. So a worker
-// never waits for a busy host while another host has work, and a URL
-// waiting for its time never holds a worker. Taking the next URL costs
+// their limit of leases out wait in neither until one ends, nor do hosts
+// with only new requests while the page budget is spent, until an Unsent
+// ack gives a page back (or Start a larger budget). So a worker never
+// waits for a busy host while another host has work, and a URL waiting
+// for its time never holds a worker. Taking the next URL costs
 // the same with ten hosts as with ten thousand.
 //
 // Workers blocked in Take are served in FIFO order by direct hand-off, as
@@ -41,21 +44,25 @@ import (
 // MemoryFrontier with WithFrontier goes on with them. It is safe for
 // concurrent use.
 type MemoryFrontier struct {
-	mu         sync.Mutex
-	policy     Policy
-	closed     bool
-	closedCh   chan struct{}
-	seen       seenSet
-	mem        *offHeap // the seen set's tables, the queues' chunks
-	hosts      map[string]*host
-	sched      sched.Hosts[*host] // who may start a request now, and who later
+	mu       sync.Mutex
+	policy   Policy
+	closed   bool
+	closedCh chan struct{}
+	seen     seenSet
+	mem      *offHeap // the seen set's tables, the queues' chunks
+	hosts    map[string]*host
+	sched    sched.Hosts[*host] // who may start a request now, and who later
+	// parked are the hosts whose new requests only the page budget holds
+	// back: a page an Unsent ack gives back to the budget brings them
+	// back to the schedule.
+	parked     list.List
 	waiters    []*popper
 	armed      time.Time // when the first waiter's timer fires; zero if none
 	leases     map[string]*leaseRec
 	expiries   expiryHeap // leases with a term, soonest expiry first
 	seq        uint64     // the last lease ID
-	pages      int        // page requests taken for a first attempt
-	done       int        // page requests acked
+	pages      int        // requests but robots.txt taken for a first attempt, less those acked Unsent
+	done       int        // requests but robots.txt acked
 	unfinished int        // admitted and not acked
 	fresh      int        // queued and never taken
 	pending    int        // queued: fresh requests and retries
@@ -107,6 +114,7 @@ type host struct {
 	rules    *HostRules
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
+	parked      *list.Element // in MemoryFrontier.parked; nil when not
 	sched.Slot
 }
 
@@ -378,6 +386,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 		if o.Unsent {
 			if !rec.taken {
 				f.pages--
+				f.unpark(now)
 			}
 			if h.next.Equal(rec.next) {
 				h.next = rec.prevNext
@@ -574,7 +583,7 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
-	wake, ok := f.wakeTime(h)
+	wake, ok, _ := f.wakeTime(h)
 	if !ok || wake.After(now) {
 		return nil, false
 	}
@@ -626,22 +635,42 @@ func (f *MemoryFrontier) lease(h *host, l Lease, taken bool, now time.Time) *Lea
 
 // wakeTime returns when h may start its next request, and false when it
 // has nothing it may start (no work, all its slots in use, or its
-// robots.txt in flight) whatever the time.
-func (f *MemoryFrontier) wakeTime(h *host) (time.Time, bool) {
+// robots.txt in flight) whatever the time. held reports that the page
+// budget alone holds back new requests h could start otherwise, so that h
+// must be settled again when the budget frees up.
+func (f *MemoryFrontier) wakeTime(h *host) (wake time.Time, ok, held bool) {
 	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	queued := h.queue.len() > 0
+	spent := f.spent()
+	held = queued && spent
 	if h.gate == gateRobots {
-		return h.next, !f.spent() && (queued || len(h.later) > 0)
+		// Its robots.txt goes first, for a new request within the
+		// budget or for a retry (which the budget does not hold back).
+		return h.next, queued && !spent || len(h.later) > 0, held
 	}
-	if queued && !f.spent() {
-		return h.next, true
+	if queued && !spent {
+		return h.next, true, false
 	}
 	if len(h.later) == 0 {
-		return time.Time{}, false
+		return time.Time{}, false, held
 	}
-	return maxTime(h.next, h.later[0].at), true
+	return maxTime(h.next, h.later[0].at), true, held
+}
+
+// unpark brings the hosts the page budget held back back to the schedule
+// once it is no longer spent (an Unsent ack gave a page back), so that
+// every host that may start a request is in it. Those it cannot serve
+// before the budget is spent again are parked again as the schedule
+// meets them. f.mu is held.
+func (f *MemoryFrontier) unpark(now time.Time) {
+	if f.spent() {
+		return
+	}
+	for e := f.parked.Front(); e != nil; e = f.parked.Front() {
+		f.settle(e.Value.(*host), now) // which takes it off the list
+	}
 }
 
 // maxTime returns the later of two times.
@@ -655,7 +684,14 @@ func maxTime(a, b time.Time) time.Time {
 // settle puts h where it belongs after a change: in the ring if it may
 // start a request now, in the heap if later, else nowhere.
 func (f *MemoryFrontier) settle(h *host, now time.Time) {
-	wake, ok := f.wakeTime(h)
+	wake, ok, held := f.wakeTime(h)
+	switch {
+	case held && h.parked == nil:
+		h.parked = f.parked.PushBack(h)
+	case !held && h.parked != nil:
+		f.parked.Remove(h.parked)
+		h.parked = nil
+	}
 	f.sched.Settle(h, wake, ok, now)
 }
 

@@ -245,7 +245,9 @@ type Frontier interface {
 	// RobotsRequest, which was never pending), o.Links are admitted and
 	// o.Result stored, in one step. It returns how many of o.Links were
 	// new, and sets o.Result.NumNewURLs to that number before the Result
-	// is stored. A lease that is no longer its holder's returns
+	// is stored (the crawler counts each of o.Links in o.Result.NumURLs,
+	// a redirect's target as its one link, so the one never exceeds the
+	// other). A lease that is no longer its holder's returns
 	// ErrLeaseLost; its o.Links are admitted all the same (and
 	// o.Result.NumNewURLs set), and nothing else changes: no Result is
 	// stored. A RobotsRequest acked with a nil o.Rules opens its host

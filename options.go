@@ -590,12 +590,15 @@ func WithMaxDepth(n int) Option {
 	return optionFunc(func(c *config) { c.maxDepth = n })
 }
 
-// WithMaxPages limits how many URLs a Run fetches (retries of one URL count
-// once; robots.txt does not count). When the budget is spent, the URLs in
-// flight finish, Run returns a nil error, Stats.Budget says "max_pages" and
-// the URLs still queued are counted in Stats.Todo, without Results; a
-// crawl that simply had no more than n pages was not ended by the budget,
-// and Stats.Budget is empty. The frontier keeps the count: with one that
+// WithMaxPages limits how many URLs a Run requests, of every kind: pages,
+// sitemaps, requisites, references and external checks (retries of one URL
+// count once; robots.txt does not count, nor a URL robots.txt disallows,
+// which is not requested). When the budget is spent, the URLs in flight
+// finish and those waiting to be retried are retried, Run returns a nil
+// error, Stats.Budget says "max_pages" and the URLs still queued are
+// counted in Stats.Todo, without Results; a crawl that simply had no more
+// than n pages was not ended by the budget, and Stats.Budget is empty, as
+// it is for a Run whose ctx was cancelled. The frontier keeps the count: with one that
 // keeps its state across Runs (WithFrontier), the budget is of the whole
 // crawl. The default is 0, no limit; n must not be negative.
 func WithMaxPages(n int) Option {

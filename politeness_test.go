@@ -283,8 +283,8 @@ func TestMaxDepth(t *testing.T) {
 		if r.Depth != want || r.Depth > 2 {
 			t.Errorf("%s: Depth %d, want %d (at most 2)", u, r.Depth, want)
 		}
-		if r.Depth == 2 && (r.NumURLs != 3 || r.NumNewURLs != 0) {
-			t.Errorf("%s at the depth limit: NumURLs %d NumNewURLs %d, want 3, 0 (counted, not queued)", u, r.NumURLs, r.NumNewURLs)
+		if r.Depth == 2 && (r.NumURLs != 0 || r.NumNewURLs != 0) {
+			t.Errorf("%s at the depth limit: NumURLs %d NumNewURLs %d, want 0, 0 (refused as max_depth, not queued)", u, r.NumURLs, r.NumNewURLs)
 		}
 	}
 }
@@ -558,5 +558,98 @@ func TestManyHostsReuseConnections(t *testing.T) {
 	t.Logf("%d dials", dials.Load())
 	if n := dials.Load(); n > 2*hosts {
 		t.Errorf("%d requests to %d hosts dialed %d connections, want at most %d (connections used again)", hosts*(perHost+1), hosts, n, 2*hosts)
+	}
+}
+
+// A robots.txt redirect is one more request to its host: the host's next
+// request, the first page, waits its delay after the last redirect's
+// target was requested, not only after the robots.txt itself.
+func TestRobotsRedirectHostDelay(t *testing.T) {
+	const d = 200 * time.Millisecond
+	site := crawltest.Start(t)
+	site.Redirect("/robots.txt", http.StatusFound, "/robots1.txt")
+	site.Redirect("/robots1.txt", http.StatusFound, "/robots2.txt")
+	site.Body("/robots2.txt", "text/plain", "User-agent: *\nAllow: /\n")
+	site.Page("/", "/a")
+	site.Page("/a")
+	c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithHostDelay(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(context.Background(), "http://www.example.com/"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := site.Requests()
+	var order []string
+	for _, r := range reqs {
+		order = append(order, r.URI)
+	}
+	if got, want := strings.Join(order, " "), "/robots.txt /robots1.txt /robots2.txt / /a"; got != want {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < d/2 {
+			t.Errorf("%s went %v after %s, want at least %v (WithHostDelay(%v): never under d/2)",
+				reqs[i].URI, gap, reqs[i-1].URI, d/2, d)
+		}
+	}
+}
+
+// A Run cancelled by its caller after the page budget was spent, while the
+// pages in flight finish, was cancelled: its error is the context's, and
+// Stats.Budget is empty, as its doc says.
+func TestBudgetSpentThenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	site := crawltest.Start(t)
+	site.Page("/", "/a", "/b", "/c")
+	site.Handle("/a", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel() // the budget of 2 is spent: / and /a
+		<-r.Context().Done()
+	}))
+	c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithWorkers(1),
+		crawl.WithRobots(false), crawl.WithMaxPages(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.Run(ctx, "http://www.example.com/")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: got %v, want context.Canceled", err)
+	}
+	if stats.Budget != "" || stats.Todo != 3 {
+		t.Errorf("Budget %q, Todo %d; want \"\" (cancelled) and 3 (/a given back, /b and /c never taken)", stats.Budget, stats.Todo)
+	}
+}
+
+// WithMaxPages counts every request but robots.txt: requisites and
+// external checks spend it as pages do, and a URL robots.txt disallows
+// does not.
+func TestMaxPagesCountsEveryKind(t *testing.T) {
+	site := crawltest.Start(t)
+	site.Robots("User-agent: *\nDisallow: /private\n")
+	site.Body("/", "text/html", `<a href="/private">p</a><img src="/i.png"><a href="http://other.test/x">x</a><a href="/a">a</a><a href="/b">b</a>`)
+	site.Body("/i.png", "image/png", "png")
+	site.Page("/a")
+	site.Page("/b")
+	site.Host("other.test").Page("/x")
+	for _, max := range []int{1, 2, 3, 4, 5} {
+		c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithWorkers(1),
+			crawl.WithRequisites(true), crawl.WithCheckExternal(true), crawl.WithMaxPages(max))
+		if err != nil {
+			t.Fatal(err)
+		}
+		site.Reset()
+		stats, err := c.Run(context.Background(), "http://www.example.com/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// /, /i.png, http://other.test/x, /a, /b: five requests.
+		want, budget := min(max, 5), "max_pages"
+		if max >= 5 {
+			budget = ""
+		}
+		if got := site.TotalExceptRobots(); got != want || stats.Budget != budget {
+			t.Errorf("WithMaxPages(%d): %d requests but robots.txt, Budget %q; want %d, %q", max, got, stats.Budget, want, budget)
+		}
 	}
 }

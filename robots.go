@@ -829,11 +829,20 @@ func (e *robotsStatusError) Error() string {
 // robots.txt is unreachable is opened with every URL disallowed, wrapping
 // the reason. The sitemaps it names are queued with it, for a root host.
 func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
-	body, err := r.fetch.robots(ctx, &w.buf, l.URL)
+	body, hops, err := r.fetch.robots(ctx, &w.buf, l.URL)
 	if r.lost(h) {
 		return
 	}
 	fctx := r.endCtx
+	if d := r.cfg.hostDelay; d > 0 {
+		// A request a redirect led to counts against its host's delay
+		// as any other: the frontier spaced only the first.
+		for key, at := range hops {
+			if err := r.front.Pause(fctx, key, at.Add(sched.Jitter(d))); err != nil {
+				r.frontierError(l.URL, err)
+			}
+		}
+	}
 	if err != nil && ctx.Err() != nil {
 		// The Run is ending: no verdict on the host, and nothing to log.
 		if err := r.front.Retry(fctx, l, time.Time{}); err != nil {
@@ -1046,22 +1055,30 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 // returns at most its first 500 KiB, read into *buf and copied. It returns
 // a nil body (everything allowed) for a 4xx other than 429, for a body in
 // a coding it cannot decode, or when the redirects lead nowhere, and an
-// error when the host is unreachable.
-func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byte, err error) {
+// error when the host is unreachable. hops says, by HostKey, when the last
+// request that a redirect led to started on each host it went to: the
+// frontier spaced the first request only.
+func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byte, hops map[string]time.Time, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			body, err = nil, fmt.Errorf("%s: %w: %v", u, ErrPanic, v)
 		}
 	}()
-	for range maxRobotsRedirects + 1 {
+	for i := range maxRobotsRedirects + 1 {
+		if i > 0 {
+			if hops == nil {
+				hops = make(map[string]time.Time, 1)
+			}
+			hops[HostKey(u)] = time.Now()
+		}
 		resp, err := f.attempt(ctx, buf, task{url: u, kind: kindRobots}, maxRobotsSize)
 		switch {
 		case err != nil:
-			return nil, err
+			return nil, hops, err
 		case isRedirect(resp.status):
 			next, err := resp.location()
 			if err != nil || !isHTTP(next) {
-				return nil, nil
+				return nil, hops, nil
 			}
 			normalize(next)
 			u = next.String()
@@ -1073,21 +1090,21 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 				case <-t.C:
 				case <-ctx.Done():
 					t.Stop()
-					return nil, ctx.Err()
+					return nil, hops, ctx.Err()
 				}
 			}
 		case resp.status >= 200 && resp.status <= 299 && resp.encoded:
 			// In a coding the crawler cannot decode: no rules to read.
-			return nil, nil
+			return nil, hops, nil
 		case resp.status >= 200 && resp.status <= 299:
-			return bytes.Clone(resp.body), nil
+			return bytes.Clone(resp.body), hops, nil
 		case resp.status == http.StatusTooManyRequests || resp.status >= 500:
-			return nil, &robotsStatusError{url: u, status: resp.status, header: resp.header}
+			return nil, hops, &robotsStatusError{url: u, status: resp.status, header: resp.header}
 		default:
-			return nil, nil
+			return nil, hops, nil
 		}
 	}
-	return nil, nil // RFC 9309: too many redirects, unavailable
+	return nil, hops, nil // RFC 9309: too many redirects, unavailable
 }
 
 // headerRobots returns what the X-Robots-Tag headers of a response say to

@@ -38,11 +38,22 @@ type Result struct {
 	Truncated   bool
 	ContentType string // media type, lower case, no parameters
 	Encoding    string // canonical name of the charset the body was decoded from
-	NumURLs     int    // distinct in-scope links on the page, less those excluded or refused
-	NumNewURLs  int    // of those, the ones not seen before in this Run
-	Depth       int    // 0 for roots; a redirect keeps its source's depth
-	Tries       int    // attempts made: 1 unless retried
-	Elapsed     time.Duration
+	// NumURLs is the number of distinct links of the page handed to the
+	// frontier: those in scope (and the requisites, references and
+	// links to check that WithRequisites, WithReferences and
+	// WithCheckExternal add), less those excluded or refused (see
+	// Stats.Refused: past WithMaxDepth or a trap limit). A redirect's
+	// target is its one link: NumURLs is 1 for a redirect, unless its
+	// target was out of scope, excluded or refused, or past
+	// WithMaxRedirects.
+	NumURLs int
+	// NumNewURLs is, of those, the number the frontier had not seen
+	// before (in this Run, or in an earlier one on the same frontier),
+	// which it queued: never more than NumURLs.
+	NumNewURLs int
+	Depth      int // 0 for roots; a redirect keeps its source's depth
+	Tries      int // attempts made: 1 unless retried
+	Elapsed    time.Duration
 }
 
 // Kind returns the report's category of the Result, as crawl.py's

@@ -256,7 +256,7 @@ func TestJSONLines(t *testing.T) {
 		"/blog/first": {"html", "", 200, len(firstBody), 0, 0, 2},
 		"/logo.png":   {"other", "", 200, len(logoBody), 0, 0, 2},
 		"/missing":    {"error", "", 404, len(goneBody), 0, 0, 2},
-		"/old":        {"redirect", s.base + "/blog/", 301, 0, 0, 0, 1},
+		"/old":        {"redirect", s.base + "/blog/", 301, 0, 1, 0, 1}, // its target, its one link, seen before
 		"/broken":     {"fail", "", 0, 0, 0, 0, 2},
 	}
 	if len(results) != len(want) {
