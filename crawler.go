@@ -156,8 +156,9 @@ var errDuration = errors.New("crawl: max duration reached")
 var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 
 // Run crawls from roots until no URL is left to fetch, or until ctx is done.
-// A root is an absolute http or https URL; a bare host ("example.com") gets
-// "http://" first. Roots are always fetched, unless robots.txt disallows
+// A root is an absolute http or https URL; a bare host ("example.com",
+// "example.com/docs") gets "http://" first; a path ("/docs", "./docs",
+// "../docs") is an error wrapping ErrBadRoot. Roots are always fetched, unless robots.txt disallows
 // them; their hosts set the scope. A root's userinfo is dropped, as it is
 // from every URL the crawl finds (links, redirect targets, sitemap
 // entries): credentials belong in WithRequestHook or WithHTTPClient. A
@@ -224,7 +225,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	for _, s := range roots {
 		u, err := parseRoot(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("crawl: root %w", err)
 		}
 		rootURLs = append(rootURLs, u)
 	}
@@ -379,13 +380,21 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	return cr, nil
 }
 
+// ErrOutOfScope is wrapped by the error Crawl.Add returns for a URL it
+// refuses because the crawl would not follow it: out of the scope of the
+// roots, or excluded by WithExclude or a WithFilter.
+var ErrOutOfScope = errors.New("out of scope")
+
 // Add queues URLs found elsewhere into the running crawl, as if a root
 // page linked to them: each is parsed as a root is, then normalised,
 // checked against the scope, the exclude patterns and the filters, and
-// deduplicated; it is fetched at depth 0. It returns how many were new.
-// A URL that does not parse gives an error wrapping ErrBadRoot, and none
-// of the URLs is added. After Close, or once the crawl has ended, Add
-// returns ErrCrawlClosed.
+// deduplicated; it is fetched at depth 0. It returns how many were new: a
+// URL already seen is no error. It adds every URL it can and returns an
+// error for each one it refuses, joined with errors.Join, each naming its
+// URL: one that is not an absolute http or https URL (a relative one, a
+// path, another scheme) wraps ErrBadRoot; one out of scope, excluded or
+// filtered out wraps ErrOutOfScope. After Close, or once the crawl has
+// ended, Add adds nothing and returns ErrCrawlClosed.
 func (cr *Crawl) Add(urls ...string) (int, error) {
 	select {
 	case <-cr.closing:
@@ -396,28 +405,33 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 	}
 	r := cr.r
 	var reqs []Request
+	var errs []error
 	for _, s := range urls {
 		u, err := parseRoot(s)
 		if err != nil {
-			return 0, err
+			errs = append(errs, fmt.Errorf("crawl: add %w", err))
+			continue
 		}
 		key := u.String()
 		if !r.scope.contains(u) {
+			errs = append(errs, fmt.Errorf("crawl: add %s: %w", key, ErrOutOfScope))
 			continue
 		}
 		ok, err := r.allows(key, u)
-		if err != nil {
-			return 0, fmt.Errorf("crawl: add %s: %w", key, err)
-		}
-		if ok {
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("crawl: add %s: %w", key, err))
+		case !ok:
+			errs = append(errs, fmt.Errorf("crawl: add %s: excluded by a pattern or filter: %w", key, ErrOutOfScope))
+		default:
 			reqs = append(reqs, Request{URL: key, Redirects: r.cfg.maxRedirects})
 		}
 	}
 	n, err := r.front.Push(cr.ctx, reqs...)
 	if err != nil {
-		return n, fmt.Errorf("crawl: add: %w", err)
+		errs = append(errs, fmt.Errorf("crawl: add: %w", err))
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 // Close tells the crawl that no URL will be added: it ends once nothing

@@ -653,6 +653,10 @@ func TestCrawlBadRoots(t *testing.T) {
 		{"mailto:a@b", true},
 		{"javascript:alert(1)", true},
 		{":%%", true},
+		// A path is not a host: not http://relative/path.
+		{"/relative/path", true},
+		{"./page", true},
+		{"../page", true},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q", tt.root), func(t *testing.T) {
