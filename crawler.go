@@ -158,8 +158,8 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 // Run crawls from roots until no URL is left to fetch, or until ctx is done.
 // A root is an absolute http or https URL; a bare host ("example.com",
 // "example.com/docs") gets "http://" first; a path ("/docs", "./docs",
-// "../docs") is an error wrapping ErrBadRoot. Roots are always fetched, unless robots.txt disallows
-// them; their hosts set the scope. A root's userinfo is dropped, as it is
+// "../docs") is an error wrapping ErrBadRoot. Roots are always fetched,
+// unless robots.txt disallows them; their hosts set the scope. A root's userinfo is dropped, as it is
 // from every URL the crawl finds (links, redirect targets, sitemap
 // entries): credentials belong in WithRequestHook or WithHTTPClient. A
 // root whose host is not a valid host name (it fails IDNA, or has an empty
