@@ -1137,9 +1137,12 @@ func (r *run) deliver(res *Result) {
 			// even when the logger discards it.
 			r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
 		}
+	case res.Tries == 0 && errors.Is(res.Err, ErrRobotsUnavailable):
+		// Not requested: an unavailable robots.txt was logged at warn
+		// once for its host.
+		r.cfg.logger.Info("not fetched: robots.txt unavailable", "url", res.URL, "err", res.Err)
 	case res.Tries == 0 && errors.Is(res.Err, ErrDisallowed):
-		// Obeying robots.txt is no failure; an unreachable robots.txt
-		// was logged at warn once for its host.
+		// Obeying robots.txt is no failure.
 		r.cfg.logger.Info("disallowed", "url", res.URL, "err", res.Err)
 	default:
 		r.cfg.logger.Warn("fetch failed", "url", res.URL, "tries", res.Tries, "err", res.Err)

@@ -248,9 +248,9 @@ func (c *cli) usage(w io.Writer) {
 	b.WriteString(`Usage: crawl [flags] ROOT...
        crawl -demo [flags]
 
-Crawl from each ROOT URL (a bare host gets http://) every page of its site,
-then print the report of crawl.py from "500 Lines or Less": one line per URL,
-sorted, then the counters. Ctrl-C stops the crawl and prints what was done.
+Crawl from each ROOT URL (a bare host gets http://; a path is an error)
+every page of its site, then print the report of crawl.py from "500 Lines or
+Less": one line per URL, sorted, then the counters. Ctrl-C stops the crawl and prints what was done.
 Flags and roots may be mixed; --flag works as -flag.
 `)
 	for _, g := range c.groups {
@@ -271,8 +271,10 @@ Flags and roots may be mixed; --flag works as -flag.
 		}
 	}
 	b.WriteString(`
-Exit status: 0 when the crawl ran, whatever the pages returned; 1 when it
-could not start; 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+Exit status: 0 when the crawl ran and a root got a response, whatever the
+pages returned; 1 when it could not start, or when no root got a response
+(each root's reason on stderr); 130 after Ctrl-C (SIGINT), 143 after
+SIGTERM.
 `)
 	io.WriteString(w, b.String())
 }

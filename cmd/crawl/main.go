@@ -191,8 +191,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		graph = newLinkGraph()
 		opts = append(opts, crawl.WithPageHook(graph.page))
 	}
+	answers := newReach()
 	opts = append(opts, crawl.WithResultHook(func(r crawl.Result) {
 		prog.result(&r)
+		answers.result(&r)
 		if lines != nil {
 			lines.result(&r)
 		} else {
@@ -237,6 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			err := f.Results(ctx, func(r crawl.Result) bool {
 				prog.result(&r)
 				text.result(&r)
+				answers.result(&r)
 				return true
 			})
 			if err != nil {
@@ -328,6 +331,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	}
 	if interrupted {
 		return interruptedCode(ctx)
+	}
+	if stats.Budget == "" {
+		if roots := answers.unanswered(stats); roots != "" {
+			return fail("no root got a response: %s", roots)
+		}
 	}
 	return 0
 }
