@@ -250,8 +250,9 @@ func (c *cli) usage(w io.Writer) {
 
 Crawl from each ROOT URL (a bare host gets http://; a path is an error)
 every page of its site, then print the report of crawl.py from "500 Lines or
-Less": one line per URL, sorted, then the counters. Ctrl-C stops the crawl and prints what was done.
-Flags and roots may be mixed; --flag works as -flag.
+Less": one line per URL, sorted, then the counters. Ctrl-C stops the crawl
+and prints what was done. Flags and roots may be mixed; --flag works as
+-flag.
 `)
 	for _, g := range c.groups {
 		fmt.Fprintf(&b, "\n%s:\n", g.title)
