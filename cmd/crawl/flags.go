@@ -171,9 +171,9 @@ func newCLI(cfg *config) *cli {
 	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
 
 	c.group("Archiving")
-	c.add(&stringFlag{p: &cfg.warc}, "FILE", "record every exchange, as transferred, in WARC 1.1 files: FILE (.warc.gz: a gzip member per record; .warc: plain), then FILE-00001... past -warc_max_size", "warc")
+	c.add(&stringFlag{p: &cfg.warc}, "FILE", "record every exchange, as transferred, in WARC 1.1 files: FILE (.warc.gz: a gzip member per record; .warc: plain), then FILE-00001... past -warc_max_size; an existing FILE is refused, but by a crawl resumed with -state, which goes on in the next numbered file", "warc")
 	c.add(&sizeFlag{p: &cfg.warcMaxSize}, "SIZE", "start the next WARC file once one reaches SIZE (bytes, or with k, M, G)", "warc_max_size")
-	c.add(&stringFlag{p: &cfg.warcIndex}, "FILE", "write a CDXJ index of the -warc files' responses to FILE, sorted, as pywb replays from (written at the end of the crawl, Ctrl-C included)", "warc_index")
+	c.add(&stringFlag{p: &cfg.warcIndex}, "FILE", "write a CDXJ index of the -warc files' responses to FILE, sorted, as pywb replays from (written at the end of the crawl, Ctrl-C included; a crawl resumed with -state rewrites it to cover every file)", "warc_index")
 
 	c.group("Resuming")
 	c.add(&stringFlag{p: &cfg.state}, "FILE", "keep the crawl in FILE: run the same command again after a crash or Ctrl-C and it goes on where it stopped", "state")

@@ -207,9 +207,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// A write error of the archive stops the crawl at once.
 	ctx, stopCrawl := context.WithCancelCause(ctx)
 	defer stopCrawl(nil)
+	// A crawl resumed with -state continues its archive; any other
+	// refuses to add to one.
+	resumed := false
+	if cfg.state != "" {
+		if _, err := os.Stat(cfg.state); err == nil {
+			resumed = true
+		} else if dir := filepath.Dir(cfg.state); !isDir(dir) {
+			return fail("-state %s: the directory %s does not exist", cfg.state, dir)
+		}
+	}
+	if !resumed {
+		for _, f := range []struct{ flag, path string }{{"-warc", cfg.warc}, {"-warc_index", cfg.warcIndex}} {
+			if f.path != "" && exists(f.path) {
+				return fail("%s: %s exists: give a new name, such as %s, or remove it (only a crawl resumed with -state continues its archive)", f.flag, f.path, freeName(f.path))
+			}
+		}
+	}
 	var archive *warc.Writer
 	if cfg.warc != "" {
 		w, err := warc.NewWriter(warc.Options{
+			Resume:   resumed,
 			OnError:  stopCrawl,
 			File:     cfg.warc,
 			MaxSize:  cfg.warcMaxSize,
@@ -237,7 +255,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		// finished come first.
 		if lines == nil {
 			err := f.Results(ctx, func(r crawl.Result) bool {
-				prog.result(&r)
+				prog.earlier(&r)
 				text.result(&r)
 				answers.result(&r)
 				return true
@@ -297,7 +315,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if lines != nil {
 		err = lines.summary(stats, interrupted)
 	} else {
-		err = text.write(out, stats)
+		err = text.write(out, stats, prog.thisRun())
 	}
 	if err != nil {
 		return fail("write report: %v", err)
@@ -400,6 +418,35 @@ func sameFile(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// exists reports whether a file of that name exists.
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
+
+// isDir reports whether name is a directory.
+func isDir(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.IsDir()
+}
+
+// freeName returns a name like path's that no file has: "site.warc.gz"
+// gives "site-2.warc.gz", or -3, ...
+func freeName(path string) string {
+	base, ext := path, filepath.Ext(path)
+	for _, e := range []string{".warc.gz", ".warc", ext} {
+		if strings.HasSuffix(path, e) {
+			base, ext = strings.TrimSuffix(path, e), e
+			break
+		}
+	}
+	for n := 2; ; n++ {
+		if name := fmt.Sprintf("%s-%d%s", base, n, ext); !exists(name) {
+			return name
+		}
+	}
 }
 
 // robotsPolicy names the robots policy for a WARC's warcinfo record.

@@ -477,7 +477,7 @@ func TestTextReportSpills(t *testing.T) {
 			t.Errorf("limit %d: nothing spilled", limit)
 		}
 		var b strings.Builder
-		if err := rep.write(&b, stats); err != nil {
+		if err := rep.write(&b, stats, stats.Done); err != nil {
 			t.Fatalf("limit %d: write: %v", limit, err)
 		}
 		if warned != 0 {
