@@ -33,6 +33,7 @@ type config struct {
 	hostWorkers int
 	hostDelay   time.Duration
 	robots      bool
+	directives  *bool // nil: as robots
 	sitemaps    bool
 	requisites  bool
 	references  bool
@@ -147,6 +148,7 @@ func newCLI(cfg *config) *cli {
 	c.add(&intFlag{p: &cfg.hostWorkers, min: 1}, "N", "send at most N requests at once to one host", "host_workers")
 	c.add(&durationFlag{p: &cfg.hostDelay}, "DURATION", "pause about DURATION between two requests to one host", "host_delay")
 	c.add(&boolFlag{p: &cfg.robots}, "", "obey robots.txt (-robots=false to ignore it)", "robots")
+	c.add(&funcFlag{set: func(on bool) { cfg.directives = &on }}, "", "obey a page's own rel=nofollow, <meta name=robots> and X-Robots-Tag: nofollow links are neither followed nor checked (default: as -robots; -robots_directives=false follows and checks them)", "robots_directives")
 	c.add(&boolFlag{p: &cfg.sitemaps}, "", "also crawl the URLs of the roots' sitemaps", "sitemaps")
 	c.add(&boolFlag{p: &cfg.requisites}, "", "also fetch what each page needs to render (images, scripts, stylesheets, fonts), on any host, once each", "requisites")
 	c.add(&boolFlag{p: &cfg.references}, "", "also fetch the URLs pages name but neither follow nor need (pings, POST forms' actions, ...), in scope", "references")
@@ -194,7 +196,7 @@ func newCLI(cfg *config) *cli {
 
 // options returns the crawler's options that the flags set.
 func (cfg *config) options() []crawl.Option {
-	return []crawl.Option{
+	opts := []crawl.Option{
 		crawl.WithWorkers(cfg.workers),
 		crawl.WithMaxRedirects(cfg.maxRedirect),
 		crawl.WithMaxTries(cfg.maxTries),
@@ -220,6 +222,10 @@ func (cfg *config) options() []crawl.Option {
 		crawl.WithMaxSegmentRepeats(cfg.maxSegmentRepeats),
 		crawl.WithBlockPrivateNetworks(cfg.blockPrivate),
 	}
+	if cfg.directives != nil {
+		opts = append(opts, crawl.WithRobotsDirectives(*cfg.directives))
+	}
+	return opts
 }
 
 // parse parses args, flags and roots mixed as crawl.py allows; after "--"

@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,6 +96,45 @@ func TestRootIsPath(t *testing.T) {
 		got := runCrawl(t, "-q", root)
 		if got.code != 1 || got.stdout != "" || !strings.Contains(got.stderr, `"`+root+`": a path, not a URL`) {
 			t.Errorf("crawl %s: exit %d, stdout %q, stderr %q; want 1, nothing, an error naming it as a path", root, got.code, got.stdout, got.stderr)
+		}
+	}
+}
+
+// With -check_external, a rel=nofollow link is neither followed nor
+// checked while the page's robots directives are obeyed (the default, as
+// -robots); -robots_directives=false follows and checks it, robots.txt
+// still obeyed.
+func TestNofollowChecked(t *testing.T) {
+	other := startSite(t)
+	other.Page("/x")
+	otherURL := strings.Replace(other.URL("/x"), "127.0.0.1", "localhost", 1)
+	s := startSite(t)
+	s.Body("/", "text/html", `<a rel=nofollow href="`+otherURL+`">x</a> <a rel="nofollow" href="/n">n</a> <a href="/private">p</a>`)
+	s.Page("/n")
+	s.Page("/private")
+	s.Robots("User-agent: *\nDisallow: /private\n")
+	for _, tt := range []struct {
+		args []string
+		want []string // the URLs with a Result
+	}{
+		{nil, []string{s.URL("/"), s.URL("/private")}},
+		{[]string{"-robots_directives=false"}, []string{s.URL("/"), s.URL("/n"), s.URL("/private"), otherURL}},
+	} {
+		r := runCrawl(t, append(append([]string{"-q", "-check_external", "-format", "jsonl"}, tt.args...), s.URL("/"))...)
+		if r.code != 0 {
+			t.Fatalf("crawl %q: exit %d; stderr %q", tt.args, r.code, r.stderr)
+		}
+		results, _ := parseJSONLines(t, r.stdout)
+		var got []string
+		for _, res := range results {
+			got = append(got, res.URL)
+			if res.URL == s.URL("/private") && (res.FailKind != "disallowed" || res.Broken) {
+				t.Errorf("crawl %q: /private: %+v, want disallowed, not broken", tt.args, res)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("crawl %q: Results for %q, want %q", tt.args, got, tt.want)
 		}
 	}
 }

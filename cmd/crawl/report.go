@@ -106,6 +106,7 @@ type jsonResult struct {
 	Status      int     `json:"status"`
 	Error       string  `json:"error,omitempty"`
 	FailKind    string  `json:"fail_kind,omitempty"` // crawl.FailKind of the error
+	Broken      bool    `json:"broken"`              // Result.Broken: requested, and failed or answered 4xx or 5xx
 	Size        int     `json:"size"`
 	Truncated   bool    `json:"truncated,omitempty"` // the body went on past -max_body
 	ContentType string  `json:"content_type"`
@@ -170,6 +171,7 @@ func (j *jsonLines) result(r *crawl.Result) {
 		Tries:       r.Tries,
 		ElapsedMS:   float64(r.Elapsed.Microseconds()) / 1000,
 		Kind:        r.Kind(),
+		Broken:      r.Broken(),
 	}
 	if r.Err != nil {
 		o.Error, o.FailKind = r.Err.Error(), crawl.FailKind(r.Err)
