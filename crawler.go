@@ -434,6 +434,18 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 	return n, errors.Join(errs...)
 }
 
+// ParseRoot returns the URL that root names, normalised, as Run and Add
+// read it, or the error they would return for it, wrapping ErrBadRoot, so
+// that a program can check the roots a user gave before it starts
+// anything. It is safe for concurrent use.
+func ParseRoot(root string) (string, error) {
+	u, err := parseRoot(root)
+	if err != nil {
+		return "", fmt.Errorf("crawl: root %w", err)
+	}
+	return u.String(), nil
+}
+
 // Close tells the crawl that no URL will be added: it ends once nothing
 // is left to fetch. Close may be called many times.
 func (cr *Crawl) Close() {

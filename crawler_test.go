@@ -1499,3 +1499,27 @@ func (s *safeBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// ParseRoot reads a root as Run does: a bare host gets http://, a path is
+// an error wrapping ErrBadRoot.
+func TestParseRoot(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"example.com", "http://example.com/"},
+		{"Example.COM/docs/", "http://example.com/docs/"},
+		{"https://example.com:443/a#b", "https://example.com/a"},
+		{"/relative/path", ""},
+		{"./x", ""},
+		{"mailto:a@b", ""},
+	} {
+		got, err := crawl.ParseRoot(tt.in)
+		if tt.want == "" {
+			if !errors.Is(err, crawl.ErrBadRoot) || !strings.Contains(fmt.Sprint(err), strconv.Quote(tt.in)) {
+				t.Errorf("ParseRoot(%q) = %q, %v; want an error wrapping ErrBadRoot that names it", tt.in, got, err)
+			}
+			continue
+		}
+		if got != tt.want || err != nil {
+			t.Errorf("ParseRoot(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}

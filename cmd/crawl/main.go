@@ -100,6 +100,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return fail("no root URL: give one or more, or -demo to crawl the built-in demo site")
 	}
 
+	// A bad root is refused before any file is opened, so that the
+	// command run again, the root corrected, finds none in its way.
+	for _, root := range cfg.roots {
+		if _, err := crawl.ParseRoot(root); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if cfg.demo && cfg.state != "" {
 		return fail("-state cannot resume -demo: the demo site gets a new port each run")
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +138,21 @@ func TestNofollowChecked(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("crawl %q: Results for %q, want %q", tt.args, got, tt.want)
 		}
+	}
+}
+
+// A bad root is refused before any file is made: the same command with the
+// root corrected then runs.
+func TestBadRootLeavesNoFile(t *testing.T) {
+	s := startSite(t)
+	s.Page("/")
+	dir := t.TempDir()
+	files := []string{"-warc", filepath.Join(dir, "a.warc.gz"), "-warc_index", filepath.Join(dir, "a.cdxj"), "-state", filepath.Join(dir, "a.state"), "-o", filepath.Join(dir, "report.txt")}
+	r := runCrawl(t, append([]string{"-q", "/relative/path"}, files...)...)
+	if left, _ := os.ReadDir(dir); r.code != 1 || len(left) != 0 {
+		t.Errorf("crawl /relative/path: exit %d, %d files left (%v); want 1, none", r.code, len(left), left)
+	}
+	if r := runCrawl(t, append([]string{"-q", s.URL("/")}, files...)...); r.code != 0 {
+		t.Errorf("the root corrected: exit %d, want 0; stderr %q", r.code, r.stderr)
 	}
 }
