@@ -232,6 +232,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 	}
 	var archive *warc.Writer
+	started := false // the crawl began: its archive is kept
 	if cfg.warc != "" {
 		w, err := warc.NewWriter(warc.Options{
 			Resume:   resumed,
@@ -245,7 +246,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		if err != nil {
 			return fail("-warc: %v", err)
 		}
-		defer w.Close()
+		// The files this run makes: a crawl that does not begin (a
+		// bad -exclude, a -state of another crawl) leaves none in the
+		// way of the command run again.
+		files := w.Files()
+		made := files[len(files)-1:]
+		if !resumed && cfg.warcIndex != "" {
+			made = append(made, cfg.warcIndex)
+		}
+		defer func() {
+			w.Close()
+			if !started {
+				for _, f := range made {
+					os.Remove(f)
+				}
+			}
+		}()
 		archive = w
 		opts = append(opts, crawl.WithTransportWrapper(w.Transport))
 	}
@@ -292,6 +308,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		stopProgress = showProgress(status, prog)
 	}
 	stats, err := c.Run(ctx, cfg.roots...)
+	started = stats != nil
 	stopProgress()
 	if shared != nil {
 		// A Run stopped while Redis cannot be reached returns all the

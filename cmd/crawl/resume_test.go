@@ -189,3 +189,30 @@ func TestStateMissingDir(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, %d requests; want 1, %q, none", r.code, r.stderr, s.total.Load(), want)
 	}
 }
+
+// A crawl that does not begin leaves no archive file in the way of the
+// command run again: a bad -exclude, or a -state of another crawl.
+func TestWARCNotBegun(t *testing.T) {
+	s := newGraphSite(t, 3, 0)
+	dir := t.TempDir()
+	file, index, state := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj"), filepath.Join(dir, "crawl.state")
+	r := runCrawl(t, "-q", "-exclude", "(", "-warc", file, "-warc_index", index, s.URL+"/p/0")
+	if left, _ := os.ReadDir(dir); r.code != 1 || len(left) != 0 {
+		t.Errorf("-exclude '(': exit %d, %d files left (%v); want 1, none", r.code, len(left), left)
+	}
+	args := []string{"-q", "-state", state, "-warc", file, "-warc_index", index}
+	if r := runCrawl(t, append(args, s.URL+"/p/0")...); r.code != 0 {
+		t.Fatalf("crawl: exit %d; stderr %q", r.code, r.stderr)
+	}
+	before, _ := os.ReadFile(index)
+	r = runCrawl(t, append(args, s.URL+"/p/1")...) // another crawl's state
+	if r.code != 1 {
+		t.Errorf("another root on the state: exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "site*.warc.gz")); len(files) != 1 {
+		t.Errorf("after a refused resume, archive files %q, want only %s", files, file)
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(after, before) {
+		t.Errorf("a refused resume changed the index")
+	}
+}
