@@ -1,6 +1,7 @@
 package crawl_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -63,5 +64,29 @@ func TestCheckExternal(t *testing.T) {
 				t.Errorf("%s: Result %+v (found %v), want Broken() %v", path, r, ok, broken)
 			}
 		}
+	}
+}
+
+// A requisite on a host whose robots.txt answers 500 is not requested, so
+// not broken: Broken is true only for what was tried and failed.
+func TestBrokenRobotsUnavailable(t *testing.T) {
+	ext := newSite(t, htmlPage("fine"))
+	ext.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "busy", http.StatusInternalServerError)
+	}))
+	extURL := strings.Replace(ext.URL, "127.0.0.1", "localhost", 1)
+	s := newSite(t, htmlPage(`<img src="`+extURL+`/a.png"><img src="`+extURL+`/b.png">`))
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithRequisites(true), crawl.WithMaxTries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a.png", "/b.png"} {
+		r, ok := res[extURL+p]
+		if !ok || !errors.Is(r.Err, crawl.ErrRobotsUnavailable) || r.Broken() {
+			t.Errorf("%s: Result %+v (found %v), want robots.txt unavailable and Broken() false", p, r, ok)
+		}
+	}
+	if got := ext.Requested(); len(got) != 0 || ext.robotsHits.Load() == 0 {
+		t.Errorf("the other host was sent %v and robots.txt %d times, want only robots.txt", got, ext.robotsHits.Load())
 	}
 }

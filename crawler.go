@@ -156,9 +156,10 @@ var errDuration = errors.New("crawl: max duration reached")
 var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 
 // Run crawls from roots until no URL is left to fetch, or until ctx is done.
-// A root is an absolute http or https URL; a bare host ("example.com") gets
-// "http://" first. Roots are always fetched, unless robots.txt disallows
-// them; their hosts set the scope. A root's userinfo is dropped, as it is
+// A root is an absolute http or https URL; a bare host ("example.com",
+// "example.com/docs") gets "http://" first; a path ("/docs", "./docs",
+// "../docs") is an error wrapping ErrBadRoot. Roots are always fetched,
+// unless robots.txt disallows them; their hosts set the scope. A root's userinfo is dropped, as it is
 // from every URL the crawl finds (links, redirect targets, sitemap
 // entries): credentials belong in WithRequestHook or WithHTTPClient. A
 // root whose host is not a valid host name (it fails IDNA, or has an empty
@@ -224,7 +225,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	for _, s := range roots {
 		u, err := parseRoot(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("crawl: root %w", err)
 		}
 		rootURLs = append(rootURLs, u)
 	}
@@ -381,13 +382,21 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	return cr, nil
 }
 
+// ErrOutOfScope is wrapped by the error Crawl.Add returns for a URL it
+// refuses because the crawl would not follow it: out of the scope of the
+// roots, or excluded by WithExclude or a WithFilter.
+var ErrOutOfScope = errors.New("out of scope")
+
 // Add queues URLs found elsewhere into the running crawl, as if a root
 // page linked to them: each is parsed as a root is, then normalised,
 // checked against the scope, the exclude patterns and the filters, and
-// deduplicated; it is fetched at depth 0. It returns how many were new.
-// A URL that does not parse gives an error wrapping ErrBadRoot, and none
-// of the URLs is added. After Close, or once the crawl has ended, Add
-// returns ErrCrawlClosed.
+// deduplicated; it is fetched at depth 0. It returns how many were new: a
+// URL already seen is no error. It adds every URL it can and returns an
+// error for each one it refuses, joined with errors.Join, each naming its
+// URL: one that is not an absolute http or https URL (a relative one, a
+// path, another scheme) wraps ErrBadRoot; one out of scope, excluded or
+// filtered out wraps ErrOutOfScope. After Close, or once the crawl has
+// ended, Add adds nothing and returns ErrCrawlClosed.
 func (cr *Crawl) Add(urls ...string) (int, error) {
 	select {
 	case <-cr.closing:
@@ -398,28 +407,45 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 	}
 	r := cr.r
 	var reqs []Request
+	var errs []error
 	for _, s := range urls {
 		u, err := parseRoot(s)
 		if err != nil {
-			return 0, err
+			errs = append(errs, fmt.Errorf("crawl: add %w", err))
+			continue
 		}
 		key := u.String()
 		if !r.scope.contains(u) {
+			errs = append(errs, fmt.Errorf("crawl: add %s: %w", key, ErrOutOfScope))
 			continue
 		}
 		ok, err := r.allows(key, u)
-		if err != nil {
-			return 0, fmt.Errorf("crawl: add %s: %w", key, err)
-		}
-		if ok {
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("crawl: add %s: %w", key, err))
+		case !ok:
+			errs = append(errs, fmt.Errorf("crawl: add %s: excluded by a pattern or filter: %w", key, ErrOutOfScope))
+		default:
 			reqs = append(reqs, Request{URL: key, Redirects: r.cfg.maxRedirects})
 		}
 	}
 	n, err := r.front.Push(cr.ctx, reqs...)
 	if err != nil {
-		return n, fmt.Errorf("crawl: add: %w", err)
+		errs = append(errs, fmt.Errorf("crawl: add: %w", err))
 	}
-	return n, nil
+	return n, errors.Join(errs...)
+}
+
+// ParseRoot returns the URL that root names, normalised, as Run and Add
+// read it, or the error they would return for it, wrapping ErrBadRoot, so
+// that a program can check the roots a user gave before it starts
+// anything. It is safe for concurrent use.
+func ParseRoot(root string) (string, error) {
+	u, err := parseRoot(root)
+	if err != nil {
+		return "", fmt.Errorf("crawl: root %w", err)
+	}
+	return u.String(), nil
 }
 
 // Close tells the crawl that no URL will be added: it ends once nothing
@@ -1134,9 +1160,12 @@ func (r *run) deliver(res *Result) {
 			// even when the logger discards it.
 			r.cfg.logger.Debug("fetched", "url", res.URL, "status", res.Status, "kind", res.Kind(), "size", res.Size)
 		}
+	case res.Tries == 0 && errors.Is(res.Err, ErrRobotsUnavailable):
+		// Not requested: an unavailable robots.txt was logged at warn
+		// once for its host.
+		r.cfg.logger.Info("not fetched: robots.txt unavailable", "url", res.URL, "err", res.Err)
 	case res.Tries == 0 && errors.Is(res.Err, ErrDisallowed):
-		// Obeying robots.txt is no failure; an unreachable robots.txt
-		// was logged at warn once for its host.
+		// Obeying robots.txt is no failure.
 		r.cfg.logger.Info("disallowed", "url", res.URL, "err", res.Err)
 	default:
 		r.cfg.logger.Warn("fetch failed", "url", res.URL, "tries", res.Tries, "err", res.Err)

@@ -653,6 +653,10 @@ func TestCrawlBadRoots(t *testing.T) {
 		{"mailto:a@b", true},
 		{"javascript:alert(1)", true},
 		{":%%", true},
+		// A path is not a host: not http://relative/path.
+		{"/relative/path", true},
+		{"./page", true},
+		{"../page", true},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q", tt.root), func(t *testing.T) {
@@ -1494,4 +1498,28 @@ func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// ParseRoot reads a root as Run does: a bare host gets http://, a path is
+// an error wrapping ErrBadRoot.
+func TestParseRoot(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"example.com", "http://example.com/"},
+		{"Example.COM/docs/", "http://example.com/docs/"},
+		{"https://example.com:443/a#b", "https://example.com/a"},
+		{"/relative/path", ""},
+		{"./x", ""},
+		{"mailto:a@b", ""},
+	} {
+		got, err := crawl.ParseRoot(tt.in)
+		if tt.want == "" {
+			if !errors.Is(err, crawl.ErrBadRoot) || !strings.Contains(fmt.Sprint(err), strconv.Quote(tt.in)) {
+				t.Errorf("ParseRoot(%q) = %q, %v; want an error wrapping ErrBadRoot that names it", tt.in, got, err)
+			}
+			continue
+		}
+		if got != tt.want || err != nil {
+			t.Errorf("ParseRoot(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
 }

@@ -538,8 +538,8 @@ func TestEdgeRobotsHookAndDelay(t *testing.T) {
 }
 
 // Broken tells a link checker what is broken: failures and error statuses,
-// an HTML 404 included, and a host whose robots.txt is unavailable; not a
-// URL robots.txt disallows.
+// an HTML 404 included; not a URL that was not requested, because
+// robots.txt disallows it or is unavailable.
 func TestEdgeResultBroken(t *testing.T) {
 	for _, tt := range []struct {
 		r    crawl.Result
@@ -551,7 +551,8 @@ func TestEdgeResultBroken(t *testing.T) {
 		{crawl.Result{Status: 503}, true},
 		{crawl.Result{Err: errors.New("reset")}, true},
 		{crawl.Result{Err: fmt.Errorf("fetch x: %w", crawl.ErrDisallowed)}, false},
-		{crawl.Result{Err: &crawl.RobotsUnavailableError{URL: "http://x/robots.txt", Status: 503}}, true},
+		{crawl.Result{Err: &crawl.RobotsUnavailableError{URL: "http://x/robots.txt", Status: 503}}, false},
+		{crawl.Result{Err: fmt.Errorf("fetch x: %w", &crawl.RobotsUnavailableError{URL: "http://x/robots.txt", Err: errors.New("refused")})}, false},
 	} {
 		if got := tt.r.Broken(); got != tt.want {
 			t.Errorf("%+v: Broken() = %v, want %v", tt.r, got, tt.want)

@@ -368,12 +368,11 @@ func ExampleCrawler_Start() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// From another source: a queue, a user, another crawl.
+	// From another source: a queue, a user, another crawl. A URL
+	// refused is an error; the others are added.
 	n, err := cr.Add(site.URL+"/archive", site.URL+"/news", "https://elsewhere.example/")
-	if err != nil {
-		log.Fatal(err)
-	}
 	fmt.Println("new in scope:", n >= 1)
+	fmt.Println("refused as out of scope:", errors.Is(err, crawl.ErrOutOfScope))
 	cr.Close()
 	stats, err := cr.Wait()
 	if err != nil {
@@ -385,6 +384,7 @@ func ExampleCrawler_Start() {
 	fmt.Println("done:", stats.Done)
 	// Output:
 	// new in scope: true
+	// refused as out of scope: true
 	// / 200
 	// /archive 200
 	// /news 200

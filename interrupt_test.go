@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,8 +166,8 @@ func TestStartAdd(t *testing.T) {
 		wg.Go(func() {
 			for i := range 10 {
 				n, err := cr.Add(fmt.Sprintf("%s/x%d", s.URL, i), s.URL+"/a", "http://elsewhere.example/z")
-				if err != nil {
-					t.Errorf("goroutine %d: Add: %v", g, err)
+				if !errors.Is(err, crawl.ErrOutOfScope) || errors.Is(err, crawl.ErrBadRoot) {
+					t.Errorf("goroutine %d: Add: got %v, want the other host's ErrOutOfScope only", g, err)
 				}
 				added.Add(int64(n))
 			}
@@ -194,4 +196,70 @@ func TestStartAdd(t *testing.T) {
 		t.Errorf("added %d, Done %d, Results %d; want 10 or 11, 12, 12", added.Load(), stats.Done, len(res))
 	}
 	s.wantHits(t, "/a", 1)
+}
+
+// Add says which URLs it refused and why, one error each, and adds the
+// rest; a URL seen before is no error.
+func TestStartAddRefusals(t *testing.T) {
+	s := newSite(t, htmlPage("leaf"))
+	defer checkNoLeak(t)()
+	c, err := crawl.New(
+		crawl.WithExclude(`/excluded$`),
+		crawl.WithFilter(func(u *url.URL) bool { return u.Path != "/filtered" }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.Start(crawlerCtx(t), s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Wait()
+	defer cr.Close()
+	for _, tt := range []struct {
+		urls             []string
+		added            int
+		badRoot, outside int // refusals wrapping ErrBadRoot, ErrOutOfScope
+	}{
+		{[]string{s.URL + "/new"}, 1, 0, 0},
+		{[]string{s.URL + "/new"}, 0, 0, 0}, // a duplicate
+		{[]string{"/relative/path"}, 0, 1, 0},
+		{[]string{"./here", "../up", "mailto:x@y"}, 0, 3, 0},
+		{[]string{"http://elsewhere.example/z"}, 0, 0, 1},
+		{[]string{s.URL + "/excluded"}, 0, 0, 1},
+		{[]string{s.URL + "/filtered"}, 0, 0, 1},
+		{[]string{"/rel", s.URL + "/b", "http://elsewhere.example/", s.URL + "/c"}, 2, 1, 1},
+	} {
+		n, err := cr.Add(tt.urls...)
+		var errs []error
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		} else if err != nil {
+			errs = []error{err}
+		}
+		var bad, out int
+		for _, e := range errs {
+			switch {
+			case errors.Is(e, crawl.ErrBadRoot):
+				bad++
+			case errors.Is(e, crawl.ErrOutOfScope):
+				out++
+			default:
+				t.Errorf("Add(%q): error %v wraps neither ErrBadRoot nor ErrOutOfScope", tt.urls, e)
+			}
+			if !strings.Contains(e.Error(), "add") || strings.Contains(e.Error(), "root") {
+				t.Errorf("Add(%q): error %q, want one that says add, not root", tt.urls, e)
+			}
+		}
+		if n != tt.added || bad != tt.badRoot || out != tt.outside {
+			t.Errorf("Add(%q) = %d, %v; got %d added, %d ErrBadRoot, %d ErrOutOfScope; want %d, %d, %d",
+				tt.urls, n, err, n, bad, out, tt.added, tt.badRoot, tt.outside)
+		}
+	}
+	for _, u := range []string{"/relative/path", "./here", "../up", "http://elsewhere.example/z", s.URL + "/excluded"} {
+		_, err := cr.Add(u)
+		if name := strings.TrimPrefix(strings.TrimPrefix(u, "http://elsewhere.example"), s.URL); !strings.Contains(fmt.Sprint(err), name) {
+			t.Errorf("Add(%q): error %v does not name it", u, err)
+		}
+	}
 }

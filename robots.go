@@ -869,7 +869,7 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 			}
 			return
 		}
-		r.cfg.logger.Warn("robots.txt unreachable, host disallowed", "url", l.URL, "tries", l.Tries, "err", err)
+		r.cfg.logger.Warn("robots.txt unavailable: none of the host's URLs is fetched", "url", l.URL, "tries", l.Tries, "err", err)
 		deny := &RobotsUnavailableError{URL: l.URL, Err: err}
 		if se, ok := err.(*robotsStatusError); ok {
 			deny.Status, deny.Err = se.status, nil

@@ -16,43 +16,65 @@ import (
 	"golang.org/x/net/publicsuffix"
 )
 
-// ErrBadRoot is wrapped by the error Run returns for a root that is not an
-// absolute http or https URL with a valid host name.
+// ErrBadRoot is wrapped by the error Run and Start return for a root, and
+// Crawl.Add for a URL, that is not an absolute http or https URL with a
+// valid host name: a path ("/docs", "./docs", "../docs") included.
 var ErrBadRoot = errors.New("not an absolute http(s) URL")
 
 // parseRoot turns a root as a user typed it into a normalised URL. A bare
-// host ("example.com", "example.com/docs") gets "http://", as in crawl.py.
+// host ("example.com", "example.com/docs") gets "http://", as in crawl.py,
+// and so does a scheme-relative "//example.com/docs"; a path ("/docs",
+// "./docs", "../docs") is an error, not a host. The error starts with s
+// quoted: the caller says what s was.
 // A root whose host normalize cannot make canonical (see canonicalHost) is
 // an error naming the host.
 func parseRoot(s string) (*url.URL, error) {
 	raw := strings.TrimSpace(s)
 	if raw == "" {
-		return nil, fmt.Errorf("crawl: root %q: empty: %w", s, ErrBadRoot)
+		return nil, fmt.Errorf("%q: empty: %w", s, ErrBadRoot)
 	}
 	if !strings.Contains(raw, "://") {
+		if isPath(raw) {
+			return nil, fmt.Errorf("%q: a path, not a URL: %w", s, ErrBadRoot)
+		}
 		// A bare host may have a port ("localhost:8080"), but a colon
 		// followed by anything else ends a scheme ("mailto:a@b"), which
 		// "http://" must not turn into a user name.
 		host := raw[:strings.IndexAny(raw+"/", "/?#")]
 		if name, port, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") && strings.Trim(port, "0123456789") != "" {
-			return nil, fmt.Errorf("crawl: root %q: scheme %q: %w", s, name, ErrBadRoot)
+			return nil, fmt.Errorf("%q: scheme %q: %w", s, name, ErrBadRoot)
 		}
 		raw = "http://" + raw
 	}
 	u, err := resolveRef(nil, raw)
 	if errors.Is(err, errNotHTTP) {
 		scheme, _, _ := strings.Cut(raw, ":")
-		return nil, fmt.Errorf("crawl: root %q: scheme %q: %w", s, lowerASCII(scheme), ErrBadRoot)
+		return nil, fmt.Errorf("%q: scheme %q: %w", s, lowerASCII(scheme), ErrBadRoot)
 	}
 	if err != nil {
 		if _, perr := url.Parse(raw); perr != nil {
 			// What net/url says too, for a caller that looks for a
 			// *url.Error.
-			return nil, fmt.Errorf("crawl: root %q: %w: %w: %w", s, ErrBadRoot, err, perr)
+			return nil, fmt.Errorf("%q: %w: %w: %w", s, ErrBadRoot, err, perr)
 		}
-		return nil, fmt.Errorf("crawl: root %q: %w: %w", s, ErrBadRoot, err)
+		return nil, fmt.Errorf("%q: %w: %w", s, ErrBadRoot, err)
 	}
 	return u, nil
+}
+
+// isPath reports whether a root without "://" is a path (absolute, or
+// relative with a dot segment first) rather than a bare host, which
+// "http://" would turn into a host: "/docs/x" into http://docs/x.
+func isPath(s string) bool {
+	if s == "." || s == ".." {
+		return true
+	}
+	for _, p := range []string{"./", "../", `.\`, `..\`} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return (s[0] == '/' || s[0] == '\\') && !strings.HasPrefix(s, "//")
 }
 
 // normalize rewrites u in place into the form the crawl dedupes on, and

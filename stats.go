@@ -75,15 +75,19 @@ func (r *Result) Kind() string {
 	}
 }
 
-// Broken reports whether the URL is broken, as a link checker means it:
-// it failed (Err is set: a network error, robots.txt unavailable, ...) or
-// its server answered an error status, 4xx or 5xx, whatever the body (an
-// HTML 404 page is "html" to Kind, as in crawl.py's report, and broken
-// here). A URL that robots.txt disallows is not broken: it was not
-// checked.
+// Broken reports whether the URL is broken, as a link checker means it: it
+// was tried and failed (Err is set: a network error, a timeout, too many
+// redirects, ...) or its server answered an error status, 4xx or 5xx,
+// whatever the body (an HTML 404 page is "html" to Kind, as in crawl.py's
+// report, and broken here). Only what was tried is broken: a URL that was
+// not requested because of robots.txt is not, whether robots.txt
+// disallows it or could not be fetched (ErrRobotsUnavailable: the host
+// may be down, or only its robots.txt failing). errors.Is(r.Err,
+// ErrDisallowed) holds for both, so that a link checker can report them
+// apart as not checked, or check them with WithRobots(false).
 func (r *Result) Broken() bool {
 	if r.Err != nil {
-		return !errors.Is(r.Err, ErrDisallowed) || errors.Is(r.Err, ErrRobotsUnavailable)
+		return !errors.Is(r.Err, ErrDisallowed)
 	}
 	return r.Status >= 400
 }

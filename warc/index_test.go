@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -415,4 +416,76 @@ func FuzzJSONString(f *testing.F) {
 			t.Errorf("jsonString(%q) = %s, want %s", s, got, want.String())
 		}
 	})
+}
+
+// A Writer with Resume continues the archive and the index an earlier one
+// left: its files come after the earlier ones, none is overwritten, and
+// the index has a line for each response and revisit of every file,
+// sorted, each pointing at its record. Without Resume the existing file
+// is refused.
+func TestResume(t *testing.T) {
+	_, srv := newSite(t)
+	dir := t.TempDir()
+	opts := Options{File: filepath.Join(dir, "site.warc.gz"), Index: filepath.Join(dir, "site.cdxj"), MaxSize: 3 << 10}
+	w := newWriter(t, opts)
+	crawlLike(t, w, srv)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := w.Files()
+	if len(first) < 2 {
+		t.Fatalf("%d files, want the rotation to make at least 2", len(first))
+	}
+	before := make(map[string][]byte)
+	for _, f := range first {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[f] = data
+	}
+	if _, err := NewWriter(opts); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("NewWriter of an existing file without Resume: got %v, want fs.ErrExist", err)
+	}
+	opts.Resume = true
+	for run := 2; run <= 3; run++ {
+		w := newWriter(t, opts)
+		crawlLike(t, w, srv)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files := w.Files()
+		if len(files) <= len(first) || !slices.Equal(files[:len(first)], first) {
+			t.Fatalf("run %d: files %q, want %q then new ones", run, files, first)
+		}
+		for f, data := range before {
+			if now, err := os.ReadFile(f); err != nil || !bytes.Equal(now, data) {
+				t.Errorf("run %d: %s changed (%v)", run, f, err)
+			}
+		}
+		recs := readAll(t, w)
+		want := len(warctest.ByType(recs, "response")) + len(warctest.ByType(recs, "revisit"))
+		_, lines := readIndex(t, opts.Index)
+		if len(lines) != want {
+			t.Errorf("run %d: %d index lines, want one per response and revisit of the %d files, %d", run, len(lines), len(files), want)
+		}
+		named := make(map[string]bool)
+		for _, l := range lines {
+			indexedRecord(t, dir, l)
+			named[l.fields["filename"]] = true
+		}
+		for _, f := range files {
+			if !named[filepath.Base(f)] {
+				t.Errorf("run %d: no index line points into %s", run, f)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(left) != 0 {
+			t.Errorf("run %d: %q left in the directory", run, left)
+		}
+		first = files
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			before[f] = data
+		}
+	}
 }

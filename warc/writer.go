@@ -102,8 +102,8 @@
 // does: an archive of millions of pages does not hold its index in memory.
 // A process that ends without Close
 // leaves the WARC files valid, without the records of its last few
-// milliseconds, and the index empty (warcio's cdx-index or pywb's
-// cdxj-indexer rebuild it from the files).
+// milliseconds, and the index empty, or with Options.Resume as it was
+// (warcio's cdx-index or pywb's cdxj-indexer rebuild it from the files).
 //
 // Each line is the one warcio.js's cdx-index and pywb's cdxj-indexer write
 // for the same record:
@@ -127,7 +127,9 @@
 package warc
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/rand"
 	"crypto/sha1"
@@ -203,8 +205,24 @@ type Options struct {
 	// revisit records that Close writes (see "The CDXJ index" above). It
 	// is created by NewWriter, so that an unwritable path is reported
 	// before anything is fetched, and, as the WARC files, never
-	// overwrites an existing file. "" writes no index.
+	// overwrites an existing file, but with Resume, which replaces it
+	// with an index of its lines and the new ones. "" writes no index.
 	Index string
+	// Resume continues the archive of an earlier Writer with the same
+	// File (or Dir and Prefix) and Index, as a crawl resumed after an
+	// interruption does, rather than refusing its files: the first file
+	// is the first name of the series that does not exist (after
+	// site.warc.gz and site-00001.warc.gz, site-00002.warc.gz), and an
+	// existing Index is kept, then replaced at Close by the index of its
+	// lines and the new ones, sorted, written to a new file in its
+	// directory (Index plus a random part and ".tmp") renamed over it.
+	// So the index covers every file of the runs that wrote it and were
+	// closed; a run that ends without Close (kill -9) leaves the index as
+	// it was, without that run's records, and its files are left out of
+	// the indexes of later runs too (warcio's cdx-index or pywb's
+	// cdxj-indexer rebuild it from the files). Without an earlier
+	// archive, Resume starts one as NewWriter would.
+	Resume bool
 	// OnError, if set, is called once, with the first error that stops
 	// the Writer (a write that failed: a full disk), as it happens, so
 	// that a crawl can stop at once rather than fail every request after
@@ -254,6 +272,9 @@ type Writer struct {
 	// indexRuns is the number of files on disk the index's lines were
 	// in when Close came (0: all in memory), set by Close.
 	indexRuns int
+	// indexTmp is the name of index when it replaces an existing
+	// Options.Index at Close (Options.Resume); "" when index is that.
+	indexTmp string
 }
 
 // original is what a revisit record refers to.
@@ -338,8 +359,22 @@ func NewWriter(opts Options) (*Writer, error) {
 	if w.maxSize == 0 {
 		w.maxSize = DefaultMaxSize
 	}
+	if opts.Resume {
+		n := 0
+		for exists(w.fileName(n)) {
+			n++
+		}
+		w.next.Store(int64(n))
+	}
 	if opts.Index != "" {
-		f, err := opts.Create(opts.Index)
+		name := opts.Index
+		if opts.Resume && exists(opts.Index) {
+			// A name of its own, so that a stale one a killed run left
+			// is not in the way.
+			name = opts.Index + "." + rand.Text() + ".tmp"
+			w.indexTmp = name
+		}
+		f, err := opts.Create(name)
 		if err != nil {
 			return nil, fmt.Errorf("warc: index: %w", err)
 		}
@@ -357,7 +392,7 @@ func NewWriter(opts Options) (*Writer, error) {
 			w.index.Close()
 			if ownCreate {
 				// Created empty just now; nothing will fill it.
-				os.Remove(opts.Index)
+				os.Remove(cmp.Or(w.indexTmp, opts.Index))
 			}
 		}
 		return nil, w.werr
@@ -425,8 +460,20 @@ func (w *Writer) close() {
 		w.f = nil
 	}
 	if w.index != nil {
-		w.indexRuns = w.lines.Runs()
-		if err := writeIndex(w.index, w.lines); err != nil {
+		err := w.keepIndex()
+		if err == nil {
+			w.indexRuns = w.lines.Runs()
+			err = writeIndex(w.index, w.lines)
+		} else {
+			w.index.Close()
+		}
+		if err == nil && w.indexTmp != "" {
+			err = os.Rename(w.indexTmp, w.opts.Index)
+		}
+		if err != nil {
+			if w.indexTmp != "" {
+				os.Remove(w.indexTmp)
+			}
 			w.fail(fmt.Errorf("warc: index %s: %w", w.opts.Index, err))
 		}
 		w.lines.Close()
@@ -434,8 +481,40 @@ func (w *Writer) close() {
 	}
 }
 
-// Files returns the names of the files written so far, in order; the last
-// may still be open.
+// keepIndex adds the lines of the index a resumed Writer replaces, if any.
+func (w *Writer) keepIndex() error {
+	if w.indexTmp == "" {
+		return nil
+	}
+	f, err := os.Open(w.opts.Index)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, maxIndexLine)
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			w.lines.Add(sc.Bytes())
+		}
+	}
+	return sc.Err()
+}
+
+// maxIndexLine bounds a line of an index a resumed Writer reads: the
+// lines it writes are below 10 KiB (a URL of a few KiB, a request body
+// cut at maxQueryBody).
+const maxIndexLine = 1 << 20
+
+// exists reports whether a file of that name exists.
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
+
+// Files returns the names of the files written so far, in order, with
+// Options.Resume those of the earlier Writers first; the last may still
+// be open.
 func (w *Writer) Files() []string {
 	names := make([]string, w.next.Load())
 	for i := range names {

@@ -33,6 +33,7 @@ type config struct {
 	hostWorkers int
 	hostDelay   time.Duration
 	robots      bool
+	directives  *bool // nil: as robots
 	sitemaps    bool
 	requisites  bool
 	references  bool
@@ -150,6 +151,7 @@ func newCLI(cfg *config) *cli {
 	c.add(&intFlag{p: &cfg.hostWorkers, min: 1}, "N", "send at most N requests at once to one host", "host_workers")
 	c.add(&durationFlag{p: &cfg.hostDelay}, "DURATION", "pause about DURATION between two requests to one host", "host_delay")
 	c.add(&boolFlag{p: &cfg.robots}, "", "obey robots.txt (-robots=false to ignore it)", "robots")
+	c.add(&funcFlag{set: func(on bool) { cfg.directives = &on }}, "", "obey a page's own rel=nofollow, <meta name=robots> and X-Robots-Tag: nofollow links are neither followed nor checked (default: as -robots; -robots_directives=false follows and checks them)", "robots_directives")
 	c.add(&boolFlag{p: &cfg.sitemaps}, "", "also crawl the URLs of the roots' sitemaps", "sitemaps")
 	c.add(&boolFlag{p: &cfg.requisites}, "", "also fetch what each page needs to render (images, scripts, stylesheets, fonts), on any host, once each", "requisites")
 	c.add(&boolFlag{p: &cfg.references}, "", "also fetch the URLs pages name but neither follow nor need (pings, POST forms' actions, ...), in scope", "references")
@@ -174,9 +176,9 @@ func newCLI(cfg *config) *cli {
 	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
 
 	c.group("Archiving")
-	c.add(&stringFlag{p: &cfg.warc}, "FILE", "record every exchange, as transferred, in WARC 1.1 files: FILE (.warc.gz: a gzip member per record; .warc: plain), then FILE-00001... past -warc_max_size", "warc")
+	c.add(&stringFlag{p: &cfg.warc}, "FILE", "record every exchange, as transferred, in WARC 1.1 files: FILE (.warc.gz: a gzip member per record; .warc: plain), then FILE-00001... past -warc_max_size; an existing FILE is refused, but by a crawl resumed with -state, which goes on in the next numbered file", "warc")
 	c.add(&sizeFlag{p: &cfg.warcMaxSize}, "SIZE", "start the next WARC file once one reaches SIZE (bytes, or with k, M, G)", "warc_max_size")
-	c.add(&stringFlag{p: &cfg.warcIndex}, "FILE", "write a CDXJ index of the -warc files' responses to FILE, sorted, as pywb replays from (written at the end of the crawl, Ctrl-C included)", "warc_index")
+	c.add(&stringFlag{p: &cfg.warcIndex}, "FILE", "write a CDXJ index of the -warc files' responses to FILE, sorted, as pywb replays from (written at the end of the crawl, Ctrl-C included; a crawl resumed with -state rewrites it to cover every file)", "warc_index")
 
 	c.group("Resuming")
 	c.add(&stringFlag{p: &cfg.state}, "FILE", "keep the crawl in FILE: run the same command again after a crash or Ctrl-C and it goes on where it stopped", "state")
@@ -198,7 +200,7 @@ func newCLI(cfg *config) *cli {
 
 // options returns the crawler's options that the flags set.
 func (cfg *config) options() []crawl.Option {
-	return []crawl.Option{
+	opts := []crawl.Option{
 		crawl.WithWorkers(cfg.workers),
 		crawl.WithMaxRedirects(cfg.maxRedirect),
 		crawl.WithMaxTries(cfg.maxTries),
@@ -224,6 +226,10 @@ func (cfg *config) options() []crawl.Option {
 		crawl.WithMaxSegmentRepeats(cfg.maxSegmentRepeats),
 		crawl.WithBlockPrivateNetworks(cfg.blockPrivate),
 	}
+	if cfg.directives != nil {
+		opts = append(opts, crawl.WithRobotsDirectives(*cfg.directives))
+	}
+	return opts
 }
 
 // parse parses args, flags and roots mixed as crawl.py allows; after "--"
@@ -252,10 +258,11 @@ func (c *cli) usage(w io.Writer) {
 	b.WriteString(`Usage: crawl [flags] ROOT...
        crawl -demo [flags]
 
-Crawl from each ROOT URL (a bare host gets http://) every page of its site,
-then print the report of crawl.py from "500 Lines or Less": one line per URL,
-sorted, then the counters. Ctrl-C stops the crawl and prints what was done.
-Flags and roots may be mixed; --flag works as -flag.
+Crawl from each ROOT URL (a bare host gets http://; a path is an error)
+every page of its site, then print the report of crawl.py from "500 Lines or
+Less": one line per URL, sorted, then the counters. Ctrl-C stops the crawl
+and prints what was done. Flags and roots may be mixed; --flag works as
+-flag.
 `)
 	for _, g := range c.groups {
 		fmt.Fprintf(&b, "\n%s:\n", g.title)
@@ -275,8 +282,10 @@ Flags and roots may be mixed; --flag works as -flag.
 		}
 	}
 	b.WriteString(`
-Exit status: 0 when the crawl ran, whatever the pages returned; 1 when it
-could not start; 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+Exit status: 0 when the crawl ran and a root got a response, whatever the
+pages returned; 1 when it could not start, or when no root got a response
+(each root's reason on stderr); 130 after Ctrl-C (SIGINT), 143 after
+SIGTERM.
 `)
 	io.WriteString(w, b.String())
 }

@@ -100,6 +100,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return fail("no root URL: give one or more, or -demo to crawl the built-in demo site")
 	}
 
+	// A bad root is refused before any file is opened, so that the
+	// command run again, the root corrected, finds none in its way.
+	for _, root := range cfg.roots {
+		if _, err := crawl.ParseRoot(root); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if cfg.demo && cfg.state != "" {
 		return fail("-state cannot resume -demo: the demo site gets a new port each run")
 	}
@@ -191,8 +198,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		graph = newLinkGraph()
 		opts = append(opts, crawl.WithPageHook(graph.page))
 	}
+	answers := newReach()
 	opts = append(opts, crawl.WithResultHook(func(r crawl.Result) {
 		prog.result(&r)
+		answers.result(&r)
 		if lines != nil {
 			lines.result(&r)
 		} else {
@@ -205,9 +214,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// A write error of the archive stops the crawl at once.
 	ctx, stopCrawl := context.WithCancelCause(ctx)
 	defer stopCrawl(nil)
+	// A crawl resumed with -state continues its archive; any other
+	// refuses to add to one.
+	resumed := false
+	if cfg.state != "" {
+		if _, err := os.Stat(cfg.state); err == nil {
+			resumed = true
+		} else if dir := filepath.Dir(cfg.state); !isDir(dir) {
+			return fail("-state %s: the directory %s does not exist", cfg.state, dir)
+		}
+	}
+	if !resumed {
+		for _, f := range []struct{ flag, path string }{{"-warc", cfg.warc}, {"-warc_index", cfg.warcIndex}} {
+			if f.path != "" && exists(f.path) {
+				return fail("%s: %s exists: give a new name, such as %s, or remove it (only a crawl resumed with -state continues its archive)", f.flag, f.path, freeName(f.path))
+			}
+		}
+	}
 	var archive *warc.Writer
+	started := false // the crawl began: its archive is kept
 	if cfg.warc != "" {
 		w, err := warc.NewWriter(warc.Options{
+			Resume:   resumed,
 			OnError:  stopCrawl,
 			File:     cfg.warc,
 			MaxSize:  cfg.warcMaxSize,
@@ -218,7 +246,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		if err != nil {
 			return fail("-warc: %v", err)
 		}
-		defer w.Close()
+		// The files this run makes: a crawl that does not begin (a
+		// bad -exclude, a -state of another crawl) leaves none in the
+		// way of the command run again.
+		files := w.Files()
+		made := files[len(files)-1:]
+		if !resumed && cfg.warcIndex != "" {
+			made = append(made, cfg.warcIndex)
+		}
+		defer func() {
+			w.Close()
+			if !started {
+				for _, f := range made {
+					os.Remove(f)
+				}
+			}
+		}()
 		archive = w
 		opts = append(opts, crawl.WithTransportWrapper(w.Transport))
 	}
@@ -235,8 +278,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		// finished come first.
 		if lines == nil {
 			err := f.Results(ctx, func(r crawl.Result) bool {
-				prog.result(&r)
+				prog.earlier(&r)
 				text.result(&r)
+				answers.result(&r)
 				return true
 			})
 			if err != nil {
@@ -264,6 +308,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		stopProgress = showProgress(status, prog)
 	}
 	stats, err := c.Run(ctx, cfg.roots...)
+	started = stats != nil
 	stopProgress()
 	if shared != nil {
 		// A Run stopped while Redis cannot be reached returns all the
@@ -294,7 +339,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if lines != nil {
 		err = lines.summary(stats, interrupted)
 	} else {
-		err = text.write(out, stats)
+		err = text.write(out, stats, prog.thisRun())
 	}
 	if err != nil {
 		return fail("write report: %v", err)
@@ -328,6 +373,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	}
 	if interrupted {
 		return interruptedCode(ctx)
+	}
+	if stats.Budget == "" {
+		if roots := answers.unanswered(stats); roots != "" {
+			return fail("no root got a response: %s", roots)
+		}
 	}
 	return 0
 }
@@ -392,6 +442,35 @@ func sameFile(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// exists reports whether a file of that name exists.
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
+
+// isDir reports whether name is a directory.
+func isDir(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.IsDir()
+}
+
+// freeName returns a name like path's that no file has: "site.warc.gz"
+// gives "site-2.warc.gz", or -3, ...
+func freeName(path string) string {
+	base, ext := path, filepath.Ext(path)
+	for _, e := range []string{".warc.gz", ".warc", ext} {
+		if strings.HasSuffix(path, e) {
+			base, ext = strings.TrimSuffix(path, e), e
+			break
+		}
+	}
+	for n := 2; ; n++ {
+		if name := fmt.Sprintf("%s-%d%s", base, n, ext); !exists(name) {
+			return name
+		}
+	}
 }
 
 // robotsPolicy names the robots policy for a WARC's warcinfo record.

@@ -75,6 +75,7 @@ type progress struct {
 
 	mu       sync.Mutex
 	done     int
+	before   int // of done, the URLs earlier runs finished (-state)
 	errors   int // Results with Err or a status of 400 or more
 	queued   int
 	inFlight int
@@ -101,14 +102,30 @@ func (p *progress) result(r *crawl.Result) {
 	}
 }
 
-// line formats the progress line at now.
+// earlier counts a URL an earlier run of the crawl finished.
+func (p *progress) earlier(r *crawl.Result) {
+	p.result(r)
+	p.mu.Lock()
+	p.before++
+	p.mu.Unlock()
+}
+
+// thisRun returns how many URLs this run finished.
+func (p *progress) thisRun() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done - p.before
+}
+
+// line formats the progress line at now: the rate is of the URLs this run
+// finished.
 func (p *progress) line(now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	elapsed := now.Sub(p.start)
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(p.done) / s
+		rate = float64(p.done-p.before) / s
 	}
 	errs := "errors"
 	if p.errors == 1 {

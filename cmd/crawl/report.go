@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -57,8 +58,11 @@ func (t *textReport) result(r *crawl.Result) {
 }
 
 // write writes the report, a line per URL sorted by URL, then the summary
-// of stats. close removes the lines spilled.
-func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
+// of stats. close removes the lines spilled. own is how many of the URLs
+// that stats count this run finished: when earlier runs (-state) or other
+// processes (-redis) finished the others, the Finished line says so, and
+// its rate is of this run's URLs, over this run's time.
+func (t *textReport) write(w io.Writer, stats *crawl.Stats, own int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	bw := bufio.NewWriter(w)
@@ -68,9 +72,21 @@ func (t *textReport) write(w io.Writer, stats *crawl.Stats) error {
 	}); err != nil {
 		return err
 	}
-	if err := stats.WriteReport(bw); err != nil {
-		return err
+	if own == stats.Done {
+		if err := stats.WriteReport(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
 	}
+	var sum bytes.Buffer
+	stats.WriteReport(&sum)
+	_, rest, _ := bytes.Cut(sum.Bytes(), []byte("\n")) // after crawl.py's Finished line
+	secs, rate := stats.Elapsed.Seconds(), 0.0
+	if secs > 0 && stats.Workers > 0 {
+		rate = float64(own) / secs / float64(stats.Workers)
+	}
+	fmt.Fprintf(bw, "Finished %d urls (%d in this run) in %.3f secs (max_tasks=%d) (%.3f urls/sec/task in this run)\n", stats.Done, own, secs, stats.Workers, rate)
+	bw.Write(rest)
 	return bw.Flush()
 }
 
@@ -90,6 +106,7 @@ type jsonResult struct {
 	Status      int     `json:"status"`
 	Error       string  `json:"error,omitempty"`
 	FailKind    string  `json:"fail_kind,omitempty"` // crawl.FailKind of the error
+	Broken      bool    `json:"broken"`              // Result.Broken: requested, and failed or answered 4xx or 5xx
 	Size        int     `json:"size"`
 	Truncated   bool    `json:"truncated,omitempty"` // the body went on past -max_body
 	ContentType string  `json:"content_type"`
@@ -154,6 +171,7 @@ func (j *jsonLines) result(r *crawl.Result) {
 		Tries:       r.Tries,
 		ElapsedMS:   float64(r.Elapsed.Microseconds()) / 1000,
 		Kind:        r.Kind(),
+		Broken:      r.Broken(),
 	}
 	if r.Err != nil {
 		o.Error, o.FailKind = r.Err.Error(), crawl.FailKind(r.Err)

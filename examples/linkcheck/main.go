@@ -1,13 +1,15 @@
 // Command linkcheck reports every broken link of a site: 404s, 5xx, network
-// errors, hosts whose robots.txt is unavailable, for its pages, their
-// images, scripts and stylesheets, and the links to other sites, each with
-// the pages and anchor text that named it. It exits 1 when one is broken.
+// errors, for its pages, their images, scripts and stylesheets, and the
+// links to other sites, each with the pages and anchor text that named it;
+// then, apart, the URLs it could not check because their host's robots.txt
+// is unavailable. It exits 1 when one is broken.
 //
 //	go run ./examples/linkcheck https://example.com/docs/
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +39,7 @@ func main() {
 func check(ctx context.Context, out io.Writer, roots ...string) int {
 	var mu sync.Mutex
 	named := map[string][]namer{} // URL -> where pages name it
-	var broken []crawl.Result
+	var broken, unchecked []crawl.Result
 	c, err := crawl.New(
 		crawl.WithWorkers(16),
 		crawl.WithRequisites(true),        // images, scripts, stylesheets: on any host
@@ -54,10 +56,14 @@ func check(ctx context.Context, out io.Writer, roots ...string) int {
 			}
 		}),
 		crawl.WithResultHook(func(r crawl.Result) {
-			if r.Broken() {
-				mu.Lock()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Broken():
 				broken = append(broken, r)
-				mu.Unlock()
+			case errors.Is(r.Err, crawl.ErrRobotsUnavailable):
+				// Not requested, so not broken: not checked.
+				unchecked = append(unchecked, r)
 			}
 		}),
 	)
@@ -70,21 +76,30 @@ func check(ctx context.Context, out io.Writer, roots ...string) int {
 		fmt.Fprintln(out, err)
 		return 2
 	}
-	sort.Slice(broken, func(i, j int) bool { return broken[i].URL < broken[j].URL })
-	for _, r := range broken {
-		what := fmt.Sprint(r.Status)
-		if r.Err != nil {
-			what = r.Err.Error()
-		}
-		fmt.Fprintf(out, "%s: %s\n", r.URL, what)
-		for _, n := range named[r.URL] {
-			fmt.Fprintf(out, "\ton %s %q\n", n.page, n.text)
-		}
-		if len(named[r.URL]) == 0 && r.Referrer != "" {
-			fmt.Fprintf(out, "\tfrom %s\n", r.Referrer)
+	for _, rs := range [][]crawl.Result{broken, unchecked} {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].URL < rs[j].URL })
+		for _, r := range rs {
+			what := fmt.Sprint(r.Status)
+			if r.Err != nil {
+				what = r.Err.Error()
+			}
+			if !r.Broken() {
+				what = "not checked: " + what
+			}
+			fmt.Fprintf(out, "%s: %s\n", r.URL, what)
+			for _, n := range named[r.URL] {
+				fmt.Fprintf(out, "\ton %s %q\n", n.page, n.text)
+			}
+			if len(named[r.URL]) == 0 && r.Referrer != "" {
+				fmt.Fprintf(out, "\tfrom %s\n", r.Referrer)
+			}
 		}
 	}
-	fmt.Fprintf(out, "%d URLs checked, %d broken\n", stats.Done, len(broken))
+	fmt.Fprintf(out, "%d URLs checked, %d broken", stats.Done-len(unchecked), len(broken))
+	if len(unchecked) > 0 {
+		fmt.Fprintf(out, ", %d not checked (robots.txt unavailable)", len(unchecked))
+	}
+	fmt.Fprintln(out)
 	if len(broken) > 0 {
 		return 1
 	}

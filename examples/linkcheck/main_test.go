@@ -93,3 +93,31 @@ func TestLinkcheckFindsPlantedBreaks(t *testing.T) {
 		t.Errorf("%d broken URLs reported, want 6:\n%s", got, report)
 	}
 }
+
+// An image on a host whose robots.txt answers 500 is not requested: it is
+// reported apart as not checked, and is not broken.
+func TestLinkcheckNotChecked(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Error(w, "busy", http.StatusInternalServerError)
+			return
+		}
+		t.Errorf("the other host was sent %s, want only robots.txt", r.URL.Path)
+	}))
+	defer other.Close()
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<img src="`+otherURL+`/img.png" alt="">`)
+	}))
+	defer site.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	code := check(ctx, &out, site.URL+"/")
+	report := out.String()
+	want := otherURL + "/img.png: not checked: fetch " + otherURL + "/img.png: robots.txt unavailable: " + otherURL + "/robots.txt: status 500\n\ton " + site.URL + `/ ""` + "\n"
+	if code != 0 || !strings.HasPrefix(report, want) || !strings.HasSuffix(report, ", 0 broken, 1 not checked (robots.txt unavailable)\n") {
+		t.Errorf("exit %d, report:\n%s\nwant 0, and a report that starts\n%s", code, report, want)
+	}
+}

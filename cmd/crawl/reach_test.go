@@ -1,0 +1,158 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// closedURL returns the URL of a loopback port nothing listens on, where a
+// connection is refused.
+func closedURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String() + "/"
+	l.Close()
+	return u
+}
+
+// A crawl in which no root got a response exits 1 with a line naming each
+// root and why, after the report; one in which a root got any response,
+// an error status or a redirect not followed included, exits 0.
+func TestNoRootAnswered(t *testing.T) {
+	s := startSite(t)
+	s.Page("/", "/a")
+	s.Page("/a")
+	s.Body("/gone", "text/plain", "gone").Status(http.StatusNotFound)
+	s.Redirect("/away", http.StatusFound, "http://elsewhere.example/")
+	s.Redirect("/to-broken", http.StatusFound, "/broken")
+	s.Handle("/broken", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	down := startSite(t) // robots.txt answers 500
+	down.Page("/")
+	down.Body("/robots.txt", "text/plain", "busy").Status(http.StatusInternalServerError)
+	closed := closedURL(t)
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		code  int
+		want  []string // in the stderr line, with code 1
+		roots int      // the report's Done
+	}{
+		{"refused, robots.txt", []string{closed}, 1, []string{closed + ": robots.txt unavailable: connection refused"}, 1},
+		{"refused", []string{"-robots=false", closed}, 1, []string{closed + ": connection refused"}, 1},
+		{"robots.txt 500", []string{down.URL("/")}, 1, []string{down.URL("/") + ": robots.txt unavailable: status 500"}, 1},
+		{"redirected to a broken URL", []string{s.URL("/to-broken")}, 1, []string{s.URL("/to-broken") + " (redirected to " + s.URL("/broken") + "): "}, 2},
+		{"two dead roots", []string{"-robots=false", closed, s.URL("/broken")}, 1, []string{closed + ": connection refused", s.URL("/broken") + ": "}, 2},
+		{"one root answers", []string{closed, s.URL("/")}, 0, nil, 3},
+		{"an error status", []string{s.URL("/gone")}, 0, nil, 1},
+		{"a redirect out of scope", []string{s.URL("/away")}, 0, nil, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runCrawl(t, append([]string{"-q", "-max_tries", "1"}, tt.args...)...)
+			if got.code != tt.code {
+				t.Fatalf("crawl %q: exit %d, want %d; stderr:\n%s", tt.args, got.code, tt.code, got.stderr)
+			}
+			if want := "Done: " + string(rune('0'+tt.roots)); !strings.Contains(got.stdout, want) {
+				t.Errorf("crawl %q: the report lacks %q:\n%s", tt.args, want, got.stdout)
+			}
+			if tt.code == 0 {
+				if got.stderr != "" {
+					t.Errorf("crawl %q: stderr %q, want nothing", tt.args, got.stderr)
+				}
+				return
+			}
+			lines := strings.Split(strings.TrimSuffix(got.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if len(lines) != 1 || !strings.HasPrefix(last, "crawl: no root got a response: ") {
+				t.Errorf("crawl %q: stderr %q, want one line saying no root got a response", tt.args, got.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(last, w) {
+					t.Errorf("crawl %q: stderr %q lacks %q", tt.args, last, w)
+				}
+			}
+		})
+	}
+	// The log does not call a URL robots.txt did not answer for
+	// "disallowed".
+	got := runCrawl(t, "-max_tries", "1", down.URL("/"))
+	if strings.Contains(got.stderr, "disallowed") || !strings.Contains(got.stderr, "robots.txt unavailable") {
+		t.Errorf("crawl %s, robots.txt answering 500: the log says\n%s\nwant robots.txt unavailable, not disallowed", down.URL("/"), got.stderr)
+	}
+}
+
+// A root that is a path is an error naming it, not a host: crawl
+// /relative/path is not http://relative/path.
+func TestRootIsPath(t *testing.T) {
+	for _, root := range []string{"/relative/path", "./page.html", "../up"} {
+		got := runCrawl(t, "-q", root)
+		if got.code != 1 || got.stdout != "" || !strings.Contains(got.stderr, `"`+root+`": a path, not a URL`) {
+			t.Errorf("crawl %s: exit %d, stdout %q, stderr %q; want 1, nothing, an error naming it as a path", root, got.code, got.stdout, got.stderr)
+		}
+	}
+}
+
+// With -check_external, a rel=nofollow link is neither followed nor
+// checked while the page's robots directives are obeyed (the default, as
+// -robots); -robots_directives=false follows and checks it, robots.txt
+// still obeyed.
+func TestNofollowChecked(t *testing.T) {
+	other := startSite(t)
+	other.Page("/x")
+	otherURL := strings.Replace(other.URL("/x"), "127.0.0.1", "localhost", 1)
+	s := startSite(t)
+	s.Body("/", "text/html", `<a rel=nofollow href="`+otherURL+`">x</a> <a rel="nofollow" href="/n">n</a> <a href="/private">p</a>`)
+	s.Page("/n")
+	s.Page("/private")
+	s.Robots("User-agent: *\nDisallow: /private\n")
+	for _, tt := range []struct {
+		args []string
+		want []string // the URLs with a Result
+	}{
+		{nil, []string{s.URL("/"), s.URL("/private")}},
+		{[]string{"-robots_directives=false"}, []string{s.URL("/"), s.URL("/n"), s.URL("/private"), otherURL}},
+	} {
+		r := runCrawl(t, append(append([]string{"-q", "-check_external", "-format", "jsonl"}, tt.args...), s.URL("/"))...)
+		if r.code != 0 {
+			t.Fatalf("crawl %q: exit %d; stderr %q", tt.args, r.code, r.stderr)
+		}
+		results, _ := parseJSONLines(t, r.stdout)
+		var got []string
+		for _, res := range results {
+			got = append(got, res.URL)
+			if res.URL == s.URL("/private") && (res.FailKind != "disallowed" || res.Broken) {
+				t.Errorf("crawl %q: /private: %+v, want disallowed, not broken", tt.args, res)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("crawl %q: Results for %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// A bad root is refused before any file is made: the same command with the
+// root corrected then runs.
+func TestBadRootLeavesNoFile(t *testing.T) {
+	s := startSite(t)
+	s.Page("/")
+	dir := t.TempDir()
+	files := []string{"-warc", filepath.Join(dir, "a.warc.gz"), "-warc_index", filepath.Join(dir, "a.cdxj"), "-state", filepath.Join(dir, "a.state"), "-o", filepath.Join(dir, "report.txt")}
+	r := runCrawl(t, append([]string{"-q", "/relative/path"}, files...)...)
+	if left, _ := os.ReadDir(dir); r.code != 1 || len(left) != 0 {
+		t.Errorf("crawl /relative/path: exit %d, %d files left (%v); want 1, none", r.code, len(left), left)
+	}
+	if r := runCrawl(t, append([]string{"-q", s.URL("/")}, files...)...); r.code != 0 {
+		t.Errorf("the root corrected: exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+}

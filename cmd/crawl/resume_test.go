@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
+)
+
+// Ctrl-C, then the same command again: with -state the second run goes on
+// with the archive in the next numbered file, leaving the first as it
+// was, and the index covers every file; every page of the crawl has its
+// response in one of them. Without -state an existing archive is refused
+// with a new name to use.
+func TestWARCResume(t *testing.T) {
+	const pages = 200
+	s := newGraphSite(t, pages, 2*time.Millisecond)
+	dir := t.TempDir()
+	file, index, state := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj"), filepath.Join(dir, "crawl.state")
+	args := []string{"-q", "-workers", "4", "-state", state, "-warc", file, "-warc_index", index, s.URL + "/p/0"}
+
+	cmd := crawlCmd(t, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, 40)
+	cmd.Process.Signal(syscall.SIGINT)
+	if r := wait(t, cmd, &stdout, &stderr, cmd.Wait()); r.code != 130 {
+		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
+	}
+	first, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Without -state, the archive and the index are refused, with a name
+	// that is free; nothing is fetched.
+	before := s.total.Load()
+	for _, tt := range [][]string{
+		{"-q", "-warc", file, s.URL + "/p/0"},
+		{"-q", "-warc", filepath.Join(dir, "other.warc.gz"), "-warc_index", index, s.URL + "/p/0"},
+	} {
+		r := runCrawl(t, tt...)
+		if r.code != 1 || !strings.Contains(r.stderr, "exists") || !strings.Contains(r.stderr, "-2.") || s.total.Load() != before {
+			t.Errorf("crawl %q: exit %d, stderr %q, %d requests; want 1, a message that it exists suggesting a new name, none", tt, r.code, r.stderr, s.total.Load()-before)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.warc.gz")); err == nil {
+		t.Errorf("a refused crawl left other.warc.gz")
+	}
+
+	// The same command again, to the end; then once more, with nothing
+	// left to fetch.
+	for run := 2; run <= 3; run++ {
+		if r := runCrawl(t, args...); r.code != 0 {
+			t.Fatalf("run %d: exit %d, want 0; stderr %q", run, r.code, r.stderr)
+		}
+	}
+	if now, err := os.ReadFile(file); err != nil || !bytes.Equal(now, first) {
+		t.Errorf("the first run's archive changed (%v)", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "site*.warc.gz"))
+	slices.SortFunc(files, func(a, b string) int { return len(a) - len(b) }) // site.warc.gz first
+	slices.Sort(files[1:])
+	want := []string{file, filepath.Join(dir, "site-00001.warc.gz"), filepath.Join(dir, "site-00002.warc.gz")}
+	if !slices.Equal(files, want) {
+		t.Fatalf("archive files %q, want %q", files, want)
+	}
+
+	// Every record in its file, every response and revisit indexed.
+	at := make(map[string]*warctest.Record) // "file offset length"
+	responses := make(map[string]bool)      // target URIs
+	for _, f := range files {
+		for _, r := range warctest.Read(t, f) {
+			switch r.Get("WARC-Type") {
+			case "response":
+				responses[r.Get("WARC-Target-URI")] = true
+				fallthrough
+			case "revisit":
+				at[fmt.Sprint(filepath.Base(f), " ", r.Offset, " ", r.Length)] = r
+			}
+		}
+	}
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if !slices.IsSorted(lines) {
+		t.Errorf("%s: lines not sorted", index)
+	}
+	if len(lines) != len(at) {
+		t.Errorf("%s: %d lines, want one per response and revisit of the %d files, %d", index, len(lines), len(files), len(at))
+	}
+	indexed := make(map[string]int) // lines by file
+	for _, line := range lines {
+		f := strings.SplitN(line, " ", 3)
+		var e struct{ URL, Offset, Length, Filename string }
+		if len(f) != 3 || json.Unmarshal([]byte(f[2]), &e) != nil {
+			t.Fatalf("%s: line %q", index, line)
+		}
+		if r, ok := at[e.Filename+" "+e.Offset+" "+e.Length]; !ok || r.Get("WARC-Target-URI") != e.URL {
+			t.Errorf("%s: line %q names no record for that URL", index, line)
+		}
+		indexed[e.Filename]++
+	}
+	for _, f := range files[:2] {
+		if indexed[filepath.Base(f)] == 0 {
+			t.Errorf("no index line names %s", filepath.Base(f))
+		}
+	}
+	for i := range pages {
+		if u := fmt.Sprintf("%s/p/%d", s.URL, i); !responses[u] {
+			t.Errorf("%s: no response record in the archive", u)
+		}
+	}
+}
+
+// finishedRE matches the Finished line of a resumed crawl's report.
+var finishedRE = regexp.MustCompile(`^Finished (\d+) urls \((\d+) in this run\) in (\d+\.\d{3}) secs \(max_tasks=(\d+)\) \((\d+\.\d{3}) urls/sec/task in this run\)$`)
+
+// A resumed crawl's report counts the whole crawl, and says how many URLs
+// this run finished: its rate is of those, over this run's time, not the
+// whole crawl's count over it.
+func TestResumedRate(t *testing.T) {
+	const pages = 300
+	s := newGraphSite(t, pages, 2*time.Millisecond)
+	state := filepath.Join(t.TempDir(), "crawl.state")
+	args := []string{"-q", "-workers", "4", "-state", state, s.URL + "/p/0"}
+	cmd := crawlCmd(t, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, 100)
+	cmd.Process.Signal(syscall.SIGINT)
+	r := wait(t, cmd, &stdout, &stderr, cmd.Wait())
+	if r.code != 130 {
+		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
+	}
+	_, _, _, _, doneS := splitReport(t, r.stdout)
+	first, _ := strconv.Atoi(doneS)
+	r = runCrawl(t, args...)
+	if r.code != 0 {
+		t.Fatalf("run 2: exit %d; stderr %q", r.code, r.stderr)
+	}
+	_, finished, _, _, doneS := splitReport(t, r.stdout)
+	m := finishedRE.FindStringSubmatch(finished)
+	if m == nil {
+		t.Fatalf("run 2: Finished line %q, want one that says how many URLs this run finished", finished)
+	}
+	done, _ := strconv.Atoi(m[1])
+	own, _ := strconv.Atoi(m[2])
+	secs, _ := strconv.ParseFloat(m[3], 64)
+	workers, _ := strconv.Atoi(m[4])
+	rate, _ := strconv.ParseFloat(m[5], 64)
+	if done != 2*pages || doneS != m[1] || own != done-first || first == 0 {
+		t.Errorf("run 2: %q after %d URLs done in run 1; want %d urls, %d in this run", finished, first, 2*pages, 2*pages-first)
+	}
+	// The rate as printed, from the figures as printed.
+	if want := float64(own) / secs / float64(workers); secs > 0 && math.Abs(rate-want) > 0.001+want*0.01 {
+		t.Errorf("run 2: %q: rate %.3f, want %d/%.3f/%d = %.3f", finished, rate, own, secs, workers, want)
+	}
+}
+
+// -state in a directory that does not exist is an error that names the
+// state file and the directory, nothing else.
+func TestStateMissingDir(t *testing.T) {
+	s := newGraphSite(t, 3, 0)
+	dir := filepath.Join(t.TempDir(), "no-such-dir")
+	state := filepath.Join(dir, "crawl.state")
+	r := runCrawl(t, "-q", "-state", state, s.URL+"/p/0")
+	want := "crawl: -state " + state + ": the directory " + dir + " does not exist\n"
+	if r.code != 1 || r.stderr != want || s.total.Load() != 0 {
+		t.Errorf("exit %d, stderr %q, %d requests; want 1, %q, none", r.code, r.stderr, s.total.Load(), want)
+	}
+}
+
+// A crawl that does not begin leaves no archive file in the way of the
+// command run again: a bad -exclude, or a -state of another crawl.
+func TestWARCNotBegun(t *testing.T) {
+	s := newGraphSite(t, 3, 0)
+	dir := t.TempDir()
+	file, index, state := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj"), filepath.Join(dir, "crawl.state")
+	r := runCrawl(t, "-q", "-exclude", "(", "-warc", file, "-warc_index", index, s.URL+"/p/0")
+	if left, _ := os.ReadDir(dir); r.code != 1 || len(left) != 0 {
+		t.Errorf("-exclude '(': exit %d, %d files left (%v); want 1, none", r.code, len(left), left)
+	}
+	args := []string{"-q", "-state", state, "-warc", file, "-warc_index", index}
+	if r := runCrawl(t, append(args, s.URL+"/p/0")...); r.code != 0 {
+		t.Fatalf("crawl: exit %d; stderr %q", r.code, r.stderr)
+	}
+	before, _ := os.ReadFile(index)
+	r = runCrawl(t, append(args, s.URL+"/p/1")...) // another crawl's state
+	if r.code != 1 {
+		t.Errorf("another root on the state: exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "site*.warc.gz")); len(files) != 1 {
+		t.Errorf("after a refused resume, archive files %q, want only %s", files, file)
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(after, before) {
+		t.Errorf("a refused resume changed the index")
+	}
+}
