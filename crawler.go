@@ -272,9 +272,10 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	}
 	var first []Request
 	for _, u := range rootURLs {
-		policy.Roots = append(policy.Roots, u.String())
-		first = append(first, Request{URL: u.String(), Redirects: cfg.maxRedirects})
-		r.rootHosts[HostKey(u.String())] = true
+		wire, key := urlForms(u)
+		policy.Roots = append(policy.Roots, key)
+		first = append(first, Request{URL: key, Wire: wireField(wire, key), Redirects: cfg.maxRedirects})
+		r.rootHosts[HostKey(key)] = true
 	}
 	if err := front.Start(rctx, policy); err != nil {
 		return fail(fmt.Errorf("crawl: frontier: %w", err))
@@ -401,7 +402,7 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		key := u.String()
+		wire, key := urlForms(u)
 		if !r.scope.contains(u) {
 			continue
 		}
@@ -410,7 +411,7 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 			return 0, fmt.Errorf("crawl: add %s: %w", key, err)
 		}
 		if ok {
-			reqs = append(reqs, Request{URL: key, Redirects: r.cfg.maxRedirects})
+			reqs = append(reqs, Request{URL: key, Wire: wireField(wire, key), Redirects: r.cfg.maxRedirects})
 		}
 	}
 	n, err := r.front.Push(cr.ctx, reqs...)
@@ -570,7 +571,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 	if l.First.IsZero() {
 		l.First = time.Now()
 	}
-	res := Result{URL: l.URL, Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
+	res := Result{URL: wireURL(&l.Request), Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
 	v, at := r.try(ctx, w, l, &res)
 	if r.lost(h) {
 		return
@@ -630,7 +631,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
 	res.Tries++
-	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
+	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost}, limit)
 	r.overload(ctx, l, resp)
 	if wait, ok := r.fetch.retryable(resp, err, res.Tries); ok {
 		r.cfg.logger.Info("retry", "url", l.URL, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
@@ -811,8 +812,8 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		res.Err = fmt.Errorf("fetch %s: status %d: %w", l.URL, resp.status, err)
 		return
 	}
-	normalize(next)
-	res.NextURL = next.String()
+	wire, key := urlForms(next)
+	res.NextURL = wire
 	if l.Redirects <= 0 {
 		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, ErrTooManyRedirects)
 		return
@@ -824,13 +825,13 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		}
 		kind = CheckRequest // the redirect leaves scope: checked only
 	}
-	if ok, err := r.allows(res.NextURL, next); err != nil || !ok {
+	if ok, err := r.allows(key, next); err != nil || !ok {
 		if err != nil {
 			res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, err)
 		}
 		return
 	}
-	if why := r.scope.trap(res.NextURL, next); why != refuseNone {
+	if why := r.scope.trap(key, next); why != refuseNone {
 		w.refused[why]++
 		return
 	}
@@ -838,8 +839,8 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	// one page fetch it once.
 	cross := l.CrossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
 		resp.url.Scheme == "https" && next.Scheme == "http"
-	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
-		Kind: kind, CrossHost: cross, Referrer: l.URL})
+	w.batch = append(w.batch, Request{URL: key, Wire: wireField(wire, key), Depth: l.Depth, Redirects: l.Redirects - 1,
+		Kind: kind, CrossHost: cross, Referrer: wireURL(&l.Request)})
 }
 
 // allowsLink applies the LinkFilters to a typed link. A filter that panics
@@ -881,9 +882,9 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 // repeated too often is dropped; the refusals are counted in the tally,
 // once for the page.
 //
-// A link the extractor returned is resolved and normalised in place: the
-// crawler owns it, and a program that kept it sees the URL that was
-// queued.
+// A link the extractor returned is resolved in place, to the URL
+// Standard's serialisation that is sent (see Link.URL): the crawler owns
+// it, and a program that kept it sees the URL that was queued.
 func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind RequestKind, depth int, res *Result) error {
 	// Relative links resolve against base as the URL Standard has it; a
 	// base it refuses leaves them out.
@@ -906,7 +907,7 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 			continue
 		}
 		v.setURL(u)
-		_, stop, err := lg.add(u, kind, depth, true, deep)
+		_, stop, err := lg.add(u, v.String(), v.key(), kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
@@ -968,9 +969,9 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 				continue
 			}
 		}
-		// The extractor's URLs are in the URL Standard's form, which
-		// normalize would not change.
-		fate, stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		// The extractor's URLs are in the URL Standard's form, as sent.
+		wire, key := urlForms(lk.URL)
+		fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
 		lk.Fate = fate
 		if err != nil {
 			return err
@@ -1005,13 +1006,14 @@ func (r *run) newLinkGate(w *worker, l *Lease, res *Result) linkGate {
 	return linkGate{r: r, w: w, l: l, res: res, start: len(w.batch), maxLinks: r.cfg.maxLinksPerPage}
 }
 
-// add considers u, normalised, as a request of kind at depth: out of scope
+// add considers u, of the forms wire and key (see urlForms), as a request
+// of kind at depth, deduped on key: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
 // past the depth limit it is counted and refused; else the trap limits
 // may refuse it. It returns what became of u; stop reports that the
 // per-page cap is reached: the page's links from this one on are left
 // unread.
-func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
+func (g *linkGate) add(u *url.URL, wire, key string, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
 	if scoped && !g.r.scope.contains(u) {
 		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
 			return LinkOutOfScope, false, nil
@@ -1022,7 +1024,6 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 	if !scoped && !isHTTP(u) {
 		return LinkOutOfScope, false, nil
 	}
-	key := u.String()
 	if _, dup := g.w.keys[key]; dup {
 		return LinkDuplicate, false, nil
 	}
@@ -1047,7 +1048,8 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 		g.refused[why]++
 		return refusalFate[why], false, nil
 	}
-	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
+	g.w.batch = append(g.w.batch, Request{URL: key, Wire: wireField(wire, key), Depth: depth, Redirects: g.r.cfg.maxRedirects,
+		Kind: kind, Referrer: wireURL(&g.l.Request)})
 	if kind == CheckRequest {
 		return LinkChecked, false, nil
 	}
@@ -1085,12 +1087,12 @@ func (r *run) extractTyped(ctx context.Context, p *Page, buf []Link) ([]Link, er
 		links, err = r.cfg.typedExtractor(ctx, p)
 		return err
 	})
-	page := p.URL.String()
+	page := urlString(p.URL)
 	for _, lk := range links {
 		if lk.URL == nil {
 			continue
 		}
-		u, rerr := resolveRef(p.Base, lk.URL.String())
+		u, rerr := resolveRef(p.Base, urlString(lk.URL))
 		if rerr != nil || !isHTTP(u) {
 			continue
 		}

@@ -108,14 +108,14 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 		}
 		page := ""
 		if p.URL != nil {
-			page = p.URL.String()
+			page = urlString(p.URL)
 		}
 		links := make([]Link, 0, len(urls))
 		for _, u := range urls {
 			if u == nil {
 				continue
 			}
-			r, rerr := resolveRef(p.URL, u.String())
+			r, rerr := resolveRef(p.URL, urlString(u))
 			if rerr != nil || !isHTTP(r) {
 				continue
 			}
@@ -266,7 +266,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 			continue
 		}
 		if pageStr == "" {
-			pageStr = page.String()
+			pageStr = urlString(page)
 		}
 		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr, Speculative: pl.spec})
 	}

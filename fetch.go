@@ -413,12 +413,31 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 	return resp, err
 }
 
+// newRequest returns a request with method for the URL s as it is sent (a
+// Request's wire form), parsed by the URL Standard's parser: a path that
+// net/url refuses or would re-encode ("/a%zz", "/a|b") is in Opaque (see
+// setURL), and the request line carries it as written. A URL the
+// Standard's parser refuses is left to http.NewRequestWithContext.
+func newRequest(ctx context.Context, method, s string) (*http.Request, error) {
+	v, err := parseStd(s, nil)
+	if err != nil {
+		return http.NewRequestWithContext(ctx, method, s, nil)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "/", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.URL = v.urlValue()
+	req.Host = req.URL.Host
+	return req, nil
+}
+
 // send makes one request for t with method and reads its response, as
 // attempt says.
 func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, method, t.url, nil)
+	req, err := newRequest(actx, method, t.url)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}
@@ -526,7 +545,7 @@ func (f *fetcher) do(req *http.Request, method string) (*http.Response, error) {
 		if method == http.MethodHead {
 			op = "Head"
 		}
-		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+		return nil, &url.Error{Op: op, URL: urlString(req.URL), Err: err}
 	}
 	return resp, nil
 }

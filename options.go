@@ -744,7 +744,7 @@ func WithLeaseTerm(d time.Duration) Option {
 // urlNormalisation names the version of how URLs are normalised (the URL
 // Standard, RFC 3986's equivalences, the canonical host); change it with
 // any change that makes one URL normalise to another string.
-const urlNormalisation = "whatwg-1"
+const urlNormalisation = "whatwg-2"
 
 // scopeID names the options that decide which URLs a crawl admits, for a
 // durable Frontier to refuse a crawl resumed under others. Filters are

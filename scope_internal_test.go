@@ -61,8 +61,8 @@ func TestNormalize(t *testing.T) {
 		{"http://example.com/a%2Fb/caf\xc3\xa9", "http://example.com/a%2Fb/caf%C3%A9"}, // the encoded slash kept
 		{"http://example.com/a%2fb c", "http://example.com/a%2Fb%20c"},
 		{"http://example.com/?q=%7e%2f&r=%4a", "http://example.com/?q=~%2F&r=J"},
-		{"http://example.com/?q=%7e%2f%zz", "http://example.com/?q=%7e%2f%zz"}, // a malformed escape: left whole
-		{"http://example.com/?q=%0%61", "http://example.com/?q=%0%61"},
+		{"http://example.com/?q=%7e%2f%zz", "http://example.com/?q=~%2F%zz"}, // a malformed escape stays, the others are normalised
+		{"http://example.com/?q=%0%61", "http://example.com/?q=%0%61"},       // but none makes an escape of it
 		{"http://example.com/?q=100%", "http://example.com/?q=100%"},
 		{"http://127.0.0.1:80/", "http://127.0.0.1/"},
 		{"http://:80/x", "http://:80/x"}, // no host name: nothing to normalise

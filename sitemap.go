@@ -419,19 +419,20 @@ func (r *run) sitemaps(key string, named []string) []Request {
 		if err != nil || !r.scope.contains(u) {
 			return
 		}
-		ok, err := r.allows(u.String(), u)
+		wire, uk := urlForms(u)
+		ok, err := r.allows(uk, u)
 		if err != nil {
-			r.cfg.logger.Error("sitemap", "url", u.String(), "err", err)
+			r.cfg.logger.Error("sitemap", "url", wire, "err", err)
 		}
 		if !ok || err != nil {
 			return
 		}
 		for _, q := range reqs {
-			if q.URL == u.String() {
+			if q.URL == uk {
 				return
 			}
 		}
-		reqs = append(reqs, Request{URL: u.String(), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
+		reqs = append(reqs, Request{URL: uk, Wire: wireField(wire, uk), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
 	}
 	if !r.cfg.robots {
 		add(key + "/robots.txt")
@@ -462,7 +463,7 @@ type sitemapReader struct {
 func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps []*url.URL, err error) {
 	urls, indexed, err := parseSitemap(body, MaxSitemapURLs, MaxSitemapBytes)
 	if len(indexed) > 0 && depth >= maxSitemapNesting {
-		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", base.String(), "entries", len(indexed), "depth", depth)
+		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", urlString(base), "entries", len(indexed), "depth", depth)
 		indexed = nil
 	}
 	b, berr := stdFromURL(base)
