@@ -615,7 +615,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verdict, at time.Time) {
 	defer func() {
 		if p := recover(); p != nil {
-			res.Err = fmt.Errorf("%s: %w: %v", l.URL, ErrPanic, p)
+			res.Err = fmt.Errorf("%s: %w: %v", res.URL, ErrPanic, p)
 			w.batch = w.batch[:0]
 			v = finished
 		}
@@ -623,7 +623,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	w.batch = w.batch[:0]
 	w.refused = [numRefusals]int{}
 	if err := r.rules.check(r, l); err != nil {
-		res.Err = fmt.Errorf("fetch %s: %w", l.URL, err)
+		res.Err = fmt.Errorf("fetch %s: %w", res.URL, err)
 		return unsent, time.Time{}
 	}
 	limit := r.cfg.maxBodySize
@@ -748,7 +748,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
 			// Its links are not followed.
 			w.batch, w.refused, res.NumURLs = w.batch[:0], [numRefusals]int{}, 0
-			res.Err = fmt.Errorf("%s: %w", l.URL, err)
+			res.Err = fmt.Errorf("%s: %w", res.URL, err)
 			return
 		}
 	}
@@ -757,7 +757,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	if l.Kind == SitemapRequest {
 		if resp.encoded {
-			res.Err = fmt.Errorf("sitemap %s: in a content coding the crawler cannot decode (%s)", l.URL, resp.header.Get("Content-Encoding"))
+			res.Err = fmt.Errorf("sitemap %s: in a content coding the crawler cannot decode (%s)", res.URL, resp.header.Get("Content-Encoding"))
 			return
 		}
 		if err := r.sitemap(w, l, base, p.Body, res); err != nil {
@@ -768,7 +768,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	if typed {
 		switch {
 		case extractErr != nil:
-			res.Err = fmt.Errorf("%s: extract links: %w", l.URL, extractErr)
+			res.Err = fmt.Errorf("%s: extract links: %w", res.URL, extractErr)
 		case followErr != nil:
 			res.Err = followErr
 		}
@@ -779,7 +779,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	links, err := r.extract(ctx, p)
 	if err != nil {
-		res.Err = fmt.Errorf("%s: extract links: %w", l.URL, err)
+		res.Err = fmt.Errorf("%s: extract links: %w", res.URL, err)
 		return
 	}
 	if p.NoFollow && r.cfg.directives || len(links) == 0 {
@@ -809,13 +809,13 @@ func (r *run) overload(ctx context.Context, l *Lease, resp *response) {
 func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	next, err := resp.location()
 	if err != nil {
-		res.Err = fmt.Errorf("fetch %s: status %d: %w", l.URL, resp.status, err)
+		res.Err = fmt.Errorf("fetch %s: status %d: %w", res.URL, resp.status, err)
 		return
 	}
 	wire, key := urlForms(next)
 	res.NextURL = wire
 	if l.Redirects <= 0 {
-		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, ErrTooManyRedirects)
+		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", res.URL, res.NextURL, ErrTooManyRedirects)
 		return
 	}
 	kind := l.Kind
@@ -827,7 +827,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	}
 	if ok, err := r.allows(key, next); err != nil || !ok {
 		if err != nil {
-			res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, err)
+			res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", res.URL, res.NextURL, err)
 		}
 		return
 	}
@@ -962,7 +962,7 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 			ok, err := r.allowsLink(lk)
 			if err != nil {
 				w.batch = w.batch[:lg.start]
-				return fmt.Errorf("%s: %w", l.URL, err)
+				return fmt.Errorf("%s: %w", res.URL, err)
 			}
 			if !ok {
 				lk.Fate = LinkExcluded
@@ -1034,7 +1034,7 @@ func (g *linkGate) add(u *url.URL, wire, key string, kind RequestKind, depth int
 	ok, err := g.r.allows(key, u)
 	if err != nil {
 		g.w.batch = g.w.batch[:g.start]
-		return LinkExcluded, false, fmt.Errorf("%s: %w", g.l.URL, err)
+		return LinkExcluded, false, fmt.Errorf("%s: %w", g.res.URL, err)
 	}
 	if !ok {
 		return LinkExcluded, false, nil

@@ -456,7 +456,7 @@ type sitemapReader struct {
 
 // read returns the pages and the sitemaps listed by a sitemap file fetched
 // from base at depth, as absolute http(s) URLs resolved against base as
-// the URL Standard resolves them and normalised (see resolveRef), and the
+// the URL Standard resolves them, as sent (see resolveRef), and the
 // error of a file
 // over the limits of sitemaps.org (read up to them) or malformed (read up
 // to the fault).
@@ -498,7 +498,7 @@ func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Resu
 		return err
 	}
 	if perr != nil {
-		return fmt.Errorf("sitemap %s: %w", l.URL, perr)
+		return fmt.Errorf("sitemap %s: %w", res.URL, perr)
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ import (
 //
 // net/url cannot hold every such path in url.URL.Path and RawPath: its
 // EscapedPath re-encodes a path holding "|" or a malformed escape. Such a
-// URL has its path in Opaque (see setURL), which net/http sends as it is.
+// URL has its path in Opaque (see setURL), which net/http sends as it is;
+// the crawler's own request has it in origin form (see newRequest).
 
 // errURLFailure is the error of a reference that the URL Standard's
 // parser fails on, errNotHTTP that of one that gives no http(s) URL.
@@ -81,16 +82,16 @@ func (u *stdURL) urlValue() *url.URL {
 	return r
 }
 
-// setURL sets r to u, so that r's RequestURI is u's serialisation after
-// the host, byte for byte, and urlString(r) is u's serialisation: as
+// setURL sets r to u, so that r's String is u's serialisation and its
+// RequestURI the serialisation after the host, byte for byte: as
 // url.Parse of it would, Path is the decoded path, and RawPath the
 // serialised one when the default encoding of Path differs from it. A
 // path net/url cannot give back that way (one holding "|" or a "%" not
 // followed by two hex digits, which url.Parse refuses) is in Opaque
-// instead, as it is sent ("/a%zz"), with Path and RawPath empty; r's
-// String is then "http:/a%zz", not the URL. A path that starts with "//"
-// cannot be an origin-form Opaque, which RequestURI would read as an
-// authority: its Opaque is "//host//path", sent in absolute form.
+// instead, with the host, "//h/a%zz", and Path and RawPath empty: String
+// is then still the serialisation, and RequestURI is it whole, which
+// net/http sends in absolute form ("GET http://h/a%zz"), as HTTP allows;
+// originForm makes the request line a browser's.
 func (u *stdURL) setURL(r *url.URL) {
 	*r = url.URL{Scheme: u.scheme, Host: u.host, Path: u.path, RawQuery: u.query, ForceQuery: u.hasQuery && u.query == ""}
 	if pathEscapes.index(u.path) < 0 {
@@ -106,9 +107,18 @@ func (u *stdURL) setURL(r *url.URL) {
 			return
 		}
 	}
-	r.Path, r.RawPath, r.Opaque = "", "", u.path
-	if strings.HasPrefix(u.path, "//") {
-		r.Opaque = "//" + u.host + u.path
+	r.Path, r.RawPath, r.Opaque = "", "", "//"+u.host+u.path
+}
+
+// originForm rewrites a URL that setURL made with an Opaque "//host/path"
+// to have the path alone in Opaque, so that its RequestURI, the
+// request-target net/http sends, is in origin form ("/a%zz"), as a
+// browser sends it. Its String then lacks the host ("http:/a%zz"; see
+// urlString). A path that starts with "//" stays as it is, in absolute
+// form: RequestURI would read it as an authority.
+func originForm(r *url.URL) {
+	if p, ok := strings.CutPrefix(r.Opaque, "//"+r.Host); ok && strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
+		r.Opaque = p
 	}
 }
 
@@ -158,6 +168,24 @@ func urlForms(u *url.URL) (wire, key string) {
 	return wire, s.key()
 }
 
+// URLKey returns the form of the absolute http(s) URL rawURL that a crawl
+// dedupes on: rawURL parsed as the WHATWG URL Standard parses it, without
+// userinfo and fragment, with percent-encoded unreserved characters
+// decoded and the hex digits of other escapes upper-cased (RFC 3986,
+// section 6.2.2), a "%" not followed by two hex digits kept. The spellings
+// of one URL, which a crawl fetches once, have one key
+// ("http://h/%7Euser" and "http://h/~user"): compare keys to match a
+// Link.URL's String to the Result of the URL it names, whose URL is the
+// spelling the crawl met first. A string that is no absolute http(s) URL
+// is returned as it is. It is safe for concurrent use.
+func URLKey(rawURL string) string {
+	s, err := parseStd(rawURL, nil)
+	if err != nil {
+		return rawURL
+	}
+	return s.key()
+}
+
 // wireField returns what Request.Wire holds for a URL of the two forms
 // wire and key (see urlForms): wire, or "" when it is key.
 func wireField(wire, key string) string {
@@ -177,8 +205,9 @@ func wireURL(r *Request) string {
 }
 
 // urlString returns u's string form, as url.URL.String does, but for a
-// URL whose path setURL put in Opaque, which it gives as a URL with its
-// host ("http://h/a%zz"), not as url.URL.String does ("http:/a%zz").
+// URL whose path originForm left alone in Opaque, which it gives as a URL
+// with its host ("http://h/a%zz"), not as url.URL.String does
+// ("http:/a%zz").
 func urlString(u *url.URL) string {
 	if u.Opaque == "" || u.Opaque[0] != '/' || strings.HasPrefix(u.Opaque, "//") || u.Host == "" || u.Scheme == "" {
 		return u.String()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -247,7 +248,7 @@ func TestResolveRefNode(t *testing.T) {
 		if got, _ := urlForms(u); got != want {
 			t.Errorf("resolveRef(%q, %q): wire form %q, want %q", c.Base, c.Input, got, want)
 		}
-		req, err := newRequest(context.Background(), http.MethodGet, want)
+		req, _, err := newRequest(context.Background(), http.MethodGet, want)
 		if err != nil {
 			t.Errorf("newRequest(%q): %v", want, err)
 			continue
@@ -266,29 +267,40 @@ func TestResolveRefNode(t *testing.T) {
 }
 
 // checkWire checks that what the URL says it is goes on the wire: its
-// RequestURI, and that of the request the crawler makes from its string
-// form (and http.NewRequest, where net/url parses it), are its
-// serialisation after the host.
+// String is its serialisation, and its RequestURI the serialisation after
+// the host, or all of it (absolute form) for a path in Opaque; the request
+// the crawler makes from its string form (and http.NewRequest, where
+// net/url parses it) sends the serialisation after the host.
 func checkWire(t *testing.T, u *url.URL) {
 	t.Helper()
-	s := urlString(u)
+	s := u.String()
+	if got := urlString(u); got != s {
+		t.Errorf("urlString(%q) = %q, want its String", s, got)
+	}
 	want := s[len(u.Scheme)+3+len(u.Host):]
-	if strings.HasPrefix(u.Opaque, "//") {
-		want = s // absolute form: see setURL
+	wantURI := want
+	if u.Opaque != "" {
+		wantURI = s // absolute form: see setURL
 	}
-	if got := u.RequestURI(); got != want {
-		t.Errorf("RequestURI of %q: got %q, want %q", s, got, want)
+	if got := u.RequestURI(); got != wantURI {
+		t.Errorf("RequestURI of %q: got %q, want %q", s, got, wantURI)
 	}
-	r, err := newRequest(context.Background(), http.MethodGet, s)
+	r, ru, err := newRequest(context.Background(), http.MethodGet, s)
 	if err != nil {
 		t.Errorf("newRequest(%q): %v", s, err)
 		return
+	}
+	if strings.HasPrefix(want, "//") && u.Opaque != "" {
+		want = s // absolute form: see originForm
 	}
 	if got := r.URL.RequestURI(); got != want {
 		t.Errorf("RequestURI of newRequest(%q): got %q, want %q", s, got, want)
 	}
 	if got := urlString(r.URL); got != s {
 		t.Errorf("newRequest(%q).URL: got %q, want %q", s, got, s)
+	}
+	if *ru != *u {
+		t.Errorf("newRequest(%q): URL %#v, want %#v", s, ru, u)
 	}
 	if r.Host != u.Host {
 		t.Errorf("newRequest(%q).Host: got %q, want %q", s, r.Host, u.Host)
@@ -311,8 +323,10 @@ func checkWire(t *testing.T, u *url.URL) {
 }
 
 // FuzzWHATWG checks resolveRef on any reference against a few bases: it
-// never panics, its result is its own normal form (parsed anew, and by
-// normalize), and that form is what a request made from it sends.
+// never panics; the URL it gives is its own wire form (parsed anew, it is
+// itself), which a request made from it sends; and its key is the key of
+// its wire form parsed anew, and its own key, and what normalize gives:
+// the seen set meets one URL under one key, however it came.
 func FuzzWHATWG(f *testing.F) {
 	for _, c := range stdCases {
 		f.Add(c.ref)
@@ -320,14 +334,15 @@ func FuzzWHATWG(f *testing.F) {
 	for _, s := range []string{
 		"%", "%%2e%2e/", "/a/%2e%2", "//[::1]:0x/", "http://\u00e9.example/%zz?%zz",
 		"http://a/b|c%7c", "\\\\?\\", "http://1.2.3.0x100/", "http://[::1.2.3.4]/", "?\x00#\x00",
+		"/%0%61?%%30%61", "//a|%zz", "/%%7e%41%zz", "/a%2%7e", "/%7e%",
 	} {
 		f.Add(s)
 	}
 	var bases []*url.URL
-	for _, b := range []string{"http://h/a/b?q", "https://x.example:8443/%2F/", "http://[::1]/"} {
+	for _, b := range []string{"http://h/a/b?q", "https://x.example:8443/%2F/", "http://[::1]/", "http://h/a%zz|b/?%7e"} {
 		u, err := url.Parse(b)
 		if err != nil {
-			f.Fatal(err)
+			u = &url.URL{Scheme: "http", Host: "h", Opaque: "/a%zz|b/", RawQuery: "%7e"}
 		}
 		bases = append(bases, u)
 	}
@@ -337,23 +352,81 @@ func FuzzWHATWG(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			s := u.String()
+			s := urlString(u)
 			if u.Fragment != "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
 				t.Errorf("resolveRef(%v, %q) = %q, want http(s) without userinfo and fragment", base, ref, s)
 			}
+			wire, key := urlForms(u)
+			if wire != s {
+				t.Errorf("resolveRef(%v, %q) = %q: wire form %q, want it", base, ref, s, wire)
+			}
 			again, err := resolveRef(nil, s)
-			if err != nil || again.String() != s {
+			if err != nil || urlString(again) != s {
 				t.Errorf("resolveRef(%v, %q) = %q, parsed again: got %v, %v; want it unchanged", base, ref, s, again, err)
+				continue
+			}
+			if _, k := urlForms(again); k != key {
+				t.Errorf("resolveRef(%v, %q) = %q, key %q; its wire form parsed again has key %q", base, ref, s, key, k)
+			}
+			if ku, err := resolveRef(nil, key); err != nil {
+				t.Errorf("resolveRef(%v, %q): key %q does not parse: %v", base, ref, key, err)
+			} else if w, k := urlForms(ku); w != key || k != key {
+				t.Errorf("resolveRef(%v, %q): key %q, parsed again: wire %q, key %q; want it unchanged", base, ref, key, w, k)
 			}
 			v := *u
 			normalize(&v)
-			if v.String() != s {
-				t.Errorf("resolveRef(%v, %q) = %q, normalised: got %q, want it unchanged", base, ref, s, v.String())
+			if got := urlString(&v); got != key {
+				t.Errorf("resolveRef(%v, %q) = %q, normalised: got %q, want its key %q", base, ref, s, got, key)
 			}
 			if h, err := canonicalHostPort(u.Host, u.Scheme); err != nil || h != u.Host {
 				t.Errorf("resolveRef(%v, %q) = %q: canonicalHostPort(%q) = %q, %v; want it unchanged", base, ref, s, u.Host, h, err)
 			}
 			checkWire(t, u)
+		}
+	})
+}
+
+// escapeTokens splits s into what RFC 3986's equivalences compare: an
+// escape of an unreserved character is the character, another escape is
+// itself with its hex digits upper-cased, and a "%" not followed by two
+// hex digits is a token of its own, no character.
+func escapeTokens(s string) []string {
+	var ts []string
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] != '%':
+			ts = append(ts, s[i:i+1])
+		case i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]):
+			ts = append(ts, "lone %")
+		default:
+			if v := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(v) {
+				ts = append(ts, string(rune(v)))
+			} else {
+				ts = append(ts, strings.ToUpper(s[i:i+3]))
+			}
+			i += 2
+		}
+	}
+	return ts
+}
+
+// FuzzNormalizePercent checks that normalizePercent is a faithful key:
+// its result has the same tokens as its input (no escape made or lost,
+// none merged with a "%" written alone) and is its own normal form.
+func FuzzNormalizePercent(f *testing.F) {
+	for _, s := range []string{
+		"%0%61", "%%30%61", "%%30a", "%0a", "%7e%zz", "a%25zz", "%zz", "100%", "%%7e%7e", "%a%62%63",
+		"%%%41%41", "%2%30%30", "%C3%a9|%7C", "%", "%%", "%%%", "%4%31%42",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := normalizePercent(s)
+		if got, want := escapeTokens(n), escapeTokens(s); !slices.Equal(got, want) {
+			t.Errorf("normalizePercent(%q) = %q, tokens %q, want %q", s, n, got, want)
+		}
+		if again := normalizePercent(n); again != n {
+			t.Errorf("normalizePercent(%q) = %q, normalised again %q, want it unchanged", s, n, again)
 		}
 	})
 }

@@ -340,3 +340,34 @@ func TestCrawlSendsWireForm(t *testing.T) {
 		t.Errorf("Result.URL: got %q, want %q", results, wantResults)
 	}
 }
+
+// TestURLKey checks that the spellings a crawl fetches once have one key,
+// and the URLs it fetches apart have two.
+func TestURLKey(t *testing.T) {
+	same := [][2]string{
+		{"http://h/%7Euser", "http://h/~user"},
+		{"HTTP://H:80/caf%c3%a9#x", "http://h/caf\u00e9"},
+		{"http://h/?x=%7E&y=%zz", "http://h/?x=~&y=%zz"},
+		{"http://h/%0%61", "http://h/%%30%61"},
+		{"http://u@h/a|b", "http://h/a|b"},
+	}
+	for _, p := range same {
+		if a, b := crawl.URLKey(p[0]), crawl.URLKey(p[1]); a != b {
+			t.Errorf("URLKey(%q) = %q, URLKey(%q) = %q, want equal", p[0], a, p[1], b)
+		}
+	}
+	apart := [][2]string{
+		{"http://h/a%zz", "http://h/a%25zz"},
+		{"http://h/a%3Bb", "http://h/a;b"},
+		{"http://h/%0%61", "http://h/%0a"},
+		{"http://h/a|b", "http://h/a%7Cb"},
+	}
+	for _, p := range apart {
+		if a, b := crawl.URLKey(p[0]), crawl.URLKey(p[1]); a == b {
+			t.Errorf("URLKey(%q) = URLKey(%q) = %q, want two keys", p[0], p[1], a)
+		}
+	}
+	if got := crawl.URLKey("mailto:x@h"); got != "mailto:x@h" {
+		t.Errorf("URLKey(%q) = %q, want it unchanged", "mailto:x@h", got)
+	}
+}
