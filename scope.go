@@ -452,10 +452,13 @@ func (s *scope) trap(key string, u *url.URL) refusal {
 	return refuseNone
 }
 
-// escapedPath returns u's path as sent: its Opaque, for a path that
-// setURL put there, else its EscapedPath.
+// escapedPath returns u's path as sent: for a path that setURL put in
+// Opaque, the Opaque after "//" and the host, else its EscapedPath.
 func escapedPath(u *url.URL) string {
 	if u.Opaque != "" {
+		if p, ok := strings.CutPrefix(u.Opaque, "//"+u.Host); ok {
+			return p
+		}
 		return u.Opaque
 	}
 	return u.EscapedPath()

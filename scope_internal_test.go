@@ -525,6 +525,10 @@ func TestScopeTrap(t *testing.T) {
 		{"http://example.com/a/a/a", 0, 0, refuseNone},
 		{"http://example.com/a/a?q=/a/a/a", 0, 2, refuseNone}, // the query does not count
 		{"http://example.com/a/a/a", 10, 2, refuseURLLength},  // length first
+		// A path with "|" is in Opaque, after the host, which is no
+		// segment.
+		{"http://example.com/example.com/example.com/a|b", 0, 2, refuseNone},
+		{"http://example.com/a|/a|/a|", 0, 2, refuseSegmentRepeats},
 	}
 	for _, tt := range tests {
 		u, err := url.Parse(tt.url)
@@ -533,7 +537,7 @@ func TestScopeTrap(t *testing.T) {
 		}
 		normalize(u)
 		s := &scope{maxURLLength: tt.maxLength, maxSegmentRepeats: tt.maxRepeat}
-		if got := s.trap(u.String(), u); got != tt.want {
+		if got := s.trap(urlString(u), u); got != tt.want {
 			t.Errorf("trap(%s) with length %d, repeats %d: got %s, want %s",
 				tt.url, tt.maxLength, tt.maxRepeat, refusalNames[got], refusalNames[tt.want])
 		}
