@@ -969,8 +969,10 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 				continue
 			}
 		}
-		// The extractor's URLs are in the URL Standard's form, as sent.
-		wire, key := urlForms(lk.URL)
+		// The extractor's URLs are in the URL Standard's form, as sent:
+		// their String needs no parse to be made.
+		wire := urlString(lk.URL)
+		key := wireKey(wire)
 		fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
 		lk.Fate = fate
 		if err != nil {

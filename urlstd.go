@@ -149,6 +149,23 @@ func (u *stdURL) keyed() stdURL {
 	return k
 }
 
+// wireKey returns the key of a URL given in its wire form (a
+// stdURL.String), as stdURL.key does, without parsing it again.
+func wireKey(wire string) string {
+	if strings.IndexByte(wire, '%') < 0 {
+		return wire
+	}
+	// The host holds no "/", and the path starts with one.
+	i := strings.Index(wire, "://") + 3
+	i += strings.IndexByte(wire[i:], '/')
+	path, query, hasQuery := strings.Cut(wire[i:], "?")
+	k := wire[:i] + normalizePercent(path)
+	if hasQuery {
+		k += "?" + normalizePercent(query)
+	}
+	return k
+}
+
 // urlForms returns the two forms of u, a URL as resolveRef, parseRoot
 // and normalize leave it: wire, its serialisation, which is sent, and key,
 // which the crawl dedupes on (see stdURL.key). A URL the URL Standard's

@@ -360,6 +360,9 @@ func FuzzWHATWG(f *testing.F) {
 			if wire != s {
 				t.Errorf("resolveRef(%v, %q) = %q: wire form %q, want it", base, ref, s, wire)
 			}
+			if k := wireKey(s); k != key {
+				t.Errorf("resolveRef(%v, %q) = %q: wireKey gives %q, want its key %q", base, ref, s, k, key)
+			}
 			again, err := resolveRef(nil, s)
 			if err != nil || urlString(again) != s {
 				t.Errorf("resolveRef(%v, %q) = %q, parsed again: got %v, %v; want it unchanged", base, ref, s, again, err)

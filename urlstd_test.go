@@ -286,7 +286,8 @@ func (c *lineConn) Read(p []byte) (int, error) {
 // TestCrawlSendsWireForm checks that a link goes on the wire as a browser
 // sends it, the URL Standard's serialisation of its first spelling, and
 // that the spellings RFC 3986 (section 6.2.2) makes one URL are fetched
-// once, while "/a%zz" and "/a%25zz" are two URLs.
+// once, while "/a%zz" and "/a%25zz" are two URLs; with the default
+// extractor and with a LinkExtractor.
 func TestCrawlSendsWireForm(t *testing.T) {
 	links := []string{
 		"/a%zz", "/a%25zz", // a malformed escape is no "%25": two URLs
@@ -302,42 +303,48 @@ func TestCrawlSendsWireForm(t *testing.T) {
 		fmt.Fprintf(&b, "<a href=\"%s\">x</a>\n", html.EscapeString(l))
 	}
 	page := b.String()
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if r.URL.Path == "/" && r.URL.RawQuery == "" {
-			fmt.Fprint(w, page)
-		}
-	}))
-	ll := &lineListener{Listener: srv.Listener}
-	srv.Listener = ll
-	srv.Start()
-	t.Cleanup(srv.Close)
-	var mu sync.Mutex
-	var results []string
-	c, err := crawl.New(crawl.WithRobots(false), crawl.WithMaxDepth(1), crawl.WithResultHook(func(r crawl.Result) {
-		mu.Lock()
-		defer mu.Unlock()
-		results = append(results, r.URL)
-	}))
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
 	want := []string{
 		"/", "/%0%61", "/%0a", "/%7Euser", "/?x=%7E&y=%zz", "/a%25zz", "/a%zz", "/a|b", "/caf%c3%a9",
 	}
-	if got := ll.targets(); !slices.Equal(got, want) {
-		t.Errorf("request-targets: got %q, want %q", got, want)
-	}
-	var wantResults []string
-	for _, w := range want {
-		wantResults = append(wantResults, srv.URL+w)
-	}
-	slices.Sort(results)
-	if !slices.Equal(results, wantResults) {
-		t.Errorf("Result.URL: got %q, want %q", results, wantResults)
+	for _, custom := range []bool{false, true} {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			if r.URL.Path == "/" && r.URL.RawQuery == "" {
+				fmt.Fprint(w, page)
+			}
+		}))
+		ll := &lineListener{Listener: srv.Listener}
+		srv.Listener = ll
+		srv.Start()
+		t.Cleanup(srv.Close)
+		var mu sync.Mutex
+		var results []string
+		opts := []crawl.Option{crawl.WithRobots(false), crawl.WithMaxDepth(1), crawl.WithResultHook(func(r crawl.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, r.URL)
+		})}
+		if custom {
+			opts = append(opts, crawl.WithLinkExtractor(crawl.ExtractLinks))
+		}
+		c, err := crawl.New(opts...)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := ll.targets(); !slices.Equal(got, want) {
+			t.Errorf("custom extractor %v: request-targets: got %q, want %q", custom, got, want)
+		}
+		var wantResults []string
+		for _, w := range want {
+			wantResults = append(wantResults, srv.URL+w)
+		}
+		slices.Sort(results)
+		if !slices.Equal(results, wantResults) {
+			t.Errorf("custom extractor %v: Result.URL: got %q, want %q", custom, results, wantResults)
+		}
 	}
 }
 
