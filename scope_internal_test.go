@@ -228,7 +228,12 @@ func FuzzNormalize(f *testing.F) {
 		}
 		v, err := url.Parse(once)
 		if err != nil {
-			t.Fatalf("normalize(%q) = %q, which url.Parse rejects: %v", s, once, err)
+			// A key may hold a "%" not followed by two hex digits
+			// ("http:0/%0" is "http://0.0.0.0/%0"), which url.Parse
+			// refuses and the URL Standard's parser reads.
+			if v, err = resolveRef(nil, once); err != nil {
+				t.Fatalf("normalize(%q) = %q, which neither url.Parse nor resolveRef parses: %v", s, once, err)
+			}
 		}
 		if !isHTTP(u) {
 			// Not a URL the crawl would fetch ("http:/0%2F " has no
