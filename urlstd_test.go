@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
 )
@@ -376,5 +377,41 @@ func TestURLKey(t *testing.T) {
 	}
 	if got := crawl.URLKey("mailto:x@h"); got != "mailto:x@h" {
 		t.Errorf("URLKey(%q) = %q, want it unchanged", "mailto:x@h", got)
+	}
+}
+
+// TestCrawlRetrySendsWireForm checks that a URL retried goes out again as
+// it was first spelled: the frontier keeps its wire form with its retry.
+func TestCrawlRetrySendsWireForm(t *testing.T) {
+	var mu sync.Mutex
+	tries := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path == "/" {
+			fmt.Fprint(w, `<a href="/%7Euser">x</a>`)
+			return
+		}
+		mu.Lock()
+		tries++
+		first := tries == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	ll := &lineListener{Listener: srv.Listener}
+	srv.Listener = ll
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := crawl.New(crawl.WithRobots(false), crawl.WithBackoff(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"/", "/%7Euser", "/%7Euser"}
+	if got := ll.targets(); !slices.Equal(got, want) {
+		t.Errorf("request-targets: got %q, want %q", got, want)
 	}
 }
