@@ -1036,7 +1036,13 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 	if h.deny != nil {
 		return h.deny
 	}
-	if !h.rules.allowed(wireURL(&l.Request)[len(key):]) {
+	// The path as sent; a Wire of another host (never one the crawler
+	// made) leaves the key's.
+	u := wireURL(&l.Request)
+	if !strings.HasPrefix(u, key) {
+		u = l.URL
+	}
+	if !h.rules.allowed(u[len(key):]) {
 		return ErrDisallowed
 	}
 	return nil
