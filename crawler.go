@@ -907,7 +907,8 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 			continue
 		}
 		v.setURL(u)
-		_, stop, err := lg.add(u, v.String(), v.key(), kind, depth, true, deep)
+		wire := v.String()
+		_, stop, err := lg.add(u, wire, wireKey(wire), kind, depth, true, deep)
 		if err != nil {
 			return err
 		}

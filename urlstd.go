@@ -179,10 +179,7 @@ func urlForms(u *url.URL) (wire, key string) {
 		return k, k
 	}
 	wire = s.String()
-	if strings.IndexByte(wire, '%') < 0 {
-		return wire, wire // nothing to normalise: the common case
-	}
-	return wire, s.key()
+	return wire, wireKey(wire)
 }
 
 // URLKey returns the form of the absolute http(s) URL rawURL that a crawl

@@ -360,8 +360,8 @@ func FuzzWHATWG(f *testing.F) {
 			if wire != s {
 				t.Errorf("resolveRef(%v, %q) = %q: wire form %q, want it", base, ref, s, wire)
 			}
-			if k := wireKey(s); k != key {
-				t.Errorf("resolveRef(%v, %q) = %q: wireKey gives %q, want its key %q", base, ref, s, k, key)
+			if std, err := parseStd(s, nil); err != nil || std.key() != key {
+				t.Errorf("resolveRef(%v, %q) = %q: key %q, but parsed again its key is %q (%v)", base, ref, s, key, std.key(), err)
 			}
 			again, err := resolveRef(nil, s)
 			if err != nil || urlString(again) != s {
