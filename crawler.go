@@ -273,9 +273,10 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	}
 	var first []Request
 	for _, u := range rootURLs {
-		policy.Roots = append(policy.Roots, u.String())
-		first = append(first, Request{URL: u.String(), Redirects: cfg.maxRedirects})
-		r.rootHosts[HostKey(u.String())] = true
+		wire, key := urlForms(u)
+		policy.Roots = append(policy.Roots, key)
+		first = append(first, Request{URL: key, Wire: wireField(wire, key), Redirects: cfg.maxRedirects})
+		r.rootHosts[HostKey(key)] = true
 	}
 	if err := front.Start(rctx, policy); err != nil {
 		return fail(fmt.Errorf("crawl: frontier: %w", err))
@@ -414,19 +415,19 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 			errs = append(errs, fmt.Errorf("crawl: add %w", err))
 			continue
 		}
-		key := u.String()
+		wire, key := urlForms(u)
 		if !r.scope.contains(u) {
-			errs = append(errs, fmt.Errorf("crawl: add %s: %w", key, ErrOutOfScope))
+			errs = append(errs, fmt.Errorf("crawl: add %s: %w", wire, ErrOutOfScope))
 			continue
 		}
 		ok, err := r.allows(key, u)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("crawl: add %s: %w", key, err))
+			errs = append(errs, fmt.Errorf("crawl: add %s: %w", wire, err))
 		case !ok:
-			errs = append(errs, fmt.Errorf("crawl: add %s: excluded by a pattern or filter: %w", key, ErrOutOfScope))
+			errs = append(errs, fmt.Errorf("crawl: add %s: excluded by a pattern or filter: %w", wire, ErrOutOfScope))
 		default:
-			reqs = append(reqs, Request{URL: key, Redirects: r.cfg.maxRedirects})
+			reqs = append(reqs, Request{URL: key, Wire: wireField(wire, key), Redirects: r.cfg.maxRedirects})
 		}
 	}
 	n, err := r.front.Push(cr.ctx, reqs...)
@@ -598,7 +599,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 	if l.First.IsZero() {
 		l.First = time.Now()
 	}
-	res := Result{URL: l.URL, Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
+	res := Result{URL: wireURL(&l.Request), Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
 	v, at := r.try(ctx, w, l, &res)
 	if r.lost(h) {
 		return
@@ -642,7 +643,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verdict, at time.Time) {
 	defer func() {
 		if p := recover(); p != nil {
-			res.Err = fmt.Errorf("%s: %w: %v", l.URL, ErrPanic, p)
+			res.Err = fmt.Errorf("%s: %w: %v", res.URL, ErrPanic, p)
 			w.batch = w.batch[:0]
 			v = finished
 		}
@@ -650,7 +651,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	w.batch = w.batch[:0]
 	w.refused = [numRefusals]int{}
 	if err := r.rules.check(r, l); err != nil {
-		res.Err = fmt.Errorf("fetch %s: %w", l.URL, err)
+		res.Err = fmt.Errorf("fetch %s: %w", res.URL, err)
 		return unsent, time.Time{}
 	}
 	limit := r.cfg.maxBodySize
@@ -658,7 +659,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
 	res.Tries++
-	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: l.URL, kind: l.Kind, crossHost: l.CrossHost}, limit)
+	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost}, limit)
 	r.overload(ctx, l, resp)
 	if wait, ok := r.fetch.retryable(resp, err, res.Tries); ok {
 		r.cfg.logger.Info("retry", "url", l.URL, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)
@@ -775,7 +776,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
 			// Its links are not followed.
 			w.batch, w.refused, res.NumURLs = w.batch[:0], [numRefusals]int{}, 0
-			res.Err = fmt.Errorf("%s: %w", l.URL, err)
+			res.Err = fmt.Errorf("%s: %w", res.URL, err)
 			return
 		}
 	}
@@ -784,7 +785,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	if l.Kind == SitemapRequest {
 		if resp.encoded {
-			res.Err = fmt.Errorf("sitemap %s: in a content coding the crawler cannot decode (%s)", l.URL, resp.header.Get("Content-Encoding"))
+			res.Err = fmt.Errorf("sitemap %s: in a content coding the crawler cannot decode (%s)", res.URL, resp.header.Get("Content-Encoding"))
 			return
 		}
 		if err := r.sitemap(w, l, base, p.Body, res); err != nil {
@@ -795,7 +796,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	if typed {
 		switch {
 		case extractErr != nil:
-			res.Err = fmt.Errorf("%s: extract links: %w", l.URL, extractErr)
+			res.Err = fmt.Errorf("%s: extract links: %w", res.URL, extractErr)
 		case followErr != nil:
 			res.Err = followErr
 		}
@@ -806,7 +807,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	links, err := r.extract(ctx, p)
 	if err != nil {
-		res.Err = fmt.Errorf("%s: extract links: %w", l.URL, err)
+		res.Err = fmt.Errorf("%s: extract links: %w", res.URL, err)
 		return
 	}
 	if p.NoFollow && r.cfg.directives || len(links) == 0 {
@@ -836,13 +837,13 @@ func (r *run) overload(ctx context.Context, l *Lease, resp *response) {
 func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	next, err := resp.location()
 	if err != nil {
-		res.Err = fmt.Errorf("fetch %s: status %d: %w", l.URL, resp.status, err)
+		res.Err = fmt.Errorf("fetch %s: status %d: %w", res.URL, resp.status, err)
 		return
 	}
-	normalize(next)
-	res.NextURL = next.String()
+	wire, key := urlForms(next)
+	res.NextURL = wire
 	if l.Redirects <= 0 {
-		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, ErrTooManyRedirects)
+		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", res.URL, res.NextURL, ErrTooManyRedirects)
 		return
 	}
 	kind := l.Kind
@@ -852,13 +853,13 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		}
 		kind = CheckRequest // the redirect leaves scope: checked only
 	}
-	if ok, err := r.allows(res.NextURL, next); err != nil || !ok {
+	if ok, err := r.allows(key, next); err != nil || !ok {
 		if err != nil {
-			res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", l.URL, res.NextURL, err)
+			res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", res.URL, res.NextURL, err)
 		}
 		return
 	}
-	if why := r.scope.trap(res.NextURL, next); why != refuseNone {
+	if why := r.scope.trap(key, next); why != refuseNone {
 		w.refused[why]++
 		return
 	}
@@ -866,8 +867,8 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	// one page fetch it once.
 	cross := l.CrossHost || !strings.EqualFold(next.Hostname(), resp.url.Hostname()) ||
 		resp.url.Scheme == "https" && next.Scheme == "http"
-	w.batch = append(w.batch, Request{URL: res.NextURL, Depth: l.Depth, Redirects: l.Redirects - 1,
-		Kind: kind, CrossHost: cross, Referrer: l.URL})
+	w.batch = append(w.batch, Request{URL: key, Wire: wireField(wire, key), Depth: l.Depth, Redirects: l.Redirects - 1,
+		Kind: kind, CrossHost: cross, Referrer: wireURL(&l.Request)})
 	res.NumURLs = 1 // the target is the redirect's one link
 }
 
@@ -910,9 +911,9 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 // repeated too often is dropped; the refusals are counted in the tally,
 // once for the page.
 //
-// A link the extractor returned is resolved and normalised in place: the
-// crawler owns it, and a program that kept it sees the URL that was
-// queued.
+// A link the extractor returned is resolved in place, to the URL
+// Standard's serialisation that is sent (see Link.URL): the crawler owns
+// it, and a program that kept it sees the URL that was queued.
 func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind RequestKind, depth int, res *Result) error {
 	// Relative links resolve against base as the URL Standard has it; a
 	// base it refuses leaves them out.
@@ -935,7 +936,8 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 			continue
 		}
 		v.setURL(u)
-		_, stop, err := lg.add(u, kind, depth, true, deep)
+		wire := v.String()
+		_, stop, err := lg.add(u, wire, wireKey(wire), kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
@@ -990,16 +992,18 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 			ok, err := r.allowsLink(lk)
 			if err != nil {
 				lg.drop()
-				return fmt.Errorf("%s: %w", l.URL, err)
+				return fmt.Errorf("%s: %w", res.URL, err)
 			}
 			if !ok {
 				lk.Fate = LinkExcluded
 				continue
 			}
 		}
-		// The extractor's URLs are in the URL Standard's form, which
-		// normalize would not change.
-		fate, stop, err := lg.add(lk.URL, kind, depth, scoped, past)
+		// The extractor's URLs are in the URL Standard's form, as sent:
+		// their String needs no parse to be made.
+		wire := urlString(lk.URL)
+		key := wireKey(wire)
+		fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
 		lk.Fate = fate
 		if err != nil {
 			return err
@@ -1042,13 +1046,14 @@ func (g *linkGate) drop() {
 	g.res.NumURLs = g.counted
 }
 
-// add considers u, normalised, as a request of kind at depth: out of scope
+// add considers u, of the forms wire and key (see urlForms), as a request
+// of kind at depth, deduped on key: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
 // past the depth limit it is refused; else the trap limits may refuse it.
 // Only a link that goes to the batch counts in the Result's NumURLs. It returns what became of u; stop reports that the
 // per-page cap is reached: the page's links from this one on are left
 // unread.
-func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
+func (g *linkGate) add(u *url.URL, wire, key string, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
 	if scoped && !g.r.scope.contains(u) {
 		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
 			return LinkOutOfScope, false, nil
@@ -1059,7 +1064,6 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 	if !scoped && !isHTTP(u) {
 		return LinkOutOfScope, false, nil
 	}
-	key := u.String()
 	if _, dup := g.w.keys[key]; dup {
 		return LinkDuplicate, false, nil
 	}
@@ -1070,7 +1074,7 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 	ok, err := g.r.allows(key, u)
 	if err != nil {
 		g.drop()
-		return LinkExcluded, false, fmt.Errorf("%s: %w", g.l.URL, err)
+		return LinkExcluded, false, fmt.Errorf("%s: %w", g.res.URL, err)
 	}
 	if !ok {
 		return LinkExcluded, false, nil
@@ -1084,7 +1088,8 @@ func (g *linkGate) add(u *url.URL, kind RequestKind, depth int, scoped, past boo
 		return refusalFate[why], false, nil
 	}
 	g.res.NumURLs++
-	g.w.batch = append(g.w.batch, Request{URL: key, Depth: depth, Redirects: g.r.cfg.maxRedirects, Kind: kind, Referrer: g.l.URL})
+	g.w.batch = append(g.w.batch, Request{URL: key, Wire: wireField(wire, key), Depth: depth, Redirects: g.r.cfg.maxRedirects,
+		Kind: kind, Referrer: wireURL(&g.l.Request)})
 	if kind == CheckRequest {
 		return LinkChecked, false, nil
 	}
@@ -1122,12 +1127,12 @@ func (r *run) extractTyped(ctx context.Context, p *Page, buf []Link) ([]Link, er
 		links, err = r.cfg.typedExtractor(ctx, p)
 		return err
 	})
-	page := p.URL.String()
+	page := urlString(p.URL)
 	for _, lk := range links {
 		if lk.URL == nil {
 			continue
 		}
-		u, rerr := resolveRef(p.Base, lk.URL.String())
+		u, rerr := resolveRef(p.Base, urlString(lk.URL))
 		if rerr != nil || !isHTTP(u) {
 			continue
 		}

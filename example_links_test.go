@@ -32,7 +32,7 @@ func ExamplePage_Resolve() {
 	// intro -> https://example.com/docs/v2/intro
 	// ../img/a b.png -> https://example.com/docs/img/a%20b.png
 	// \search?q=café -> https://example.com/search?q=caf%C3%A9
-	// https://EXAMPLE.com:443/%7Euser/ -> https://example.com/~user/
+	// https://EXAMPLE.com:443/%7Euser/ -> https://example.com/%7Euser/
 	// mailto:x@example.com -> resolve "mailto:x@example.com": not an http(s) URL
 }
 

@@ -52,7 +52,21 @@ func (r LinkRole) String() string {
 // Link is a URL a page names, with how and where it names it. Links are
 // values: a Filter or a program may keep them.
 type Link struct {
-	// URL is absolute, http or https, without fragment.
+	// URL is absolute, http or https, without userinfo and fragment, as
+	// the crawler sends it: the WHATWG URL Standard's serialisation of
+	// the reference as the page spelled it, as a browser sends it
+	// ("/%7Euser" stays "/%7Euser", "/a%zz" and "/a|b" are not
+	// re-encoded). Its String is that serialisation, and it works with
+	// net/http as it is: a request with it sends that serialisation. A
+	// path that net/url cannot hold in Path and RawPath (one with a "|"
+	// or a "%" not followed by two hex digits, which url.Parse refuses)
+	// is in Opaque, with the host ("//h/a%zz"), and Path is empty: String
+	// is still the URL, and net/http sends it as written, in absolute
+	// form ("GET http://h/a%zz HTTP/1.1"), which servers accept; the
+	// crawler's own request line is a browser's ("GET /a%zz"). The
+	// crawler dedupes spellings that RFC 3986 (section 6.2.2) makes one
+	// URL ("/%7Euser" and "/~user"; see URLKey): each is fetched once,
+	// as first met.
 	URL *url.URL
 	// Role says whether a crawler follows the URL, fetches it to render
 	// the page, or only records it.
@@ -96,8 +110,8 @@ type TypedLinkExtractor func(ctx context.Context, p *Page) ([]Link, error)
 
 // Typed adapts a LinkExtractor that returns only URLs to a
 // TypedLinkExtractor: each URL it returns becomes a Navigation link with
-// Source "extractor" and the page's URL, resolved against p.URL and
-// normalised as ExtractTypedLinks's links are. URLs that do not resolve to
+// Source "extractor" and the page's URL, resolved against p.URL as
+// ExtractTypedLinks's links are (see Link.URL). URLs that do not resolve to
 // an http(s) URL are left out. The result is safe for concurrent use if e
 // is.
 func Typed(e LinkExtractor) TypedLinkExtractor {
@@ -108,14 +122,14 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 		}
 		page := ""
 		if p.URL != nil {
-			page = p.URL.String()
+			page = urlString(p.URL)
 		}
 		links := make([]Link, 0, len(urls))
 		for _, u := range urls {
 			if u == nil {
 				continue
 			}
-			r, rerr := resolveRef(p.URL, u.String())
+			r, rerr := resolveRef(p.URL, urlString(u))
 			if rerr != nil || !isHTTP(r) {
 				continue
 			}
@@ -266,7 +280,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 			continue
 		}
 		if pageStr == "" {
-			pageStr = page.String()
+			pageStr = urlString(page)
 		}
 		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr, Speculative: pl.spec})
 	}

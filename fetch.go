@@ -46,7 +46,7 @@ var (
 // Page is a response as the page hook and the link extractor see it.
 // Body is valid only during the call it is passed to.
 type Page struct {
-	URL    *url.URL // the URL requested, normalised
+	URL    *url.URL // the URL as requested (see Link.URL)
 	Depth  int      // 0 for roots, one more per link followed
 	Status int
 	Header http.Header
@@ -95,9 +95,9 @@ type Page struct {
 
 // Resolve resolves ref, a URL reference as written in the page, against
 // p.Base (p.URL when Base is nil) as the WHATWG URL Standard's parser
-// does, as a browser would, and returns it in the form the crawler queues:
-// without userinfo and fragment, percent-encoded unreserved characters
-// decoded and the hex digits of other escapes upper-cased. It fails for a
+// does, as a browser would, and returns it in the form the crawler sends:
+// the Standard's serialisation, without userinfo and fragment (see
+// Link.URL for its String). It fails for a
 // reference that does not parse and for one that is not an http(s) URL
 // ("mailto:", "javascript:"). It is safe for concurrent use if nothing
 // changes p.Base or p.URL meanwhile.
@@ -224,12 +224,12 @@ func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // location returns the target of a redirect response, resolved against
-// the URL requested as the URL Standard resolves it, and normalised (see
-// resolveRef); a target that is not http(s) is resolved by url.URL.Parse,
-// to be reported and not followed. A Location the guard moved aside, one
-// net/url cannot parse, is resolved too, as a browser would: "/a%zz" is
-// followed to "/a%25zz". A missing Location, or one that fails to parse,
-// gives an error wrapping ErrNoLocation.
+// the URL requested as the URL Standard resolves it, in the form that is
+// sent (see resolveRef); a target that is not http(s) is resolved by
+// url.URL.Parse, to be reported and not followed. A Location the guard
+// moved aside, one net/url cannot parse, is resolved too, and followed as
+// a browser would: "/a%zz" is requested as "/a%zz". A missing Location,
+// or one that fails to parse, gives an error wrapping ErrNoLocation.
 func (resp *response) location() (*url.URL, error) {
 	loc := resp.header.Get("Location")
 	if loc == "" {
@@ -413,18 +413,47 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 	return resp, err
 }
 
+// newRequest returns a request with method for the URL s as it is sent (a
+// Request's wire form), parsed by the URL Standard's parser, and the URL
+// as setURL makes it: a path that net/url refuses or would re-encode
+// ("/a%zz", "/a|b") is in the request's URL.Opaque in origin form (see
+// originForm), and the request line carries it as written, as a browser's
+// does. A URL the Standard's parser refuses is left to
+// http.NewRequestWithContext.
+func newRequest(ctx context.Context, method, s string) (*http.Request, *url.URL, error) {
+	v, err := parseStd(s, nil)
+	if err != nil {
+		req, err := http.NewRequestWithContext(ctx, method, s, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		u := *req.URL
+		return req, &u, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "/", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := v.urlValue()
+	req.URL = new(url.URL)
+	*req.URL = *u
+	originForm(req.URL)
+	req.Host = u.Host
+	return req, u, nil
+}
+
 // send makes one request for t with method and reads its response, as
 // attempt says.
 func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, method, t.url, nil)
+	req, u, err := newRequest(actx, method, t.url)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}
 	// The URL the response is of, for links and redirects to resolve
 	// against: the crawler's own, whatever a request hook does to req.URL.
-	out := &response{target: *req.URL}
+	out := &response{target: *u}
 	out.url = &out.target
 	req.Header.Set("User-Agent", f.userAgent)
 	if hook := f.requestHook; hook != nil {
@@ -526,7 +555,7 @@ func (f *fetcher) do(req *http.Request, method string) (*http.Response, error) {
 		if method == http.MethodHead {
 			op = "Head"
 		}
-		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+		return nil, &url.Error{Op: op, URL: urlString(req.URL), Err: err}
 	}
 	return resp, nil
 }

@@ -16,7 +16,10 @@ import (
 //     often share a directory, or differ only in a number);
 //   - the referrer by reference: a page's links share one, so it is kept
 //     once for a run of requests with the same referrer;
-//   - Kind, CrossHost, Depth and Redirects in a flag byte and two varints.
+//   - Kind, CrossHost, Depth and Redirects in a flag byte and two varints;
+//   - the Wire form, when there is one, after the URL, without its host
+//     key too, and not front-coded (it is rare: a URL spelled otherwise
+//     than its key).
 //
 // A Request with a First time or Tries (never one the crawler pushes) is
 // kept whole beside the bytes. The bytes are in chunks that grow from
@@ -56,6 +59,7 @@ const (
 	qCrossHost = 0x08
 	qNewRef    = 0x10 // the referrer is the next of refs, not the one before
 	qWhole     = 0x20 // the request is the next of whole; nothing follows
+	qWire      = 0x40 // the Wire form follows the URL
 )
 
 // len returns the number of requests queued.
@@ -64,7 +68,8 @@ func (q *reqQueue) len() int { return q.n }
 // push queues r, whose URL starts with key; full chunks come from m.
 func (q *reqQueue) push(m *offHeap, key string, r Request) {
 	q.n++
-	if !r.First.IsZero() || r.Tries != 0 || r.Kind > qKindMask || !strings.HasPrefix(r.URL, key) {
+	if !r.First.IsZero() || r.Tries != 0 || r.Kind > qKindMask || !strings.HasPrefix(r.URL, key) ||
+		r.Wire != "" && !strings.HasPrefix(r.Wire, key) {
 		q.whole.Push(r)
 		q.reserve(m, 1)[0] = qWhole
 		q.commit(1)
@@ -75,10 +80,17 @@ func (q *reqQueue) push(m *offHeap, key string, r Request) {
 	for shared < len(rest) && shared < len(q.wPath) && rest[shared] == q.wPath[shared] {
 		shared++
 	}
-	b := q.reserve(m, 1+4*binary.MaxVarintLen64+len(rest)-shared)
+	wire := ""
+	if r.Wire != "" {
+		wire = r.Wire[len(key):]
+	}
+	b := q.reserve(m, 1+5*binary.MaxVarintLen64+len(rest)-shared+len(wire))
 	flags := byte(r.Kind)
 	if r.CrossHost {
 		flags |= qCrossHost
+	}
+	if r.Wire != "" {
+		flags |= qWire
 	}
 	if r.Referrer != q.wRef {
 		flags |= qNewRef
@@ -91,6 +103,10 @@ func (q *reqQueue) push(m *offHeap, key string, r Request) {
 	b = binary.AppendUvarint(b, uint64(shared))
 	b = binary.AppendUvarint(b, uint64(len(rest)-shared))
 	b = append(b, rest[shared:]...)
+	if r.Wire != "" {
+		b = binary.AppendUvarint(b, uint64(len(wire)))
+		b = append(b, wire...)
+	}
 	q.wPath = append(q.wPath[:shared], rest[shared:]...)
 	q.commit(len(b))
 }
@@ -158,6 +174,12 @@ func (q *reqQueue) pop(m *offHeap, key string) Request {
 		q.rPath = append(q.rPath[:shared], c[used:used+int(size)]...)
 		r.URL = key + string(q.rPath)
 		used += int(size)
+		if flags&qWire != 0 {
+			size, k := binary.Uvarint(c[used:])
+			used += k
+			r.Wire = key + string(c[used:used+int(size)])
+			used += int(size)
+		}
 	}
 	q.n--
 	q.off += used

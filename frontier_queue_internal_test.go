@@ -27,6 +27,12 @@ func TestReqQueue(t *testing.T) {
 				CrossHost: rng.IntN(2) == 0,
 				Referrer:  refs[rng.IntN(len(refs))],
 			}
+			switch rng.IntN(8) {
+			case 0:
+				r.Wire = key + "/p/%7E" + strconv.Itoa(i) + "%zz|" + string(make([]byte, rng.IntN(2)*300))
+			case 1:
+				r.Wire = "https://elsewhere.example/x" // no host key prefix
+			}
 			switch rng.IntN(50) {
 			case 0:
 				r.Tries = 2

@@ -14,8 +14,8 @@ import (
 // text/html or application/xhtml+xml it returns the absolute http(s) URLs,
 // without fragment, that the page links to, in document order and with
 // duplicates; for any other page it returns nothing. Each link is resolved
-// as the WHATWG URL Standard resolves it, as a browser does, and
-// normalised as the crawler dedupes (see Page.Resolve).
+// as the WHATWG URL Standard resolves it, as a browser does, to the form
+// the crawler sends (see Page.Resolve and Link.URL).
 //
 // It tokenizes p.Body as golang.org/x/net/html does (no regexp, no DOM;
 // the tokenizer is the crawler's own, checked token for token against
@@ -217,7 +217,7 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 }
 
 // link returns reference i resolved against the document base as the URL
-// Standard resolves it, normalised (see resolveRef): an absolute http(s)
+// Standard resolves it, as sent (see resolveRef): an absolute http(s)
 // URL without fragment, or nil when it is not one.
 func (pl *pageLinks) link(i int) *url.URL {
 	if !pl.ok {

@@ -310,8 +310,9 @@ func TestExtractLinksMalformed(t *testing.T) {
 }
 
 // linksCheck fails t if a link is not an absolute http(s) URL with a host
-// and without a fragment, as a value and as printed: the crawler queues a
-// link under its string and parses that again to fetch it.
+// and without a fragment, as a value and as printed, or if a request made
+// with it does not carry its path: a path that net/url cannot parse back
+// ("/%zz", "/a|b") is in Opaque, with the host, which is sent as it is.
 func linksCheck(t *testing.T, body string, links []*url.URL) {
 	t.Helper()
 	for _, u := range links {
@@ -319,6 +320,13 @@ func linksCheck(t *testing.T, body string, links []*url.URL) {
 			u.Fragment != "" || u.RawFragment != "" {
 			t.Errorf("ExtractLinks(%q): got link %q (scheme %q host %q fragment %q), want absolute http(s) with host, no fragment",
 				body, u, u.Scheme, u.Host, u.Fragment)
+			continue
+		}
+		if u.Opaque != "" {
+			if !strings.HasPrefix(u.Opaque, "//"+u.Host+"/") || u.RequestURI() != u.String() {
+				t.Errorf("ExtractLinks(%q): got link %q with Opaque %q, RequestURI %q; want //%s and a path, sent as the URL",
+					body, u, u.Opaque, u.RequestURI(), u.Host)
+			}
 			continue
 		}
 		v, err := url.Parse(u.String())

@@ -44,9 +44,9 @@ const (
 )
 
 // Filter decides whether a link or redirect target may be crawled: it returns
-// false to skip u. Filters run after the URL is normalised and found in scope
-// and may be called from several goroutines at once. A filter must not modify
-// u.
+// false to skip u, which is in the form the crawler sends (see Link.URL).
+// Filters run after the URL is resolved and found in scope and may be
+// called from several goroutines at once. A filter must not modify u.
 type Filter func(u *url.URL) bool
 
 // LinkExtractor returns the links of a fetched page. It is called for every
@@ -54,8 +54,9 @@ type Filter func(u *url.URL) bool
 // type (not for sitemaps and robots.txt, whose URLs the crawler reads
 // itself), and may be called from several goroutines at once. Relative URLs
 // it returns are resolved against the URL requested, and every URL is then
-// normalised in place, relative ones included (the crawler owns the
-// returned URLs: one kept by the program reads as the URL queued), and
+// rewritten in place to the form the crawler sends (see Link.URL), relative
+// ones included (the crawler owns the returned URLs: one kept by the
+// program reads as the URL queued), and
 // checked against the scope, exclude patterns and filters before it is
 // queued. p.Body is valid only during the call. The default is
 // ExtractLinks.
@@ -272,7 +273,9 @@ func WithBackoff(base, max time.Duration) Option {
 
 // WithExclude adds regular expressions (RE2 syntax, as in package regexp);
 // a link or redirect target whose normalised URL matches any of them is not
-// crawled. Roots are always crawled. A pattern that does not compile makes
+// crawled: the form the crawl dedupes on, with percent-encoded unreserved
+// characters decoded and other escapes' hex digits upper-cased ("/~user"
+// for "/%7euser"; see the README), not the form it sends. Roots are always crawled. A pattern that does not compile makes
 // New fail. The default is no pattern. The option may be given many times.
 func WithExclude(patterns ...string) Option {
 	return optionFunc(func(c *config) { c.excludeSrc = append(c.excludeSrc, patterns...) })
@@ -309,8 +312,8 @@ func WithLinkExtractor(e LinkExtractor) Option {
 // the page hook, each followed by its role (navigation links in scope,
 // one deeper; requisites with WithRequisites; references with
 // WithReferences), and each gets its Fate. Each Link's URL must be
-// absolute, or relative to p.Base; the crawler resolves and normalises it
-// in place, and drops a link that does not resolve to an http(s) URL. It
+// absolute, or relative to p.Base; the crawler resolves it in place, to the
+// form it sends (see Link.URL), and drops a link that does not resolve to an http(s) URL. It
 // is called for the 2xx responses the default extractor would read: pages
 // (HTML, XHTML, SVG, XML, CSS and, with WithSpeculative, scripts, by their
 // Content-Type; not sitemaps and robots.txt, which the crawler reads
@@ -747,7 +750,7 @@ func WithLeaseTerm(d time.Duration) Option {
 // urlNormalisation names the version of how URLs are normalised (the URL
 // Standard, RFC 3986's equivalences, the canonical host); change it with
 // any change that makes one URL normalise to another string.
-const urlNormalisation = "whatwg-1"
+const urlNormalisation = "whatwg-2"
 
 // scopeID names the options that decide which URLs a crawl admits, for a
 // durable Frontier to refuse a crawl resumed under others. Filters are

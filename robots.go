@@ -915,8 +915,8 @@ func (r *run) robotsPaths(key string, body []byte, rules *robots) []Request {
 		if !r.scope.contains(u) {
 			continue
 		}
-		us := u.String()
-		if seen[us] || HostKey(us) != key || !rules.allowed(us[len(key):]) {
+		wire, us := urlForms(u)
+		if seen[us] || HostKey(us) != key || !rules.allowed(wire[len(key):]) {
 			continue
 		}
 		seen[us] = true
@@ -927,7 +927,7 @@ func (r *run) robotsPaths(key string, body []byte, rules *robots) []Request {
 		if !ok || err != nil {
 			continue
 		}
-		reqs = append(reqs, Request{URL: us, Kind: PageRequest, Depth: 1, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
+		reqs = append(reqs, Request{URL: us, Wire: wireField(wire, us), Kind: PageRequest, Depth: 1, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
 	}
 	return reqs
 }
@@ -1045,7 +1045,13 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 	if h.deny != nil {
 		return h.deny
 	}
-	if !h.rules.allowed(l.URL[len(key):]) {
+	// The path as sent; a Wire of another host (never one the crawler
+	// made) leaves the key's.
+	u := wireURL(&l.Request)
+	if !strings.HasPrefix(u, key) {
+		u = l.URL
+	}
+	if !h.rules.allowed(u[len(key):]) {
 		return ErrDisallowed
 	}
 	return nil
@@ -1080,8 +1086,7 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			if err != nil || !isHTTP(next) {
 				return nil, hops, nil
 			}
-			normalize(next)
-			u = next.String()
+			u, _ = urlForms(next)
 			if f.hostDelay > 0 {
 				// A redirect is one more request to the host: it waits
 				// its turn as any other would.

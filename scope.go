@@ -77,21 +77,25 @@ func isPath(s string) bool {
 	return (s[0] == '/' || s[0] == '\\') && !strings.HasPrefix(s, "//")
 }
 
-// normalize rewrites u in place into the form the crawl dedupes on, and
-// from which the host key, the scope and the robots.txt cache take the
-// host: u's string form parsed anew by the URL Standard's basic URL
-// parser (see resolveRef), as a browser would parse it, so that
-// "HTTP://Example.COM.:80" is "http://example.com/", "http://Bücher.example"
-// is "http://xn--bcher-kva.example/", "http://0x7f.1/a/./b/../c" is
-// "http://127.0.0.1/a/c" and a space in the path is "%20". The userinfo
-// is dropped, so that "http://u@h/p" and "http://h/p" are one URL on one
-// host: a crawl's credentials belong in WithRequestHook or
-// WithHTTPClient, not in the URLs it finds. The host is made canonical
-// as canonicalHost makes it (one trailing dot removed among others). The
-// fragment is dropped. In the path and query, percent-encoded unreserved
-// characters are decoded and the hex digits of the other escapes
-// upper-cased (RFC 3986, section 6.2.2.2), so that "/%7euser" is "/~user"
-// while "/a%3Bb" and "/a;b" stay two URLs.
+// normalize rewrites u in place into the form the crawl dedupes on, its
+// key (see stdURL.key), from which the host key, the scope and the
+// robots.txt cache take the host: u's string form parsed anew by the URL
+// Standard's basic URL parser (see resolveRef), as a browser would parse
+// it, so that "HTTP://Example.COM.:80" is "http://example.com/",
+// "http://Bücher.example" is "http://xn--bcher-kva.example/",
+// "http://0x7f.1/a/./b/../c" is "http://127.0.0.1/a/c" and a space in the
+// path is "%20". The userinfo is dropped, so that "http://u@h/p" and
+// "http://h/p" are one URL on one host: a crawl's credentials belong in
+// WithRequestHook or WithHTTPClient, not in the URLs it finds. The host
+// is made canonical as canonicalHost makes it (one trailing dot removed
+// among others). The fragment is dropped. In the path and query,
+// percent-encoded unreserved characters are decoded and the hex digits of
+// the other escapes upper-cased (RFC 3986, section 6.2.2.2; see
+// normalizePercent), so that "/%7euser" is "/~user" while "/a%3Bb" and
+// "/a;b" stay two URLs, and so do "/a%zz" and "/a%25zz". The key is not
+// what is sent: the crawler sends the Standard's serialisation of the
+// spelling it met first (see urlForms). A key net/url cannot hold in Path
+// and RawPath ("/a%zz") has its path in Opaque (see setURL).
 //
 // A URL the Standard's parser refuses, or whose host canonicalHost
 // refuses (an empty label, a name that fails IDNA, a malformed port), is
@@ -100,7 +104,8 @@ func isPath(s string) bool {
 // crawled. normalize is idempotent.
 func normalize(u *url.URL) {
 	if v, err := parseStd(refString(u), nil); err == nil {
-		v.setURL(u)
+		k := v.keyed()
+		k.setURL(u)
 		return
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
@@ -244,34 +249,62 @@ func lowerASCII(s string) string {
 	return s
 }
 
-// normalizePercent decodes the percent-encoded unreserved characters of s
-// (letters, digits, "-", ".", "_", "~") and upper-cases the hex digits of
-// the other escapes, leaving everything else as it is. A string with a
-// malformed escape ("100%", "%zz") is left whole: decoding around it could
-// make a new escape ("%0%61" would become "%0a").
+// normalizePercent returns s, a path or a query as the URL Standard
+// serialises it, in the normal form of RFC 3986, section 6.2.2.2: the
+// percent-encoded unreserved characters (letters, digits, "-", ".", "_",
+// "~") decoded and the hex digits of the other escapes upper-cased, so
+// that "%7euser" and "~user" have one form, as do "%c3%a9" and "%C3%A9".
+// A "%" not followed by two hex digits ("100%", "%zz") is not an escape:
+// it is no "%25" either, so that "/a%zz" and "/a%25zz" keep two forms.
+// It stays a "%", and decoding never makes an escape of it: after such a
+// "%", of two hex digits the second is written as its escape ("%0%61" and
+// "%%30a" are both "%0%61", never "%0a", the escape of a newline). The
+// result is its own normal form. It allocates only when it changes s.
 func normalizePercent(s string) string {
 	i := strings.IndexByte(s, '%')
 	if i < 0 {
 		return s
 	}
-	for j := i; j < len(s); j++ {
-		if s[j] == '%' && (j+2 >= len(s) || !isHex(s[j+1]) || !isHex(s[j+2])) {
-			return s
+	var buf [256]byte
+	b := append(buf[:0], s[:i]...)
+	// lone counts the characters still to be written that could make
+	// an escape of the last "%" written alone: 2 right after it, 1 after
+	// a hex digit that followed it.
+	lone := 0
+	for i < len(s) {
+		c, n := s[i], 1
+		if c == '%' {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				b = append(b, '%')
+				i, lone = i+1, 2
+				continue
+			}
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if !isUnreserved(v) {
+				b = append(b, '%', upperHex(s[i+1]), upperHex(s[i+2]))
+				i, lone = i+3, 0
+				continue
+			}
+			c, n = v, 3
 		}
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	b.WriteString(s[:i])
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c != '%' || i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			b.WriteByte(c)
-			continue
+		switch {
+		case lone == 1 && isHex(c):
+			// The second hex digit after a lone "%".
+			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			lone = 0
+		case lone == 2 && isHex(c):
+			b = append(b, c)
+			lone = 1
+		default:
+			b = append(b, c)
+			lone = 0
 		}
-		writeNormalEscape(&b, s[i+1], s[i+2])
-		i += 2
+		i += n
 	}
-	return b.String()
+	if string(b) == s {
+		return s
+	}
+	return string(b)
 }
 
 // writeNormalEscape writes the escape "%" h1 h2, hex digits, in its
@@ -435,10 +468,22 @@ func (s *scope) trap(key string, u *url.URL) refusal {
 	if s.maxURLLength > 0 && len(key) > s.maxURLLength {
 		return refuseURLLength
 	}
-	if s.maxSegmentRepeats > 0 && segmentRepeats(u.EscapedPath(), s.maxSegmentRepeats) {
+	if s.maxSegmentRepeats > 0 && segmentRepeats(escapedPath(u), s.maxSegmentRepeats) {
 		return refuseSegmentRepeats
 	}
 	return refuseNone
+}
+
+// escapedPath returns u's path as sent: for a path that setURL put in
+// Opaque, the Opaque after "//" and the host, else its EscapedPath.
+func escapedPath(u *url.URL) string {
+	if u.Opaque != "" {
+		if p, ok := strings.CutPrefix(u.Opaque, "//"+u.Host); ok {
+			return p
+		}
+		return u.Opaque
+	}
+	return u.EscapedPath()
 }
 
 // segmentRepeats reports whether one segment of the escaped path, which

@@ -419,19 +419,20 @@ func (r *run) sitemaps(key string, named []string) []Request {
 		if err != nil || !r.scope.contains(u) {
 			return
 		}
-		ok, err := r.allows(u.String(), u)
+		wire, uk := urlForms(u)
+		ok, err := r.allows(uk, u)
 		if err != nil {
-			r.cfg.logger.Error("sitemap", "url", u.String(), "err", err)
+			r.cfg.logger.Error("sitemap", "url", wire, "err", err)
 		}
 		if !ok || err != nil {
 			return
 		}
 		for _, q := range reqs {
-			if q.URL == u.String() {
+			if q.URL == uk {
 				return
 			}
 		}
-		reqs = append(reqs, Request{URL: u.String(), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
+		reqs = append(reqs, Request{URL: uk, Wire: wireField(wire, uk), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
 	}
 	if !r.cfg.robots {
 		add(key + "/robots.txt")
@@ -455,14 +456,14 @@ type sitemapReader struct {
 
 // read returns the pages and the sitemaps listed by a sitemap file fetched
 // from base at depth, as absolute http(s) URLs resolved against base as
-// the URL Standard resolves them and normalised (see resolveRef), and the
+// the URL Standard resolves them, as sent (see resolveRef), and the
 // error of a file
 // over the limits of sitemaps.org (read up to them) or malformed (read up
 // to the fault).
 func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps []*url.URL, err error) {
 	urls, indexed, err := parseSitemap(body, MaxSitemapURLs, MaxSitemapBytes)
 	if len(indexed) > 0 && depth >= maxSitemapNesting {
-		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", base.String(), "entries", len(indexed), "depth", depth)
+		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", urlString(base), "entries", len(indexed), "depth", depth)
 		indexed = nil
 	}
 	b, berr := stdFromURL(base)
@@ -497,7 +498,7 @@ func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Resu
 		return err
 	}
 	if perr != nil {
-		return fmt.Errorf("sitemap %s: %w", l.URL, perr)
+		return fmt.Errorf("sitemap %s: %w", res.URL, perr)
 	}
 	return nil
 }

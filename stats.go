@@ -18,11 +18,17 @@ import (
 // FetchStatistic of "500 Lines or Less". Every URL taken from the queue gets
 // exactly one Result, whatever happens to it.
 type Result struct {
-	URL     string // the URL fetched, normalised
-	NextURL string // for a redirect, where it points, normalised
+	// URL is the URL as it was sent: the WHATWG URL Standard's
+	// serialisation of the first spelling the crawl met (see Link.URL);
+	// the crawl dedupes on another form, in which "/%7Euser" and "/~user"
+	// are one URL (see Request.Wire).
+	URL string
+	// NextURL is, for a redirect, where it points, resolved as a browser
+	// resolves its Location, in the form it is sent.
+	NextURL string
 	// Referrer is the URL of the page (or sitemap, redirect or robots.txt)
-	// where the crawl first found URL; empty for roots and URLs added
-	// with Crawl.Add.
+	// where the crawl first found URL, as its Result.URL has it; empty for
+	// roots and URLs added with Crawl.Add.
 	Referrer string
 	// Status is the HTTP status of the last response; 0 when none came.
 	Status int

@@ -12,15 +12,22 @@ import (
 
 // This file parses http and https URLs as the WHATWG URL Standard's basic
 // URL parser does (https://url.spec.whatwg.org/), so that the crawler
-// requests what a browser would for the same link, and then applies the
-// equivalences of RFC 3986, section 6.2.2, so that one resource has one
-// key. Only what an http(s) URL can hold is kept: the userinfo is dropped
+// requests what a browser would for the same link: the Standard's
+// serialisation of the URL as first spelled is what goes on the wire, "|"
+// and a "%" not followed by two hex digits included, as a browser sends
+// them. Only what an http(s) URL can hold is kept: the userinfo is dropped
 // (see normalize), and so is the fragment, which is never sent.
 //
-// Two bytes the Standard leaves bare in a path cannot be sent bare by
-// net/url, whose url.URL.EscapedPath re-encodes any path holding them: "|"
-// and a "%" not followed by two hex digits. They are percent-encoded
-// ("%7C", "%25"), so that the key of a URL is what goes on the wire.
+// The crawl dedupes on another form, the key (stdURL.key): the
+// serialisation with the equivalences of RFC 3986, section 6.2.2 applied
+// (see normalizePercent), so that "/%7Euser" and "/~user" are one URL,
+// fetched once, as spelled the first time, while "/a%zz" and "/a%25zz"
+// stay two.
+//
+// net/url cannot hold every such path in url.URL.Path and RawPath: its
+// EscapedPath re-encodes a path holding "|" or a malformed escape. Such a
+// URL has its path in Opaque (see setURL), which net/http sends as it is;
+// the crawler's own request has it in origin form (see newRequest).
 
 // errURLFailure is the error of a reference that the URL Standard's
 // parser fails on, errNotHTTP that of one that gives no http(s) URL.
@@ -30,7 +37,7 @@ var (
 )
 
 // stdURL is an http(s) URL as the URL Standard serialises it, without
-// userinfo and fragment, and normalised (see normalizePercent).
+// userinfo and fragment: the form that is sent.
 type stdURL struct {
 	scheme   string // "http" or "https"
 	host     string // serialised host, with a port other than the default
@@ -62,7 +69,7 @@ func (b *byteSet) index(s string) int {
 
 // Sets of the bytes the parser looks for on every link.
 var (
-	pathEscapes  = newByteSet("%!'()*[]") // what net/url's path escaping may change
+	pathEscapes  = newByteSet("%!'()*[]|") // what net/url's path escaping may change
 	tabOrNewline = newByteSet("\t\n\r")
 	authorityEnd = newByteSet("/\\?#")
 	slashes      = newByteSet("/\\")
@@ -75,22 +82,158 @@ func (u *stdURL) urlValue() *url.URL {
 	return r
 }
 
-// setURL sets r to u, as url.Parse of u's serialisation would, so that
-// r's String and RequestURI give that serialisation byte for byte: Path
-// is the decoded path, and RawPath the serialised one when the default
-// encoding of Path differs from it.
+// setURL sets r to u, so that r's String is u's serialisation and its
+// RequestURI the serialisation after the host, byte for byte: as
+// url.Parse of it would, Path is the decoded path, and RawPath the
+// serialised one when the default encoding of Path differs from it. A
+// path net/url cannot give back that way (one holding "|" or a "%" not
+// followed by two hex digits, which url.Parse refuses) is in Opaque
+// instead, with the host, "//h/a%zz", and Path and RawPath empty: String
+// is then still the serialisation, and RequestURI is it whole, which
+// net/http sends in absolute form ("GET http://h/a%zz"), as HTTP allows;
+// originForm makes the request line a browser's.
 func (u *stdURL) setURL(r *url.URL) {
 	*r = url.URL{Scheme: u.scheme, Host: u.host, Path: u.path, RawQuery: u.query, ForceQuery: u.hasQuery && u.query == ""}
-	if pathEscapes.index(u.path) >= 0 {
-		// The serialised path never has a malformed escape.
-		p, err := url.PathUnescape(u.path)
-		if err == nil {
-			r.Path = p
-			if (&url.URL{Path: p}).EscapedPath() != u.path {
-				r.RawPath = u.path
-			}
+	if pathEscapes.index(u.path) < 0 {
+		return
+	}
+	if p, err := url.PathUnescape(u.path); err == nil {
+		r.Path = p
+		if r.EscapedPath() == u.path {
+			return
+		}
+		r.RawPath = u.path
+		if r.EscapedPath() == u.path {
+			return
 		}
 	}
+	r.Path, r.RawPath, r.Opaque = "", "", "//"+u.host+u.path
+}
+
+// originForm rewrites a URL that setURL made with an Opaque "//host/path"
+// to have the path alone in Opaque, so that its RequestURI, the
+// request-target net/http sends, is in origin form ("/a%zz"), as a
+// browser sends it. Its String then lacks the host ("http:/a%zz"; see
+// urlString). A path that starts with "//" stays as it is, in absolute
+// form: RequestURI would read it as an authority.
+func originForm(r *url.URL) {
+	if p, ok := strings.CutPrefix(r.Opaque, "//"+r.Host); ok && strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
+		r.Opaque = p
+	}
+}
+
+// String returns u's serialisation, the URL as sent.
+func (u *stdURL) String() string {
+	s := u.scheme + "://" + u.host + u.path
+	if u.hasQuery {
+		s += "?" + u.query
+	}
+	return s
+}
+
+// key returns the form of u the crawl dedupes on: its serialisation with
+// the path and query in the normal form of RFC 3986, section 6.2.2 (see
+// normalizePercent). It is its own key: parsed again, it gives itself.
+func (u *stdURL) key() string {
+	k := u.keyed()
+	return k.String()
+}
+
+// keyed returns u with its path and query as its key has them.
+func (u *stdURL) keyed() stdURL {
+	k := *u
+	k.path = normalizePercent(u.path)
+	if u.hasQuery {
+		k.query = normalizePercent(u.query)
+	}
+	return k
+}
+
+// wireKey returns the key of a URL given in its wire form (a
+// stdURL.String), as stdURL.key does, without parsing it again.
+func wireKey(wire string) string {
+	if strings.IndexByte(wire, '%') < 0 {
+		return wire
+	}
+	// The host holds no "/", and the path starts with one.
+	i := strings.Index(wire, "://") + 3
+	i += strings.IndexByte(wire[i:], '/')
+	path, query, hasQuery := strings.Cut(wire[i:], "?")
+	k := wire[:i] + normalizePercent(path)
+	if hasQuery {
+		k += "?" + normalizePercent(query)
+	}
+	return k
+}
+
+// urlForms returns the two forms of u, a URL as resolveRef, parseRoot
+// and normalize leave it: wire, its serialisation, which is sent, and key,
+// which the crawl dedupes on (see stdURL.key). A URL the URL Standard's
+// parser refuses, which no scope contains, has normalize's form as both.
+func urlForms(u *url.URL) (wire, key string) {
+	s, err := stdFromURL(u)
+	if err != nil {
+		v := *u
+		normalize(&v)
+		k := urlString(&v)
+		return k, k
+	}
+	wire = s.String()
+	return wire, wireKey(wire)
+}
+
+// URLKey returns the form of the absolute http(s) URL rawURL that a crawl
+// dedupes on: rawURL parsed as the WHATWG URL Standard parses it, without
+// userinfo and fragment, with percent-encoded unreserved characters
+// decoded and the hex digits of other escapes upper-cased (RFC 3986,
+// section 6.2.2), a "%" not followed by two hex digits kept. The spellings
+// of one URL, which a crawl fetches once, have one key
+// ("http://h/%7Euser" and "http://h/~user"): compare keys to match a
+// Link.URL's String to the Result of the URL it names, whose URL is the
+// spelling the crawl met first. A string that is no absolute http(s) URL
+// is returned as it is. It is safe for concurrent use.
+func URLKey(rawURL string) string {
+	s, err := parseStd(rawURL, nil)
+	if err != nil {
+		return rawURL
+	}
+	return s.key()
+}
+
+// wireField returns what Request.Wire holds for a URL of the two forms
+// wire and key (see urlForms): wire, or "" when it is key.
+func wireField(wire, key string) string {
+	if wire == key {
+		return ""
+	}
+	return wire
+}
+
+// wireURL returns the URL r is sent to: r.Wire, or r.URL when Wire is
+// empty.
+func wireURL(r *Request) string {
+	if r.Wire != "" {
+		return r.Wire
+	}
+	return r.URL
+}
+
+// urlString returns u's string form, as url.URL.String does, but for a
+// URL whose path originForm left alone in Opaque, which it gives as a URL
+// with its host ("http://h/a%zz"), not as url.URL.String does
+// ("http:/a%zz").
+func urlString(u *url.URL) string {
+	if u.Opaque == "" || u.Opaque[0] != '/' || strings.HasPrefix(u.Opaque, "//") || u.Host == "" || u.Scheme == "" {
+		return u.String()
+	}
+	s := u.Scheme + "://" + u.Host + u.Opaque
+	if u.ForceQuery || u.RawQuery != "" {
+		s += "?" + u.RawQuery
+	}
+	if u.Fragment != "" {
+		s += "#" + u.EscapedFragment()
+	}
+	return s
 }
 
 // stdFromURL returns an http(s) url.URL parsed anew as the URL Standard
@@ -103,9 +246,18 @@ func stdFromURL(u *url.URL) (stdURL, error) {
 // for its path as spelled in RawPath when that decodes to Path, even
 // where net/url would not use it ("/a%2Fb/café", whose non-ASCII bytes
 // make RawPath no valid encoding): the Standard's parser then encodes
-// what needs it, and "%2F" stays a "%2F". The fragment is left out.
+// what needs it, and "%2F" stays a "%2F"; and for a path in Opaque (see
+// setURL), as urlString gives it. The fragment is left out.
 func refString(u *url.URL) string {
-	if u.RawPath == "" || u.Opaque != "" {
+	if u.Opaque != "" {
+		if u.Fragment == "" {
+			return urlString(u)
+		}
+		v := *u
+		v.Fragment, v.RawFragment = "", ""
+		return urlString(&v)
+	}
+	if u.RawPath == "" {
 		if u.Fragment == "" {
 			return u.String()
 		}
@@ -129,8 +281,9 @@ func refString(u *url.URL) string {
 
 // resolveRef resolves the reference ref (an href, a Location, a sitemap
 // entry) against base as the URL Standard's basic URL parser does, and
-// returns the http(s) URL in the form the crawl dedupes on: without
-// userinfo and fragment, normalised by normalizePercent. A nil base
+// returns the http(s) URL in the form that is sent: the Standard's
+// serialisation, without userinfo and fragment (see setURL; urlForms
+// gives its key). A nil base
 // leaves only absolute references. It fails for a reference the parser
 // fails on, and for one that is not http(s) ("mailto:", "javascript:").
 // It is safe for concurrent use.
@@ -533,8 +686,6 @@ var encodeSets = func() (t [128]uint8) {
 	for _, c := range "?^`{}" {
 		t[c] |= setPath
 	}
-	// Not the Standard: net/url cannot send "|" bare in a path.
-	t['|'] |= setPath
 	return t
 }()
 
@@ -563,10 +714,6 @@ func parsePathQuery(u *stdURL, p string, s string) {
 	}
 	if hasQuery {
 		u.query, u.hasQuery = encodeQuery(query), true
-	}
-	u.path = normalizePercent(u.path)
-	if u.hasQuery {
-		u.query = normalizePercent(u.query)
 	}
 }
 
@@ -627,18 +774,16 @@ func lastSlash(b []byte) int {
 }
 
 // isPlainPath reports whether the path s needs no encoding, no "\"
-// turned into "/", no fix of a lone "%" and no dot segment resolved.
+// turned into "/" and no dot segment resolved.
 func isPlainPath(s string) bool {
 	for i := range len(s) {
 		c := s[i]
 		switch {
 		case inSet(c, setPath) || c == '\\':
 			return false
-		case c == '%' && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])):
-			return false
 		case c == '.' && s[i-1] == '/':
 			return false
-		case c == '%' && s[i-1] == '/' && (s[i+2] == 'e' || s[i+2] == 'E') && s[i+1] == '2':
+		case c == '%' && i+2 < len(s) && s[i-1] == '/' && (s[i+2] == 'e' || s[i+2] == 'E') && s[i+1] == '2':
 			return false
 		}
 	}
@@ -665,13 +810,13 @@ func isDoubleDot(seg string) bool {
 	return false
 }
 
-// appendEncoded appends s to b with the bytes in set percent-encoded, and
-// a "%" not followed by two hex digits as "%25" (see the file comment).
+// appendEncoded appends s to b with the bytes in set percent-encoded; a
+// "%" is left as it is, followed by two hex digits or not.
 func appendEncoded(b []byte, s string, set uint8) []byte {
 	const hex = "0123456789ABCDEF"
 	for i := range len(s) {
 		c := s[i]
-		if inSet(c, set) || c == '%' && set == setPath && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])) {
+		if inSet(c, set) {
 			b = append(b, '%', hex[c>>4], hex[c&15])
 			continue
 		}

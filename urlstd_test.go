@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
 )
@@ -55,7 +57,7 @@ func (s *uriServer) requested() []string {
 
 // TestCrawlSendsStandardURLs checks what goes on the wire for links a
 // browser would send as the URL Standard's parser serialises them, and
-// which of them are one URL.
+// which of them are one URL, sent as first spelled.
 func TestCrawlSendsStandardURLs(t *testing.T) {
 	links := []string{
 		"/q?x=a b",       // a space in the query: %20
@@ -66,7 +68,7 @@ func TestCrawlSendsStandardURLs(t *testing.T) {
 		"/%7Euser", "/~user", // an unreserved escape is its character: one URL
 		"/x/%2e%2E/d", "/d", // a dot segment spelled with escapes: one URL
 		"\\e\\f", " /e/f\t\n ", // backslashes, white space: one URL
-		"/a%2fb", // hex upper-cased, not decoded
+		"/a%2fb", "/a%2Fb", // one URL, sent as first spelled; not decoded
 	}
 	var b strings.Builder
 	for _, l := range links {
@@ -81,8 +83,8 @@ func TestCrawlSendsStandardURLs(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	want := []string{
-		"/", "/%22q%22", "/a%20b", "/a%2Fb", "/a%3Bb", "/a;b",
-		"/caf%C3%A9", "/d", "/e/f", "/q?x=a%20b", "/~user",
+		"/", "/%22q%22", "/%7Euser", "/a%20b", "/a%2fb", "/a%3Bb", "/a;b",
+		"/caf%C3%A9", "/d", "/e/f", "/q?x=a%20b",
 	}
 	if got := s.requested(); !slices.Equal(got, want) {
 		t.Errorf("requests: got %q, want %q", got, want)
@@ -178,14 +180,11 @@ func TestPageResolve(t *testing.T) {
 }
 
 // TestRedirectLocationStandard checks that a Location header is resolved
-// as a browser resolves it, one net/url refuses included.
+// as a browser resolves it, one net/url refuses included, and sent as the
+// URL Standard serialises it, deduped on its key: "/%7eu" is the root
+// "/~u", fetched once.
 func TestRedirectLocationStandard(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.RequestURI)
-		mu.Unlock()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Location", "/to/a b?c=\u00e9")
@@ -193,8 +192,14 @@ func TestRedirectLocationStandard(t *testing.T) {
 		case "/r2":
 			w.Header().Set("Location", "/100%")
 			w.WriteHeader(http.StatusFound)
+		case "/r3":
+			w.Header().Set("Location", "/%7eu")
+			w.WriteHeader(http.StatusFound)
 		}
 	}))
+	ll := &lineListener{Listener: srv.Listener}
+	srv.Listener = ll
+	srv.Start()
 	t.Cleanup(srv.Close)
 	var rmu sync.Mutex
 	next := make(map[string]string)
@@ -209,15 +214,204 @@ func TestRedirectLocationStandard(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if _, err := c.Run(context.Background(), srv.URL+"/", srv.URL+"/r2"); err != nil {
+	if _, err := c.Run(context.Background(), srv.URL+"/", srv.URL+"/r2", srv.URL+"/r3", srv.URL+"/~u"); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	slices.Sort(got)
-	want := []string{"/", "/100%25", "/r2", "/to/a%20b?c=%C3%A9"}
-	if !slices.Equal(got, want) {
+	want := []string{"/", "/100%", "/r2", "/r3", "/to/a%20b?c=%C3%A9", "/~u"}
+	if got := ll.targets(); !slices.Equal(got, want) {
 		t.Errorf("requests: got %q, want %q", got, want)
 	}
-	if n := next[srv.URL+"/"]; n != srv.URL+"/to/a%20b?c=%C3%A9" {
-		t.Errorf("NextURL of /: got %q, want %q", n, srv.URL+"/to/a%20b?c=%C3%A9")
+	for from, to := range map[string]string{"/": "/to/a%20b?c=%C3%A9", "/r2": "/100%", "/r3": "/%7eu"} {
+		if n := next[srv.URL+from]; n != srv.URL+to {
+			t.Errorf("NextURL of %s: got %q, want %q", from, n, srv.URL+to)
+		}
+	}
+}
+
+// lineListener records the request line of every HTTP/1.1 request read
+// through its connections, as the bytes came off the wire: a net/http
+// handler never sees a request whose target net/url refuses ("/a%zz",
+// answered 400 before any handler runs).
+type lineListener struct {
+	net.Listener
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &lineConn{Conn: c, l: l}, nil
+}
+
+// targets returns the request-targets of the requests read, sorted.
+func (l *lineListener) targets() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ts []string
+	for _, line := range l.lines {
+		if f := strings.Fields(line); len(f) == 3 {
+			ts = append(ts, f[1])
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+type lineConn struct {
+	net.Conn
+	l    *lineListener
+	line []byte // the line read so far
+}
+
+func (c *lineConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	for _, b := range p[:n] {
+		if b != '\n' {
+			c.line = append(c.line, b)
+			continue
+		}
+		line := strings.TrimSuffix(string(c.line), "\r")
+		c.line = c.line[:0]
+		if strings.HasPrefix(line, "GET ") || strings.HasPrefix(line, "HEAD ") {
+			c.l.mu.Lock()
+			c.l.lines = append(c.l.lines, line)
+			c.l.mu.Unlock()
+		}
+	}
+	return n, err
+}
+
+// TestCrawlSendsWireForm checks that a link goes on the wire as a browser
+// sends it, the URL Standard's serialisation of its first spelling, and
+// that the spellings RFC 3986 (section 6.2.2) makes one URL are fetched
+// once, while "/a%zz" and "/a%25zz" are two URLs; with the default
+// extractor and with a LinkExtractor.
+func TestCrawlSendsWireForm(t *testing.T) {
+	links := []string{
+		"/a%zz", "/a%25zz", // a malformed escape is no "%25": two URLs
+		"/%7Euser", "/~user", // one URL, sent as first spelled
+		"?x=%7E&y=%zz", "?x=~&y=%zz", // a bad escape in the query: still one URL
+		"/a|b",               // "|" left as written
+		"/%0%61", "/%%30%61", // one URL; not "/%0a"
+		"/%0a",                     // the escape of a newline: another URL
+		"/caf%c3%a9", "/caf\u00e9", // hex case: one URL
+	}
+	var b strings.Builder
+	for _, l := range links {
+		fmt.Fprintf(&b, "<a href=\"%s\">x</a>\n", html.EscapeString(l))
+	}
+	page := b.String()
+	want := []string{
+		"/", "/%0%61", "/%0a", "/%7Euser", "/?x=%7E&y=%zz", "/a%25zz", "/a%zz", "/a|b", "/caf%c3%a9",
+	}
+	for _, custom := range []bool{false, true} {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			if r.URL.Path == "/" && r.URL.RawQuery == "" {
+				fmt.Fprint(w, page)
+			}
+		}))
+		ll := &lineListener{Listener: srv.Listener}
+		srv.Listener = ll
+		srv.Start()
+		t.Cleanup(srv.Close)
+		var mu sync.Mutex
+		var results []string
+		opts := []crawl.Option{crawl.WithRobots(false), crawl.WithMaxDepth(1), crawl.WithResultHook(func(r crawl.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, r.URL)
+		})}
+		if custom {
+			opts = append(opts, crawl.WithLinkExtractor(crawl.ExtractLinks))
+		}
+		c, err := crawl.New(opts...)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := ll.targets(); !slices.Equal(got, want) {
+			t.Errorf("custom extractor %v: request-targets: got %q, want %q", custom, got, want)
+		}
+		var wantResults []string
+		for _, w := range want {
+			wantResults = append(wantResults, srv.URL+w)
+		}
+		slices.Sort(results)
+		if !slices.Equal(results, wantResults) {
+			t.Errorf("custom extractor %v: Result.URL: got %q, want %q", custom, results, wantResults)
+		}
+	}
+}
+
+// TestURLKey checks that the spellings a crawl fetches once have one key,
+// and the URLs it fetches apart have two.
+func TestURLKey(t *testing.T) {
+	same := [][2]string{
+		{"http://h/%7Euser", "http://h/~user"},
+		{"HTTP://H:80/caf%c3%a9#x", "http://h/caf\u00e9"},
+		{"http://h/?x=%7E&y=%zz", "http://h/?x=~&y=%zz"},
+		{"http://h/%0%61", "http://h/%%30%61"},
+		{"http://u@h/a|b", "http://h/a|b"},
+	}
+	for _, p := range same {
+		if a, b := crawl.URLKey(p[0]), crawl.URLKey(p[1]); a != b {
+			t.Errorf("URLKey(%q) = %q, URLKey(%q) = %q, want equal", p[0], a, p[1], b)
+		}
+	}
+	apart := [][2]string{
+		{"http://h/a%zz", "http://h/a%25zz"},
+		{"http://h/a%3Bb", "http://h/a;b"},
+		{"http://h/%0%61", "http://h/%0a"},
+		{"http://h/a|b", "http://h/a%7Cb"},
+	}
+	for _, p := range apart {
+		if a, b := crawl.URLKey(p[0]), crawl.URLKey(p[1]); a == b {
+			t.Errorf("URLKey(%q) = URLKey(%q) = %q, want two keys", p[0], p[1], a)
+		}
+	}
+	if got := crawl.URLKey("mailto:x@h"); got != "mailto:x@h" {
+		t.Errorf("URLKey(%q) = %q, want it unchanged", "mailto:x@h", got)
+	}
+}
+
+// TestCrawlRetrySendsWireForm checks that a URL retried goes out again as
+// it was first spelled: the frontier keeps its wire form with its retry.
+func TestCrawlRetrySendsWireForm(t *testing.T) {
+	var mu sync.Mutex
+	tries := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path == "/" {
+			fmt.Fprint(w, `<a href="/%7Euser">x</a>`)
+			return
+		}
+		mu.Lock()
+		tries++
+		first := tries == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	ll := &lineListener{Listener: srv.Listener}
+	srv.Listener = ll
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := crawl.New(crawl.WithRobots(false), crawl.WithBackoff(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"/", "/%7Euser", "/%7Euser"}
+	if got := ll.targets(); !slices.Equal(got, want) {
+		t.Errorf("request-targets: got %q, want %q", got, want)
 	}
 }

@@ -21,9 +21,12 @@ import (
 // keeps its navigation links until the page's Result arrives.
 type linkGraph struct {
 	mu      sync.Mutex
-	pending map[string][]string // page URL to its links, until its Result
+	pending map[string][]string // page URL's key to its links, until its Result
 	nodes   map[string]graphNode
 	links   map[string][]string // page URL to its distinct links, in order
+	// names maps a URL's key (crawl.URLKey) to the spelling of its
+	// Result, which a link may spell otherwise ("/~user", "/%7Euser").
+	names map[string]string
 }
 
 // graphNode is what the graph keeps of a Result.
@@ -39,6 +42,7 @@ func newLinkGraph() *linkGraph {
 		pending: map[string][]string{},
 		nodes:   map[string]graphNode{},
 		links:   map[string][]string{},
+		names:   map[string]string{},
 	}
 }
 
@@ -53,19 +57,17 @@ func (g *linkGraph) page(p *crawl.Page) {
 	}
 	if len(links) > 0 {
 		g.mu.Lock()
-		g.pending[p.URL.String()] = links
+		g.pending[crawl.URLKey(p.URL.String())] = links
 		g.mu.Unlock()
 	}
 }
 
 // result records r as a node, with its page's links as edges.
 func (g *linkGraph) result(r *crawl.Result) {
-	key := r.URL
-	if u, err := url.Parse(r.URL); err == nil {
-		key = u.String() // as p.URL.String() was
-	}
+	key := crawl.URLKey(r.URL)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.names[key] = r.URL
 	g.nodes[r.URL] = graphNode{kind: r.Kind(), status: r.Status, contentType: r.ContentType, next: r.NextURL}
 	links := g.pending[key]
 	delete(g.pending, key)
@@ -140,6 +142,9 @@ func (g *linkGraph) writeDOT(w io.Writer, root string) error {
 	urls := slices.Sorted(maps.Keys(g.nodes))
 	for _, u := range urls {
 		add := func(to string, redirect bool) {
+			if name, ok := g.names[crawl.URLKey(to)]; ok {
+				to = name // the URL's Result, under the spelling met first
+			}
 			if _, ok := g.nodes[to]; !ok {
 				if crawled[site(to)] {
 					leftOut++

@@ -38,7 +38,7 @@ func main() {
 // could not run.
 func check(ctx context.Context, out io.Writer, roots ...string) int {
 	var mu sync.Mutex
-	named := map[string][]namer{} // URL -> where pages name it
+	named := map[string][]namer{} // URL key (crawl.URLKey) -> where pages name it
 	var broken, unchecked []crawl.Result
 	c, err := crawl.New(
 		crawl.WithWorkers(16),
@@ -50,7 +50,7 @@ func check(ctx context.Context, out io.Writer, roots ...string) int {
 			defer mu.Unlock()
 			for _, l := range p.Links {
 				if l.Role != crawl.Reference {
-					u := l.URL.String()
+					u := crawl.URLKey(l.URL.String())
 					named[u] = append(named[u], namer{l.Page, l.Text})
 				}
 			}
@@ -87,10 +87,10 @@ func check(ctx context.Context, out io.Writer, roots ...string) int {
 				what = "not checked: " + what
 			}
 			fmt.Fprintf(out, "%s: %s\n", r.URL, what)
-			for _, n := range named[r.URL] {
+			for _, n := range named[crawl.URLKey(r.URL)] {
 				fmt.Fprintf(out, "\ton %s %q\n", n.page, n.text)
 			}
-			if len(named[r.URL]) == 0 && r.Referrer != "" {
+			if len(named[crawl.URLKey(r.URL)]) == 0 && r.Referrer != "" {
 				fmt.Fprintf(out, "\tfrom %s\n", r.Referrer)
 			}
 		}
