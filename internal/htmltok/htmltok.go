@@ -52,13 +52,30 @@ type Tokenizer struct {
 
 	scratch []byte // converted text and names, for the current token
 
+	cmps  int                 // attribute names compared or looked up since Reset: the work of dropping duplicates
+	names map[string]struct{} // the current tag's attribute names, lower case, past scanAttrs of them
+	lower []byte              // a name in lower case, to look up in names
+
 	tagSlow *html.Tokenizer // reads the current tag's attributes again
 	slow    *html.Tokenizer // tokenizes the rest of the document
 }
 
 // Reset makes z tokenize doc from its start.
 func (z *Tokenizer) Reset(doc []byte) {
-	*z = Tokenizer{b: doc, attrs: z.attrs[:0], scratch: z.scratch[:0]}
+	z.clearNames()
+	*z = Tokenizer{b: doc, attrs: z.attrs[:0], scratch: z.scratch[:0], names: z.names, lower: z.lower[:0]}
+}
+
+// clearNames empties z.names for the next tag, or lets it go if a tag of
+// many attributes made it large: clearing a map costs its capacity, which
+// a tag of a few attributes must not pay again and again.
+func (z *Tokenizer) clearNames() {
+	switch {
+	case len(z.names) > 64:
+		z.names = nil
+	case len(z.names) > 0:
+		clear(z.names)
+	}
 }
 
 // Release lets go of the document, keeping z's buffers for the next Reset
@@ -69,6 +86,9 @@ func (z *Tokenizer) Release() {
 	}
 	if cap(z.attrs) > 1024 {
 		z.attrs = nil
+	}
+	if cap(z.lower) > 1024 {
+		z.lower = nil
 	}
 	z.Reset(nil)
 }
@@ -83,6 +103,7 @@ func (z *Tokenizer) Next() html.TokenType {
 	z.raw = z.p
 	z.data = span{z.p, z.p}
 	z.attrs, z.nAttr, z.attrCheck = z.attrs[:0], 0, false
+	z.clearNames()
 	z.scratch = z.scratch[:0]
 	z.tagSlow = nil
 	z.tt = z.next()
@@ -311,22 +332,59 @@ func (z *Tokenizer) tag(name int, save bool) bool {
 				}
 			}
 		}
-		if save && k.end > k.start && !z.seen(k) {
-			z.attrs = append(z.attrs, [2]span{k, v})
+		if save && k.end > k.start {
+			z.keep(k, v)
 		}
 	}
 }
 
-// seen reports whether the tag has an attribute named k already, in any
-// ASCII case.
-func (z *Tokenizer) seen(k span) bool {
+// scanAttrs is how many attributes a tag has before the names seen are
+// kept in a set: below it, a new name is compared with each earlier one.
+const scanAttrs = 8
+
+// keep adds the attribute k=v to the tag's unless it has one of that name
+// already, in any ASCII case. Up to scanAttrs it compares names; past
+// them it looks each up in z.names, so that a tag of n attributes costs
+// O(n), not the O(n²) of comparing every name with every other.
+func (z *Tokenizer) keep(k, v span) {
 	key := z.b[k.start:k.end]
-	for _, a := range z.attrs {
-		if asciiFold(z.b[a[0].start:a[0].end], key) {
-			return true
+	if len(z.attrs) < scanAttrs {
+		for _, a := range z.attrs {
+			z.cmps++
+			if asciiFold(z.b[a[0].start:a[0].end], key) {
+				return
+			}
+		}
+		z.attrs = append(z.attrs, [2]span{k, v})
+		return
+	}
+	if len(z.names) == 0 {
+		if z.names == nil {
+			z.names = make(map[string]struct{})
+		}
+		for _, a := range z.attrs {
+			z.names[string(z.lowerName(a[0]))] = struct{}{}
 		}
 	}
-	return false
+	z.cmps++
+	lower := z.lowerName(k)
+	if _, ok := z.names[string(lower)]; ok {
+		return
+	}
+	z.names[string(lower)] = struct{}{}
+	z.attrs = append(z.attrs, [2]span{k, v})
+}
+
+// lowerName returns the name k in lower case, in z.lower.
+func (z *Tokenizer) lowerName(k span) []byte {
+	z.lower = z.lower[:0]
+	for _, c := range z.b[k.start:k.end] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		z.lower = append(z.lower, c)
+	}
+	return z.lower
 }
 
 // untilCloseAngle ends a comment at the first ">" from i, or at the end
