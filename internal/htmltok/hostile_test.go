@@ -3,6 +3,7 @@ package htmltok
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,26 @@ func TestManyAttributes(t *testing.T) {
 		t.Errorf("got %d name comparisons for %d attributes, want at most %d", z.cmps, n, 4*n)
 	}
 	same(t, &z, doc)
+}
+
+// TestSameTokensManyAttributes compares tags of up to 60 attributes drawn
+// from a few names, in random case, some needing conversion, with
+// x/net/html's: the names past the eighth, looked up in a set, are
+// dropped as x/net/html drops them.
+func TestSameTokensManyAttributes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"a", "B", "href", "HREF", "Href", "src", "x-y", "data-z", "=q", "\x00n", "é", "É"}
+	values := []string{"", "=v", "=\"v\"", "='&amp;'", "=\"a\rb\"", "=/"}
+	var z Tokenizer
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(3) {
+			b.WriteString("<p")
+			for range rng.IntN(60) {
+				b.WriteString(" " + names[rng.IntN(len(names))] + values[rng.IntN(len(values))])
+			}
+			b.WriteString(">t")
+		}
+		same(t, &z, []byte(b.String()))
+	}
 }
