@@ -477,8 +477,9 @@ func (c *conn) feedHead(p []byte) []byte {
 
 // headEnd returns the end of the head in b, past its first empty line, or
 // -1: as net/http reads a head, lines end at a line feed, a carriage
-// return before it dropped, so "\n\n", "\n\r\n" both end it. Lines end
-// before from only if b[from:] is where the search left off.
+// return before it dropped, so "\n\n" and "\n\r\n" both end it. It looks
+// from b[from:], the line feeds before from having been looked at
+// already.
 func headEnd(b []byte, from int) int {
 	for i := from; ; {
 		j := bytes.IndexByte(b[i:], '\n')
