@@ -124,6 +124,9 @@ func framing(t *testing.T, paths []string) {
 			t.Errorf("%s: WARC-Truncated %q, want none", p, tr)
 		}
 	}
+	if len(paths) < len(framingCases) {
+		return // warcio reads the archive of all of them
+	}
 	t.Run("warcio", func(t *testing.T) {
 		dir := warcioDir(t)
 		cmd := exec.Command("node", append([]string{filepath.Join("testdata", "warcio_check.mjs"), dir}, w.Files()...)...)
