@@ -412,3 +412,71 @@ func FuzzParseSitemap(f *testing.F) {
 		}
 	})
 }
+
+// hostileSitemap returns a sitemap of about n bytes of the named shape.
+func hostileSitemap(shape string, n int) []byte {
+	var b bytes.Buffer
+	rep := func(prefix, unit, suffix string) {
+		b.WriteString(prefix)
+		for b.Len() < n-len(suffix) {
+			b.WriteString(unit)
+		}
+		b.WriteString(suffix)
+	}
+	const open, close = `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`, `</urlset>`
+	switch shape {
+	case "urls":
+		rep(open, "<url><loc>https://example.com/a</loc></url>", close)
+	case "comments":
+		rep(open, "<!-- x --><url><!-- y --><loc>https://example.com/a</loc></url>", close)
+	case "extensions": // elements that are not the sitemap's, with namespaces
+		rep(open, `<x:a xmlns:x="urn:x" x:b="c"><x:d/></x:a>`, close)
+	case "attrs": // many attributes on entries, each token under the token limit
+		rep(open, `<url a="1" b="2" c="3" d="4" e="5" f="6" g="7" h="8"><loc>https://example.com/a</loc></url>`, close)
+	case "long-locs": // each <loc> just past the entry limit, left out
+		rep(open, "<url><loc>https://example.com/"+strings.Repeat("x", maxSitemapEntry)+"</loc></url>", close)
+	case "text":
+		rep("", "https://example.com/a\n", "")
+	case "text-long-lines":
+		rep("", strings.Repeat("x", maxSitemapEntry+10)+"\n", "")
+	default:
+		panic("no shape " + shape)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkHostileSitemap parses 1 MiB and 4 MiB sitemaps of hostile
+// shapes (entries, comments, extension elements, attributes, over-long
+// locs and lines), with no URL limit, reporting ns/byte. The bound:
+// linear, the same ns/byte at both sizes, under about 500 (encoding/xml
+// is the most of it; a text sitemap is under 50).
+func BenchmarkHostileSitemap(b *testing.B) {
+	for _, size := range []int{1 << 20, 4 << 20} {
+		for _, shape := range []string{"urls", "comments", "extensions", "attrs", "long-locs", "text", "text-long-lines"} {
+			body := hostileSitemap(shape, size)
+			b.Run(fmt.Sprintf("%s/%dMiB", shape, size>>20), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					// Entries left out are an error; the work is what counts.
+					parseSitemap(body, 1<<30, 1<<30)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(body)), "ns/byte")
+			})
+		}
+	}
+}
+
+// TestHostileSitemapLinear compares the allocations of parseSitemap on
+// each hostile shape of n and of 2n bytes: at most about twice as many.
+func TestHostileSitemapLinear(t *testing.T) {
+	const n = 256 << 10
+	for _, shape := range []string{"urls", "comments", "extensions", "attrs", "long-locs", "text", "text-long-lines"} {
+		allocs := func(size int) float64 {
+			body := hostileSitemap(shape, size)
+			return testing.AllocsPerRun(2, func() { parseSitemap(body, 1<<30, 1<<30) })
+		}
+		if a1, a2 := allocs(n), allocs(2*n); a2 > 2.2*a1+64 {
+			t.Errorf("%s: %.0f allocations for %d bytes, %.0f for twice as many, want at most about twice", shape, a1, n, a2)
+		}
+	}
+}

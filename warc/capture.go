@@ -286,9 +286,6 @@ const (
 	modeClose // until the server closes
 )
 
-// maxHead bounds the response head kept while looking for its end.
-const maxHead = 1 << 20
-
 func (c *conn) Write(p []byte) (int, error) {
 	// The bytes are taken before they are sent: the response to them may
 	// be read before this Write returns.
@@ -424,19 +421,11 @@ func (c *conn) feedHead(p []byte) []byte {
 	c.head.Write(p)
 	b := c.head.Bytes()
 	// The head ends at the first empty line; look from a little before
-	// the new bytes, in case its end straddles two reads.
-	from := max(had-3, 0)
-	end := -1
-	if i := bytes.Index(b[from:], []byte("\r\n\r\n")); i >= 0 {
-		end = from + i + 4
-	}
-	if i := bytes.Index(b[from:], []byte("\n\n")); i >= 0 && (end < 0 || from+i+2 < end) {
-		end = from + i + 2
-	}
+	// the new bytes, in case its end straddles two reads. There is no
+	// bound here: the client reads a head only up to its
+	// MaxResponseHeaderBytes, and fails the request past them.
+	end := headEnd(b, max(had-2, 0))
 	if end < 0 {
-		if c.head.Len() > maxHead {
-			c.off = true
-		}
 		return nil
 	}
 	rest := p[len(p)-(len(b)-end):]
@@ -458,40 +447,53 @@ func (c *conn) feedHead(p []byte) []byte {
 		c.head.Reset()
 		return rest
 	}
+	mode, left, ok := hdr.framing(method)
+	if !ok {
+		// Framing net/http refuses: the client fails the request and
+		// closes the connection.
+		c.off = true
+		return nil
+	}
 	c.inBody = true
-	c.mode = modeClose
+	c.mode, c.left = mode, left
 	c.status, c.mediaType = status, ""
 	if hdr.hasType {
 		mime, _, _ := strings.Cut(hdr.mediaType, ";")
 		c.mediaType = strings.TrimSpace(mime)
 	}
 	c.compressed = compressed(hdr.contentEncoding, c.mediaType)
-	te := hdr.transferEncoding
-	cl, hasCL := hdr.contentLength, hdr.hasLength
-	switch {
-	case method == "HEAD" || status == http.StatusNoContent || status == http.StatusNotModified:
-		c.mode = modeNone
-	case te != "":
-		if codings := strings.Split(te, ","); strings.EqualFold(strings.TrimSpace(codings[len(codings)-1]), "chunked") {
-			c.mode = modeChunked
-			c.chunk = dechunker{}
-			renamed := renameTransferEncoding(c.head.Bytes())
-			c.head.Reset()
-			c.head.Write(renamed)
-		}
-	case hasCL:
-		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
-		if err != nil || n < 0 {
-			c.off = true
-			return nil
-		}
-		c.mode, c.left = modeLength, n
+	if mode == modeChunked {
+		c.chunk = dechunker{}
+		renamed := renameTransferEncoding(c.head.Bytes())
+		c.head.Reset()
+		c.head.Write(renamed)
 	}
 	c.body.begin(c.head.Bytes())
 	if c.mode == modeNone || c.mode == modeLength && c.left == 0 {
 		c.finish(false)
 	}
 	return rest
+}
+
+// headEnd returns the end of the head in b, past its first empty line, or
+// -1: as net/http reads a head, lines end at a line feed, a carriage
+// return before it dropped, so "\n\n" and "\n\r\n" both end it. It looks
+// from b[from:], the line feeds before from having been looked at
+// already.
+func headEnd(b []byte, from int) int {
+	for i := from; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		switch {
+		case i < len(b) && b[i] == '\n':
+			return i + 1
+		case i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n':
+			return i + 2
+		}
+	}
 }
 
 // finish records the response read so far, cut if cut is set (by the
@@ -543,45 +545,51 @@ func (c *conn) emit(truncated string) {
 }
 
 // responseHead is what the recorder reads of a response head: the status
-// code and the fields that frame the body or are indexed, each joined with
-// commas when repeated.
+// code and version, the values of the fields that frame the body, and
+// those of the fields that are indexed, joined with commas when repeated.
 type responseHead struct {
-	status                                                      int
-	transferEncoding, contentLength, mediaType, contentEncoding string
-	hasLength, hasType                                          bool
+	status, major, minor       int
+	transferEncoding, length   []string
+	mediaType, contentEncoding string
+	hasType                    bool
 }
 
-// parseHead reads a response head.
+// parseHead reads a response head as net/http's client does: the status
+// line split at its first space, lines ended by a line feed, a line that
+// starts with a space or tab continuing the one before it (obs-fold),
+// names in any case, values trimmed of spaces and tabs. It reports false
+// for a head net/http refuses.
 func parseHead(b []byte) (responseHead, bool) {
 	var h responseHead
 	first, rest, _ := bytes.Cut(b, []byte("\n"))
-	f := bytes.Fields(first)
-	if len(f) < 2 || !bytes.HasPrefix(f[0], []byte("HTTP/")) || len(f[1]) != 3 {
+	proto, status, ok := strings.Cut(string(trimLine(first)), " ")
+	if !ok {
 		return h, false
 	}
-	status, err := strconv.Atoi(string(f[1]))
-	if err != nil {
+	code, _, _ := strings.Cut(strings.TrimLeft(status, " "), " ")
+	n, err := strconv.Atoi(code)
+	if len(code) != 3 || err != nil || n < 0 {
 		return h, false
 	}
-	h.status = status
-	join := func(old *string, v []byte) {
-		if *old != "" {
-			*old += ", "
-		}
-		*old += string(v)
+	h.status = n
+	if h.major, h.minor, ok = http.ParseHTTPVersion(proto); !ok {
+		return h, false
 	}
-	for line := range bytes.Lines(rest) {
-		k, v, ok := bytes.Cut(line, []byte(":"))
+	if h.major == 0 && h.minor == 0 {
+		h.major, h.minor = 1, 1 // as net/http takes it
+	}
+	var field []byte // the field being read, its continuation lines joined
+	take := func() {
+		k, v, ok := bytes.Cut(field, []byte(":"))
 		if !ok {
-			continue
+			return
 		}
-		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		k, v = bytes.TrimSpace(k), bytes.TrimLeft(v, " \t")
 		switch {
 		case bytes.EqualFold(k, []byte("transfer-encoding")):
-			join(&h.transferEncoding, v)
+			h.transferEncoding = append(h.transferEncoding, string(v))
 		case bytes.EqualFold(k, []byte("content-length")):
-			join(&h.contentLength, v)
-			h.hasLength = true
+			h.length = append(h.length, string(v))
 		case bytes.EqualFold(k, []byte("content-encoding")):
 			join(&h.contentEncoding, v)
 		case bytes.EqualFold(k, []byte("content-type")):
@@ -589,7 +597,75 @@ func parseHead(b []byte) (responseHead, bool) {
 			h.hasType = true
 		}
 	}
+	for line := range bytes.Lines(rest) {
+		if line[0] == ' ' || line[0] == '\t' {
+			field = append(append(field, ' '), trimLine(line)...)
+			continue
+		}
+		take()
+		field = append(field[:0], trimLine(line)...)
+	}
+	take()
 	return h, true
+}
+
+// join appends v to the comma-separated list *old.
+func join(old *string, v []byte) {
+	if *old != "" {
+		*old += ", "
+	}
+	*old += string(v)
+}
+
+// trimLine trims the spaces, tabs, carriage returns and line feeds around
+// a line, as net/textproto does.
+func trimLine(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
+
+// framing returns how the body after h ends, in a response to method, as
+// net/http's client finds it (RFC 9112 §6.3, and net/http's own rules):
+// no body for HEAD, 1xx, 204 and 304; Transfer-Encoding, from HTTP/1.1
+// on only, and then only one field saying "chunked"; Content-Length, its
+// fields one value if all the same (left is that value); otherwise until
+// the server closes. It reports false for framing net/http refuses, so
+// that no exchange follows on the connection.
+func (h *responseHead) framing(method string) (mode bodyMode, left int64, ok bool) {
+	chunked := false
+	if len(h.transferEncoding) > 0 && (h.major > 1 || h.major == 1 && h.minor >= 1) {
+		if len(h.transferEncoding) != 1 || !strings.EqualFold(h.transferEncoding[0], "chunked") {
+			return 0, 0, false
+		}
+		chunked = true
+	}
+	length := int64(-1)
+	if len(h.length) > 0 {
+		first := strings.Trim(h.length[0], " \t")
+		for _, v := range h.length[1:] {
+			if strings.Trim(v, " \t") != first {
+				return 0, 0, false
+			}
+		}
+		// An empty value is refused, unless GODEBUG=httplaxcontentlength=1
+		// makes it none; a response the client refuses is not recorded
+		// either way.
+		if first != "" {
+			n, err := strconv.ParseUint(first, 10, 63)
+			if err != nil {
+				return 0, 0, false
+			}
+			length = int64(n)
+		}
+	}
+	switch {
+	case method == "HEAD" || h.status/100 == 1 || h.status == http.StatusNoContent || h.status == http.StatusNotModified:
+		return modeNone, 0, true
+	case chunked:
+		return modeChunked, 0, true
+	case length >= 0:
+		return modeLength, length, true
+	}
+	return modeClose, 0, true
 }
 
 // compressed reports whether a body of the content coding and media type
@@ -666,7 +742,8 @@ func requestHost(req []byte) string {
 // body fed to it in pieces of any size.
 type dechunker struct {
 	state int
-	line  []byte // of the size line or a trailer line being read
+	line  []byte // of the size line being read
+	text  bool   // the trailer line being read has more than white space
 	left  int64  // bytes left in the current chunk
 }
 
@@ -689,6 +766,21 @@ func (d *dechunker) feed(p []byte, body io.Writer) (int, bool, error) {
 			i += n
 			if d.left -= int64(n); d.left == 0 {
 				d.state = chunkEnd
+			}
+		case chunkTrailer:
+			// A trailer line is not kept: net/http's client reads
+			// trailers as long as its read buffer, and only whether
+			// the line is empty matters here.
+			j := bytes.IndexByte(p[i:], '\n')
+			if j < 0 {
+				d.text = d.text || len(bytes.TrimSpace(p[i:])) > 0
+				return len(p), false, nil
+			}
+			empty := !d.text && len(bytes.TrimSpace(p[i:i+j])) == 0
+			i += j + 1
+			d.text = false
+			if empty {
+				return i, true, nil
 			}
 		default:
 			j := bytes.IndexByte(p[i:], '\n')
@@ -720,10 +812,6 @@ func (d *dechunker) feed(p []byte, body io.Writer) (int, bool, error) {
 					return i, false, fmt.Errorf("no line end after chunk data")
 				}
 				d.state = chunkSize
-			case chunkTrailer:
-				if line == "" {
-					return i, true, nil
-				}
 			}
 		}
 	}

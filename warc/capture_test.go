@@ -41,3 +41,25 @@ func FuzzDechunker(f *testing.F) {
 		}
 	})
 }
+
+// TestDechunkerLongTrailer feeds a chunked body whose trailer field is
+// longer than a chunk-size line may be, a byte at a time: net/http's client
+// reads a trailer as long as its read buffer, so the dechunker takes any.
+func TestDechunkerLongTrailer(t *testing.T) {
+	in := []byte("5\r\nhello\r\n0\r\nX-Trailer: " + string(bytes.Repeat([]byte("t"), 10000)) + "\r\n\r\nnext")
+	var d dechunker
+	var got bytes.Buffer
+	for i := range in {
+		n, end, err := d.feed(in[i:i+1], &got)
+		if err != nil {
+			t.Fatalf("byte %d: %v", i, err)
+		}
+		if end {
+			if rest := string(in[i+n:]); rest != "next" || got.String() != "hello" {
+				t.Errorf("got body %q and %q left, want %q and %q", got.Bytes(), rest, "hello", "next")
+			}
+			return
+		}
+	}
+	t.Errorf("the body did not end; got %q", got.Bytes())
+}

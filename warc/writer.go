@@ -25,7 +25,9 @@
 // decodes). Two things differ from the wire, as WARC 1.1 defines the
 // payload and as Common Crawl writes its archives:
 //
-//   - A body sent with Transfer-Encoding: chunked is recorded de-chunked
+//   - A body sent with Transfer-Encoding: chunked (from HTTP/1.1 on: in
+//     an HTTP/1.0 response net/http ignores the field, and so does the
+//     recorder) is recorded de-chunked
 //     (the chunk framing and any trailer fields are dropped) and its
 //     Transfer-Encoding header line is renamed X-Crawler-Transfer-Encoding,
 //     its value kept; no Content-Length is added: the body runs to the end
@@ -43,7 +45,12 @@
 // exchange that got no complete status line and header (a refused
 // connection, a reset, a timeout before the response) writes no record at
 // all, neither request nor response; each attempt at a URL that got a
-// response is recorded.
+// response is recorded. The recorder finds the end of a head and of a body
+// as net/http's client does (a head of any size the client reads, lines
+// ended by a bare line feed or folded, repeated identical Content-Length
+// fields taken as one, Transfer-Encoding before Content-Length, no body
+// after HEAD, 1xx, 204 and 304), so every response the client accepts is
+// recorded, and so is every exchange after it on its connection.
 //
 // HTTPS is recorded in plain text: the wrapped transport's TLS handshakes
 // are made by the Writer, offering HTTP/1.1 only, so that every exchange

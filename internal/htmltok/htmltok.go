@@ -12,18 +12,24 @@
 // NUL). Its output is checked token by token against x/net/html's by
 // FuzzSameTokens.
 //
-// Two things it hands to x/net/html rather than repeat: the script data
+// One thing it hands to x/net/html rather than repeat: the script data
 // states, entered only by a "<!--" inside a <script> (from there to the
 // end of the document, x/net/html tokenizes, started where this one
-// stopped), and the attributes of a tag whose values need converting, a
-// character reference decoded or a carriage return or NUL replaced
-// (x/net/html reads that one tag again).
+// stopped). An attribute value that needs converting, a character
+// reference decoded or a carriage return or NUL replaced, is converted
+// here as x/net/html converts it, each reference decoded by
+// html.UnescapeString by the rules for attributes.
+//
+// Its work is linear in the document, whatever the markup: a tag's
+// attribute names past its eighth are looked up in a set to drop
+// duplicates, not compared with each earlier one.
 package htmltok
 
 import (
 	"bytes"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 )
@@ -46,19 +52,34 @@ type Tokenizer struct {
 	textIsRaw  bool   // the text is not unescaped
 	convertNUL bool   // NULs in the text become U+FFFD
 
-	attrs     [][2]span // the current start tag's attributes, first of a name only
-	nAttr     int       // attributes returned by TagAttr
-	attrCheck bool      // whether the attributes were looked at for bytes to convert
+	attrs [][2]span // the current start tag's attributes, first of a name only
+	nAttr int       // attributes returned by TagAttr
 
 	scratch []byte // converted text and names, for the current token
 
-	tagSlow *html.Tokenizer // reads the current tag's attributes again
-	slow    *html.Tokenizer // tokenizes the rest of the document
+	cmps  int                 // attribute names compared or looked up since Reset: the work of dropping duplicates
+	names map[string]struct{} // the current tag's attribute names, lower case, past scanAttrs of them
+	lower []byte              // a name in lower case, to look up in names
+
+	slow *html.Tokenizer // tokenizes the rest of the document
 }
 
 // Reset makes z tokenize doc from its start.
 func (z *Tokenizer) Reset(doc []byte) {
-	*z = Tokenizer{b: doc, attrs: z.attrs[:0], scratch: z.scratch[:0]}
+	z.clearNames()
+	*z = Tokenizer{b: doc, attrs: z.attrs[:0], scratch: z.scratch[:0], names: z.names, lower: z.lower[:0]}
+}
+
+// clearNames empties z.names for the next tag, or lets it go if a tag of
+// many attributes made it large: clearing a map costs its capacity, which
+// a tag of a few attributes must not pay again and again.
+func (z *Tokenizer) clearNames() {
+	switch {
+	case len(z.names) > 64:
+		z.names = nil
+	case len(z.names) > 0:
+		clear(z.names)
+	}
 }
 
 // Release lets go of the document, keeping z's buffers for the next Reset
@@ -69,6 +90,9 @@ func (z *Tokenizer) Release() {
 	}
 	if cap(z.attrs) > 1024 {
 		z.attrs = nil
+	}
+	if cap(z.lower) > 1024 {
+		z.lower = nil
 	}
 	z.Reset(nil)
 }
@@ -82,9 +106,9 @@ func (z *Tokenizer) Next() html.TokenType {
 	}
 	z.raw = z.p
 	z.data = span{z.p, z.p}
-	z.attrs, z.nAttr, z.attrCheck = z.attrs[:0], 0, false
+	z.attrs, z.nAttr = z.attrs[:0], 0
+	z.clearNames()
 	z.scratch = z.scratch[:0]
-	z.tagSlow = nil
 	z.tt = z.next()
 	return z.tt
 }
@@ -311,22 +335,59 @@ func (z *Tokenizer) tag(name int, save bool) bool {
 				}
 			}
 		}
-		if save && k.end > k.start && !z.seen(k) {
-			z.attrs = append(z.attrs, [2]span{k, v})
+		if save && k.end > k.start {
+			z.keep(k, v)
 		}
 	}
 }
 
-// seen reports whether the tag has an attribute named k already, in any
-// ASCII case.
-func (z *Tokenizer) seen(k span) bool {
+// scanAttrs is how many attributes a tag has before the names seen are
+// kept in a set: below it, a new name is compared with each earlier one.
+const scanAttrs = 8
+
+// keep adds the attribute k=v to the tag's unless it has one of that name
+// already, in any ASCII case. Up to scanAttrs it compares names; past
+// them it looks each up in z.names, so that a tag of n attributes costs
+// O(n), not the O(n²) of comparing every name with every other.
+func (z *Tokenizer) keep(k, v span) {
 	key := z.b[k.start:k.end]
-	for _, a := range z.attrs {
-		if asciiFold(z.b[a[0].start:a[0].end], key) {
-			return true
+	if len(z.attrs) < scanAttrs {
+		for _, a := range z.attrs {
+			z.cmps++
+			if asciiFold(z.b[a[0].start:a[0].end], key) {
+				return
+			}
+		}
+		z.attrs = append(z.attrs, [2]span{k, v})
+		return
+	}
+	if len(z.names) == 0 {
+		if z.names == nil {
+			z.names = make(map[string]struct{})
+		}
+		for _, a := range z.attrs {
+			z.names[string(z.lowerName(a[0]))] = struct{}{}
 		}
 	}
-	return false
+	z.cmps++
+	lower := z.lowerName(k)
+	if _, ok := z.names[string(lower)]; ok {
+		return
+	}
+	z.names[string(lower)] = struct{}{}
+	z.attrs = append(z.attrs, [2]span{k, v})
+}
+
+// lowerName returns the name k in lower case, in z.lower.
+func (z *Tokenizer) lowerName(k span) []byte {
+	z.lower = z.lower[:0]
+	for _, c := range z.b[k.start:k.end] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		z.lower = append(z.lower, c)
+	}
+	return z.lower
 }
 
 // untilCloseAngle ends a comment at the first ">" from i, or at the end
@@ -517,54 +578,122 @@ func (z *Tokenizer) TagAttr() (key, val []byte, more bool) {
 	if z.tt != html.StartTagToken && z.tt != html.SelfClosingTagToken {
 		return nil, nil, false
 	}
-	if !z.attrCheck {
-		z.attrCheck = true
-		if z.attrsConvert() {
-			// x/net/html reads the tag again, as it would have.
-			z.tagSlow = html.NewTokenizer(bytes.NewReader(z.Raw()))
-			z.tagSlow.Next()
-		}
-	}
-	if z.tagSlow != nil {
-		return z.tagSlow.TagAttr()
-	}
 	if z.nAttr >= len(z.attrs) {
 		return nil, nil, false
 	}
 	a := z.attrs[z.nAttr]
 	z.nAttr++
 	key = z.b[a[0].start:a[0].end]
-	for _, c := range key {
-		if 'A' <= c && c <= 'Z' {
-			start := len(z.scratch)
-			for _, c := range key {
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				z.scratch = append(z.scratch, c)
+	if bytes.IndexByte(key, 0) >= 0 || hasUpper(key) {
+		start := len(z.scratch)
+		for _, c := range bytes.ReplaceAll(key, nul, replacement) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
 			}
-			key = z.scratch[start:]
-			break
+			z.scratch = append(z.scratch, c)
 		}
+		key = z.scratch[start:]
 	}
-	return key, z.b[a[1].start:a[1].end], z.nAttr < len(z.attrs)
+	val = z.b[a[1].start:a[1].end]
+	if bytes.IndexByte(val, '&') >= 0 || bytes.IndexByte(val, '\r') >= 0 || bytes.IndexByte(val, 0) >= 0 {
+		// As x/net/html converts a value: NULs, then line ends, then
+		// character references, by the rules for attributes.
+		v := appendNewlines(nil, bytes.ReplaceAll(val, nul, replacement))
+		start := len(z.scratch)
+		z.scratch = appendUnescapedAttr(z.scratch, v)
+		val = z.scratch[start:]
+	}
+	return key, val, z.nAttr < len(z.attrs)
 }
 
-// attrsConvert reports whether an attribute of the current tag has a
-// name with a NUL or a value with a NUL, a carriage return or a character
-// reference, which TagAttr converts.
-func (z *Tokenizer) attrsConvert() bool {
-	if raw := z.Raw(); bytes.IndexByte(raw, '&') < 0 && bytes.IndexByte(raw, '\r') < 0 && bytes.IndexByte(raw, 0) < 0 {
-		return false
-	}
-	for _, a := range z.attrs {
-		k, v := z.b[a[0].start:a[0].end], z.b[a[1].start:a[1].end]
-		if bytes.IndexByte(k, 0) >= 0 || bytes.IndexByte(v, 0) >= 0 ||
-			bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+func hasUpper(b []byte) bool {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
 			return true
 		}
 	}
 	return false
+}
+
+// appendUnescapedAttr appends to dst the attribute value v with its
+// character references decoded as x/net/html decodes them in a value: a
+// named reference without its semicolon is left as written when "="
+// follows it, and is decoded only if the whole name is one (no shorter
+// name in it is tried, as it is in text).
+func appendUnescapedAttr(dst, v []byte) []byte {
+	for {
+		i := bytes.IndexByte(v, '&')
+		if i < 0 {
+			return append(dst, v...)
+		}
+		dst = append(dst, v[:i]...)
+		v = v[i:]
+		n, s := attrRef(v)
+		if n == 0 {
+			dst = append(dst, '&')
+			v = v[1:]
+			continue
+		}
+		dst = append(dst, s...)
+		v = v[n:]
+	}
+}
+
+// attrRef reads the character reference at the start of v, an "&", in an
+// attribute value, and returns its length and what it stands for, or 0 if
+// it is none. It reads the reference as x/net/html's unescapeEntity does
+// and leaves decoding it to html.UnescapeString, which decodes one alone
+// as unescapeEntity does but for a name that is not whole: in text, it
+// decodes the longest name it starts with; in a value, that is no
+// reference.
+func attrRef(v []byte) (int, string) {
+	if len(v) <= 1 {
+		return 0, ""
+	}
+	i := 1
+	if v[1] == '#' {
+		if len(v) <= 2 {
+			return 0, ""
+		}
+		i = 2
+		hex := v[i] == 'x' || v[i] == 'X'
+		if hex {
+			i++
+		}
+		i0 := i
+		for i < len(v) && ('0' <= v[i] && v[i] <= '9' || hex && ('a' <= v[i]|0x20 && v[i]|0x20 <= 'f')) {
+			i++
+		}
+		if i == i0 {
+			return 0, ""
+		}
+		if i < len(v) && v[i] == ';' {
+			i++
+		}
+		return i, html.UnescapeString(string(v[:i]))
+	}
+	for i < len(v) && ('a' <= v[i]|0x20 && v[i]|0x20 <= 'z' || '0' <= v[i] && v[i] <= '9') {
+		i++
+	}
+	semi := i < len(v) && v[i] == ';'
+	if semi {
+		i++
+	}
+	name := string(v[1:i])
+	if name == "" || !semi && i < len(v) && v[i] == '=' {
+		return 0, ""
+	}
+	ref := string(v[:i])
+	s := html.UnescapeString(ref)
+	if s == ref {
+		return 0, ""
+	}
+	// A name not whole, decoded by a shorter one: the rune of that one,
+	// then the rest of the name as written.
+	if _, size := utf8.DecodeRuneInString(s); size < len(s) && strings.HasSuffix(name, s[size:]) {
+		return 0, ""
+	}
+	return i, s
 }
 
 // appendNewlines appends s to dst with "\r\n" and "\r" made "\n".

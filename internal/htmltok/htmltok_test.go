@@ -98,6 +98,14 @@ var cases = []string{
 	`<div style="background:url(a)" background=b datasrc=c>`, `<img srcset="a 1x, b 2x" src=c>`,
 	`<meta http-equiv=refresh content="0; url=/x">`, `<base href="/b/">`, `<form action=/f method=post>`,
 	"<a href=x>\xff\xfe</a>", "<\xffa>", "<a\xff=\xff>",
+	// Past the eight attributes whose names are compared, the names are
+	// looked up: duplicates before and after the eighth, in any case.
+	`<a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 A=9 i=10 B=11 I=12 j k J=x h=y><b a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 a=x I=y><i x=1 X=2>`,
+	`<a a=1 b=2 c=3 d=4 e=5 f=6 g=7 H=8 h=9 É=1 é=2 a=&amp; h=z>`,
+	// Character references in values, decoded by the rules for
+	// attributes.
+	`<a b="&notit; &notin; &amp= &amp;= &ampx &AMP &#x; &#; &#0; &#x110000; &#128; &fjlig; &NotEqualTilde; &lt&gt &am & &&amp;" c='&#65&#x42&#X4a;' d=&copy=1 e=&copy f=&zz; g="&Aacute&Aacutex&aacute;" h="a&b=c&d">`,
+	"<a b=\"x\x00&amp\x00y\\r\\n&lt;\r&gt\" C\x00D=1>",
 }
 
 func TestSameTokens(t *testing.T) {

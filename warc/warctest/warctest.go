@@ -47,13 +47,24 @@ type Record struct {
 func (r *Record) Get(name string) string { return r.Fields[name] }
 
 // HTTPParts splits the block of an application/http record into its head
-// (through the empty line) and its body.
+// (through the empty line) and its body. The head ends as net/http reads
+// one: at the first empty line, lines ending in a line feed with or
+// without a carriage return before it.
 func (r *Record) HTTPParts() (head, body []byte) {
-	i := bytes.Index(r.Block, []byte("\r\n\r\n"))
-	if i < 0 {
-		return r.Block, nil
+	b := r.Block
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return b, nil
+		}
+		i += j + 1
+		switch {
+		case i < len(b) && b[i] == '\n':
+			return b[:i+1], b[i+1:]
+		case i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n':
+			return b[:i+2], b[i+2:]
+		}
 	}
-	return r.Block[:i+4], r.Block[i+4:]
 }
 
 // Digest returns b's digest as WARC-Block-Digest and WARC-Payload-Digest
