@@ -1,0 +1,16 @@
+package frontiertest
+
+import (
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// TestRandomMemory runs Fuzz on crawl.MemoryFrontier.
+func TestRandomMemory(t *testing.T) {
+	Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
+		f := crawl.NewMemoryFrontier()
+		t.Cleanup(func() { f.Close() }) // ErrFrontierClosed if the run closed it
+		return f
+	}, nil)
+}
