@@ -340,7 +340,7 @@ func (g *gen) op(durable, top bool) fuzzOp {
 		o.unsent = g.rng.IntN(4) == 0
 		o.result = g.rng.IntN(2) == 0
 		o.refuse = g.rng.IntN(4) == 0
-		if g.rng.IntN(3) > 0 {
+		if g.rng.IntN(3) > 0 || exploreNoNilRules {
 			o.rules = &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /x" + strconv.Itoa(g.rng.IntN(9)) + "\n")}
 			if g.rng.IntN(4) == 0 {
 				o.rules.Delay = time.Duration(1+g.rng.IntN(3)) * time.Millisecond

@@ -14,3 +14,9 @@ func TestRandomMemory(t *testing.T) {
 		return f
 	}, nil)
 }
+
+// TestRandomReference runs Fuzz on the reference Frontier, durable: the
+// model accepts a Frontier written to be plainly correct.
+func TestRandomReference(t *testing.T) {
+	Fuzz(t, func(t *testing.T, path string) crawl.Frontier { return openRefT(t, path, "") }, &FuzzOptions{Durable: true})
+}

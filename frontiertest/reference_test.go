@@ -324,7 +324,7 @@ func (f *refFrontier) expire(now time.Time) {
 	for id, rec := range f.leases {
 		if !rec.expires.IsZero() && !now.Before(rec.expires) {
 			delete(f.leases, id)
-			f.putBack(rec, rec.lease.Request, time.Time{})
+			f.putBack(rec, rec.item.Req, time.Time{}) // as leased, not as its holder has edited it since
 		}
 	}
 }
@@ -551,7 +551,7 @@ func (f *refFrontier) Close() error {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	for _, rec := range out {
-		st.Queue = append(st.Queue, refItem{Req: rec.lease.Request, Taken: true})
+		st.Queue = append(st.Queue, refItem{Req: rec.item.Req, Taken: true})
 	}
 	b, err := json.Marshal(&st)
 	if err != nil {
