@@ -129,6 +129,21 @@ func Fuzz(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, opt
 	}
 }
 
+// firstFailingSeed runs seeds 1 to n in turn and returns the first that
+// fails with its failure, not shrunk; ok is false if none failed.
+func firstFailingSeed(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o FuzzOptions, n int) (seed uint64, failure string, ok bool) {
+	if o.Ops <= 0 {
+		o.Ops = 60
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		cfg, ops := generate(seed, o)
+		if failure := runOnce(t, open, o, cfg, ops); failure != "" {
+			return seed, failure, true
+		}
+	}
+	return 0, "", false
+}
+
 // fuzzConfig is a run's Policy and URLs.
 type fuzzConfig struct {
 	seed   uint64
@@ -159,6 +174,7 @@ const (
 	opStale // an Ack, Retry or Extend of a lease already ended
 	opParallel
 	opReopen
+	opSleep // wait for the leases held to pass their term
 )
 
 // cut is how an operation's context ends.
@@ -232,6 +248,8 @@ func (o fuzzOp) String() string {
 		return "at once: " + strings.Join(s, " | ")
 	case opReopen:
 		return "Close, open anew, Start"
+	case opSleep:
+		return "sleep for Policy.LeaseTerm: the leases held may be taken back"
 	}
 	return "?"
 }
@@ -354,9 +372,12 @@ func (g *gen) op(durable, top bool) fuzzOp {
 		if g.rng.IntN(2) == 0 {
 			o.after = time.Duration(1+g.rng.IntN(20)) * time.Millisecond
 		}
-	case x < 71:
+	case x < 72:
 		o.kind = opEdit
-	case x < 75:
+	case x < 74 && g.cfg.policy.LeaseTerm > 0:
+		o.kind = opSleep
+		return o
+	case x < 76:
 		o.kind = opExtend
 	case x < 78:
 		o.kind = opPause
@@ -597,5 +618,7 @@ func (r *runner) apply(op fuzzOp) {
 		r.parallel(op)
 	case opReopen:
 		r.reopen()
+	case opSleep:
+		time.Sleep(r.m.p.LeaseTerm + slack)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,24 @@ var bugs = map[string][]string{
 	"anyRoots":          {"OtherRootsOrScope"},  // Start accepts other Roots
 }
 
+// fuzzBugs are the deliberate defects of the reference Frontier that Fuzz
+// must find, each a defect no subtest of Run looks for, or one that Run
+// finds and Fuzz must find too.
+var fuzzBugs = []string{
+	"loseURL",        // a URL ending in 1 is counted as admitted and never queued
+	"twoHolders",     // a URL ending in 2 is handed out twice on its first Take
+	"editedTakeBack", // an expired lease is taken back with its holder's edits
+	"leakCutTake",    // a Take whose ctx ends just after it leased keeps the lease out
+	"earlyJoin",      // Join forgets the leases out
+	"noDedupe",       // every URL pushed is admitted
+	"noBudget",       // Policy.MaxPages is ignored
+	"robotsNotFirst", // Policy.Robots is ignored
+	"ignoreHostWorkers",
+	"earlyRetry",
+	"lostAckCounts",
+	"dropLeased", // the leases out at Close are lost
+}
+
 // openRef opens a reference Frontier, durable at path if path is not "".
 func openRef(path, bug string) (*refFrontier, error) {
 	f := &refFrontier{
@@ -171,9 +190,12 @@ func (f *refFrontier) admit(reqs []crawl.Request) int {
 			continue
 		}
 		f.st.Seen[r.URL] = true
+		n++
+		if f.bug == "loseURL" && strings.HasSuffix(r.URL, "1") {
+			continue // counted as admitted, never queued
+		}
 		f.st.Queue = append(f.st.Queue, refItem{Req: r})
 		f.host(crawl.HostKey(r.URL))
-		n++
 	}
 	return n
 }
@@ -204,6 +226,14 @@ func (f *refFrontier) Take(ctx context.Context) (*crawl.Lease, error) {
 		l := f.pick(now)
 		changed := f.changed
 		f.mu.Unlock()
+		if l != nil && f.bug == "leakCutTake" {
+			// A step after the lease that waits and gives up on a
+			// done ctx, leaving the lease out with no holder.
+			time.Sleep(100 * time.Microsecond)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if l != nil {
 			return l, nil
 		}
@@ -269,6 +299,12 @@ func (f *refFrontier) pickFrom(key string, now time.Time) *crawl.Lease {
 		return nil
 	}
 	it := f.st.Queue[idx]
+	if f.bug == "twoHolders" && !it.Taken && strings.HasSuffix(it.Req.URL, "2") {
+		// Left in the queue, as if taken back: handed out again.
+		f.st.Queue[idx].Taken = true
+		f.pages++
+		return f.lease(key, it, now)
+	}
 	f.st.Queue = slices.Delete(f.st.Queue, idx, idx+1)
 	if !it.Taken {
 		f.pages++
@@ -324,7 +360,11 @@ func (f *refFrontier) expire(now time.Time) {
 	for id, rec := range f.leases {
 		if !rec.expires.IsZero() && !now.Before(rec.expires) {
 			delete(f.leases, id)
-			f.putBack(rec, rec.item.Req, time.Time{}) // as leased, not as its holder has edited it since
+			r := rec.item.Req // as leased, not as its holder has edited it since
+			if f.bug == "editedTakeBack" {
+				r = rec.lease.Request
+			}
+			f.putBack(rec, r, time.Time{})
 		}
 	}
 }
