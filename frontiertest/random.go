@@ -153,9 +153,7 @@ type fuzzConfig struct {
 }
 
 func (c fuzzConfig) String() string {
-	p := c.policy
-	return fmt.Sprintf("{HostWorkers: %d, HostDelay: %v, Robots: %v, MaxPages: %d, LeaseTerm: %v} on %d hosts of %d paths",
-		p.HostWorkers, p.HostDelay, p.Robots, p.MaxPages, p.LeaseTerm, len(c.hosts), c.paths)
+	return fmt.Sprintf("%s on %d hosts of %d paths", policyString(c.policy), len(c.hosts), c.paths)
 }
 
 // opKind is what an operation does.
@@ -174,7 +172,8 @@ const (
 	opStale // an Ack, Retry or Extend of a lease already ended
 	opParallel
 	opReopen
-	opSleep // wait for the leases held to pass their term
+	opSleep  // wait for the leases held to pass their term
+	opNewRun // give back the leases held, Start under another Policy
 )
 
 // cut is how an operation's context ends.
@@ -202,6 +201,7 @@ type fuzzOp struct {
 	rules  *crawl.HostRules
 	during time.Duration // for cutDuring
 	sub    []fuzzOp      // opParallel's operations
+	policy crawl.Policy  // opNewRun's
 }
 
 func (o fuzzOp) String() string {
@@ -250,6 +250,8 @@ func (o fuzzOp) String() string {
 		return "Close, open anew, Start"
 	case opSleep:
 		return "sleep for Policy.LeaseTerm: the leases held may be taken back"
+	case opNewRun:
+		return "Retry(every lease held, at once), Start(" + policyString(o.policy) + ")"
 	}
 	return "?"
 }
@@ -280,7 +282,18 @@ func generate(seed uint64, o FuzzOptions) (fuzzConfig, []fuzzOp) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	all := []string{hostA, hostB, hostC, hostD}
 	cfg := fuzzConfig{seed: seed, hosts: all[:1+rng.IntN(3)], paths: 4 + rng.IntN(8)}
-	p := &cfg.policy
+	cfg.policy = drawPolicy(rng, cfg.hosts)
+	g := &gen{rng: rng, cfg: cfg}
+	ops := make([]fuzzOp, 0, o.Ops)
+	for range o.Ops {
+		ops = append(ops, g.op(o.Durable, true))
+	}
+	return cfg, ops
+}
+
+// drawPolicy draws a Policy.
+func drawPolicy(rng *rand.Rand, hosts []string) crawl.Policy {
+	var p crawl.Policy
 	p.HostWorkers = 1 + rng.IntN(3)
 	if rng.IntN(5) == 0 {
 		p.HostDelay = time.Duration(1+rng.IntN(4)) * time.Millisecond
@@ -292,15 +305,15 @@ func generate(seed uint64, o FuzzOptions) (fuzzConfig, []fuzzOp) {
 	if rng.IntN(10) < 3 {
 		p.LeaseTerm = time.Duration(20+rng.IntN(60)) * time.Millisecond
 	}
-	p.Roots = []string{cfg.hosts[0] + "/"}
+	p.Roots = []string{hosts[0] + "/"}
 	p.Scope = "host"
+	return p
+}
 
-	g := &gen{rng: rng, cfg: cfg}
-	ops := make([]fuzzOp, 0, o.Ops)
-	for range o.Ops {
-		ops = append(ops, g.op(o.Durable, true))
-	}
-	return cfg, ops
+// policyString describes a Policy in failure messages.
+func policyString(p crawl.Policy) string {
+	return fmt.Sprintf("{HostWorkers: %d, HostDelay: %v, Robots: %v, MaxPages: %d, LeaseTerm: %v}",
+		p.HostWorkers, p.HostDelay, p.Robots, p.MaxPages, p.LeaseTerm)
 }
 
 // gen draws operations.
@@ -400,6 +413,10 @@ func (g *gen) op(durable, top bool) fuzzOp {
 				o.sub = append(o.sub, s)
 			}
 		}
+		return o
+	case x < 99 && top:
+		o.kind = opNewRun
+		o.policy = drawPolicy(g.rng, g.cfg.hosts)
 		return o
 	case durable && top:
 		o.kind = opReopen
@@ -520,9 +537,9 @@ func (r *runner) openFrontier() crawl.Frontier {
 
 // start starts r.f, failing on an error.
 func (r *runner) start() {
-	err := r.bounded("Start", func(ctx context.Context) error { return r.f.Start(ctx, r.cfg.policy) })
+	err := r.bounded("Start", func(ctx context.Context) error { return r.f.Start(ctx, r.m.p) })
 	if err != nil {
-		r.fail("Start(%s): got error %v, want nil", r.cfg, err)
+		r.fail("Start(%s): got error %v, want nil", policyString(r.m.p), err)
 	}
 }
 
@@ -620,5 +637,18 @@ func (r *runner) apply(op fuzzOp) {
 		r.reopen()
 	case opSleep:
 		time.Sleep(r.m.p.LeaseTerm + slack)
+	case opNewRun:
+		// A Run ends, cancelled: it gives back its leases; another
+		// starts on the same Frontier under another Policy.
+		for len(r.m.held) > 0 {
+			r.retry(fuzzOp{kind: opRetry}, r.m.held[0])
+		}
+		// Policy.Robots may be turned on, not off: a Frontier
+		// reused without robots.txt need not forget the rules it has.
+		p := op.policy
+		p.Robots = p.Robots || r.m.p.Robots
+		r.m.p = p
+		r.start()
+		r.m.pagesLo = 0 // a Frontier may count the budget per Run or over the crawl
 	}
 }

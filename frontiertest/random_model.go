@@ -1085,5 +1085,5 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-var ignoreWire = false       // TEMP exploration
+var ignoreWire = false        // TEMP exploration
 var exploreNoNilRules = true // TEMP
