@@ -35,6 +35,15 @@ type FuzzOptions struct {
 	// restarts its server there, as a crash of the server would (for
 	// Redis: kill -9 and a restart on its AOF).
 	Restart func(t *testing.T, path string)
+	// Save and Rollback, if not nil, make a durable Frontier's state go
+	// back in time, as a server restored from an older snapshot would:
+	// a run closes the Frontier at random points and calls Save, and at
+	// later ones closes it, calls Rollback, which must bring back the
+	// state as it was at the last Save, and opens it anew. Leases given
+	// out since must stay unique and their holders' calls must get
+	// ErrLeaseLost.
+	Save     func(t *testing.T, path string)
+	Rollback func(t *testing.T, path string)
 }
 
 // DefaultFuzzSeeds is the number of seeds Fuzz runs when neither
@@ -105,7 +114,7 @@ func Fuzz(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, opt
 	reported := false
 	for _, seed := range seeds {
 		cfg, ops := generate(seed, o)
-		failure := runOnce(t, open, o, cfg, ops)
+		failure, class := runOnce(t, open, o, cfg, ops)
 		if failure == "" {
 			continue
 		}
@@ -119,7 +128,7 @@ func Fuzz(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, opt
 			continue
 		}
 		reported = true
-		short, shortFailure := shrink(t, open, o, cfg, ops, failure)
+		short, shortFailure := shrink(t, open, o, cfg, ops, failure, class)
 		t.Errorf("Fuzz seed %d failed (FRONTIERTEST_SEED=%d reruns it):\n%s\npolicy %s\n"+
 			"a shortest failing list of operations (%d of %d):\n%s\nits failure: %s",
 			seed, seed, failure, cfg, len(short), len(ops), opList(short), shortFailure)
@@ -137,7 +146,7 @@ func firstFailingSeed(t *testing.T, open func(t *testing.T, path string) crawl.F
 	}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		cfg, ops := generate(seed, o)
-		if failure := runOnce(t, open, o, cfg, ops); failure != "" {
+		if failure, _ := runOnce(t, open, o, cfg, ops); failure != "" {
 			return seed, failure, true
 		}
 	}
@@ -174,6 +183,8 @@ const (
 	opReopen
 	opSleep  // wait for the leases held to pass their term
 	opNewRun // give back the leases held, Start under another Policy
+	opSave
+	opRollback
 )
 
 // cut is how an operation's context ends.
@@ -252,6 +263,10 @@ func (o fuzzOp) String() string {
 		return "sleep for Policy.LeaseTerm: the leases held may be taken back"
 	case opNewRun:
 		return "Retry(every lease held, at once), Start(" + policyString(o.policy) + ")"
+	case opSave:
+		return "Close, save the state, open anew, Start"
+	case opRollback:
+		return "Close, roll the state back to the last save, open anew, Start"
 	}
 	return "?"
 }
@@ -418,6 +433,12 @@ func (g *gen) op(durable, top bool) fuzzOp {
 		o.kind = opNewRun
 		o.policy = drawPolicy(g.rng, g.cfg.hosts)
 		return o
+	case durable && top && x == 99 && g.rng.IntN(2) == 0:
+		o.kind = opSave
+		if g.rng.IntN(2) == 0 {
+			o.kind = opRollback
+		}
+		return o
 	case durable && top:
 		o.kind = opReopen
 		return o
@@ -435,9 +456,9 @@ func (g *gen) op(durable, top bool) fuzzOp {
 }
 
 // shrink looks for a shorter list of operations that still fails, by
-// removing chunks of ops, and returns it with its failure. It gives up
-// after a minute or 200 runs.
-func shrink(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o FuzzOptions, cfg fuzzConfig, ops []fuzzOp, failure string) ([]fuzzOp, string) {
+// removing chunks of ops, and returns it with its failure: one of the
+// same check (class). It gives up after a minute or 200 runs.
+func shrink(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o FuzzOptions, cfg fuzzConfig, ops []fuzzOp, failure, class string) ([]fuzzOp, string) {
 	deadline := time.Now().Add(time.Minute)
 	runs := 0
 	for chunk := len(ops) / 2; chunk >= 1; {
@@ -445,7 +466,7 @@ func shrink(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o
 		for i := 0; i+chunk <= len(ops) && time.Now().Before(deadline) && runs < 200; {
 			cand := slices.Concat(ops[:i], ops[i+chunk:])
 			runs++
-			if f := runOnce(t, open, o, cfg, cand); f != "" {
+			if f, c := runOnce(t, open, o, cfg, cand); f != "" && c == class {
 				ops, failure, removed = cand, f, true
 				continue
 			}
@@ -463,22 +484,23 @@ func shrink(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o
 
 // runOnce runs ops on a Frontier of its own, in a subtest so that it has a
 // t of its own for open, and returns the first failure, or "".
-func runOnce(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o FuzzOptions, cfg fuzzConfig, ops []fuzzOp) string {
-	var failure string
+func runOnce(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, o FuzzOptions, cfg fuzzConfig, ops []fuzzOp) (failure, class string) {
 	t.Run(fmt.Sprintf("seed=%d", cfg.seed), func(t *testing.T) {
 		r := &runner{t: t, open: open, opts: o, cfg: cfg, path: filepath.Join(t.TempDir(), "frontier")}
 		r.m = newModel(cfg.policy)
-		failure = r.run(ops)
+		failure, class = r.run(ops)
 		if failure != "" {
 			// Logged, not failed: the caller reports the shrunk list.
 			t.Logf("%s", failure)
 		}
 	})
-	return failure
+	return failure, class
 }
 
 // failed is how a runner stops a run: a panic with it, recovered in run.
-type failed struct{ msg string }
+// Its class is the format of the message, which names the check that
+// failed: shrinking keeps only lists that fail the same check.
+type failed struct{ msg, class string }
 
 // runner applies a run's ops to a Frontier and its model.
 type runner struct {
@@ -492,21 +514,23 @@ type runner struct {
 	step int
 	op   fuzzOp
 	ids  map[string]bool // every lease ID handed out in the run
+	// saved is the model at the last Save.
+	saved *model
 }
 
 // fail ends the run with a failure at the current step.
 func (r *runner) fail(format string, args ...any) {
-	panic(failed{fmt.Sprintf("step %d (%s): ", r.step, r.op) + fmt.Sprintf(format, args...)})
+	panic(failed{fmt.Sprintf("step %d (%s): ", r.step, r.op) + fmt.Sprintf(format, args...), format})
 }
 
-func (r *runner) run(ops []fuzzOp) (failure string) {
+func (r *runner) run(ops []fuzzOp) (failure, class string) {
 	defer func() {
 		if v := recover(); v != nil {
 			f, ok := v.(failed)
 			if !ok {
 				panic(v)
 			}
-			failure = f.msg
+			failure, class = f.msg, f.class
 			if r.f != nil {
 				go r.f.Close() // unblocks what a broken Frontier holds
 			}
@@ -523,7 +547,7 @@ func (r *runner) run(ops []fuzzOp) (failure string) {
 	r.step, r.op = len(ops)+1, fuzzOp{kind: opJoin}
 	r.drain()
 	r.closeAndCheck()
-	return ""
+	return "", ""
 }
 
 // openFrontier calls open.
@@ -634,7 +658,30 @@ func (r *runner) apply(op fuzzOp) {
 	case opParallel:
 		r.parallel(op)
 	case opReopen:
-		r.reopen()
+		r.reopen(r.opts.Restart)
+	case opSave:
+		if r.opts.Save == nil || r.opts.Rollback == nil {
+			r.reopen(r.opts.Restart)
+			break
+		}
+		r.reopen(r.opts.Save)
+		r.saved = r.m.clone()
+	case opRollback:
+		if r.saved == nil {
+			r.reopen(r.opts.Restart)
+			break
+		}
+		now := r.m
+		r.reopen(r.opts.Rollback)
+		// The state as saved; every lease ended since, and every
+		// one held at the Close, ended for the Frontier too.
+		m := r.saved.clone()
+		m.p = now.p
+		m.ended = append(m.ended, now.ended...)
+		if n := len(m.ended); n > 16 {
+			m.ended = m.ended[n-16:]
+		}
+		r.m = m
 	case opSleep:
 		time.Sleep(r.m.p.LeaseTerm + slack)
 	case opNewRun:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/asyncrawl/crawl"
@@ -175,6 +176,30 @@ func (m *model) acked(l *mLease, o crawl.Outcome) {
 	if o.Result != nil {
 		m.results[l.l.URL]++
 	}
+}
+
+// clone returns a copy of m that holds no lease (as after a reopening).
+func (m *model) clone() *model {
+	c := *m
+	c.urls = make(map[string]*mURL, len(m.urls))
+	for k, u := range m.urls {
+		v := *u
+		v.holder = nil
+		c.urls[k] = &v
+	}
+	c.hosts = make(map[string]*mHost, len(m.hosts))
+	for k, h := range m.hosts {
+		v := *h
+		v.robots = nil
+		c.hosts[k] = &v
+	}
+	c.held = nil
+	c.ended = slices.Clone(m.ended)
+	c.results = make(map[string]int, len(m.results))
+	for k, n := range m.results {
+		c.results[k] = n
+	}
+	return &c
 }
 
 // spent says whether the page budget is spent: yes, no, or unknown (sure
@@ -883,14 +908,15 @@ func (r *runner) parallel(op fuzzOp) {
 	}
 }
 
-// reopen closes the Frontier and opens it anew on its state.
-func (r *runner) reopen() {
+// reopen closes the Frontier, calls between (if not nil), and opens it
+// anew on its state.
+func (r *runner) reopen(between func(t *testing.T, path string)) {
 	err := r.within("Close", mustWithin+grace, r.f.Close)
 	if err != nil {
 		r.fail("Close: got error %v, want nil", err)
 	}
-	if r.opts.Restart != nil {
-		r.opts.Restart(r.t, r.path)
+	if between != nil {
+		between(r.t, r.path)
 	}
 	r.f = r.openFrontier()
 	r.start()

@@ -29,6 +29,7 @@ import (
 type refFrontier struct {
 	bug      string
 	path     string
+	nonce    string // a part of every lease ID new at each opening
 	mu       sync.Mutex
 	policy   crawl.Policy
 	st       refState
@@ -122,6 +123,7 @@ var fuzzBugs = []string{
 // openRef opens a reference Frontier, durable at path if path is not "".
 func openRef(path, bug string) (*refFrontier, error) {
 	f := &refFrontier{
+		nonce:    strconv.FormatUint(rand.Uint64(), 36),
 		bug:      bug,
 		path:     path,
 		hosts:    map[string]*refHost{},
@@ -317,7 +319,9 @@ func (f *refFrontier) pickFrom(key string, now time.Time) *crawl.Lease {
 func (f *refFrontier) lease(key string, it refItem, now time.Time) *crawl.Lease {
 	h := f.host(key)
 	f.st.Seq++
-	l := &crawl.Lease{Request: it.Req, ID: strconv.Itoa(f.st.Seq)}
+	// The ID has a part of its own for each opening, so that a state
+	// rolled back to an older one never hands out an ID again.
+	l := &crawl.Lease{Request: it.Req, ID: f.nonce + "-" + strconv.Itoa(f.st.Seq)}
 	if f.policy.Robots && it.Req.Kind != crawl.RobotsRequest {
 		l.Rules = f.st.Rules[key]
 	}
