@@ -372,6 +372,10 @@ func (g *gen) reqs(n int) []crawl.Request {
 
 func (g *gen) op(durable, top bool) fuzzOp {
 	o := fuzzOp{lease: g.rng.IntN(8)}
+	if durable && top && g.rng.IntN(25) == 0 {
+		o.kind = []opKind{opReopen, opSave, opRollback}[g.rng.IntN(3)]
+		return o
+	}
 	x := g.rng.IntN(100)
 	switch {
 	case x < 16:
@@ -386,7 +390,7 @@ func (g *gen) op(durable, top bool) fuzzOp {
 		o.unsent = g.rng.IntN(4) == 0
 		o.result = g.rng.IntN(2) == 0
 		o.refuse = g.rng.IntN(4) == 0
-		if g.rng.IntN(3) > 0 || exploreNoNilRules {
+		if g.rng.IntN(3) > 0 {
 			o.rules = &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /x" + strconv.Itoa(g.rng.IntN(9)) + "\n")}
 			if g.rng.IntN(4) == 0 {
 				o.rules.Delay = time.Duration(1+g.rng.IntN(3)) * time.Millisecond
@@ -432,15 +436,6 @@ func (g *gen) op(durable, top bool) fuzzOp {
 	case x < 99 && top:
 		o.kind = opNewRun
 		o.policy = drawPolicy(g.rng, g.cfg.hosts)
-		return o
-	case durable && top && x == 99 && g.rng.IntN(2) == 0:
-		o.kind = opSave
-		if g.rng.IntN(2) == 0 {
-			o.kind = opRollback
-		}
-		return o
-	case durable && top:
-		o.kind = opReopen
 		return o
 	default:
 		o.kind = opTake

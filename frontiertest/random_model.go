@@ -380,7 +380,7 @@ func (m *model) counts(now time.Time) (c crawl.Counts, expPages, expRobots int) 
 // sameReq reports whether two Requests are equal, Wire included, times
 // compared with Equal.
 func sameReq(a, b crawl.Request) bool {
-	return sameRequest(a, b) && (a.Wire == b.Wire || ignoreWire)
+	return sameRequest(a, b) && a.Wire == b.Wire
 }
 
 // reqString describes a Request in failure messages.
@@ -1111,5 +1111,3 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-var ignoreWire = false        // TEMP exploration
-var exploreNoNilRules = true // TEMP
