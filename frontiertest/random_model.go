@@ -1110,4 +1110,3 @@ func later(a, b time.Time) time.Time {
 	}
 	return b
 }
-
