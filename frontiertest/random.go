@@ -260,7 +260,7 @@ func (o fuzzOp) String() string {
 	case opReopen:
 		return "Close, open anew, Start"
 	case opSleep:
-		return "sleep for Policy.LeaseTerm: the leases held may be taken back"
+		return "every lease held: Tries++, .First = now; sleep for Policy.LeaseTerm: they may be taken back"
 	case opNewRun:
 		return "Retry(every lease held, at once), Start(" + policyString(o.policy) + ")"
 	case opSave:
@@ -678,6 +678,10 @@ func (r *runner) apply(op fuzzOp) {
 		}
 		r.m = m
 	case opSleep:
+		for _, l := range r.m.held { // as a holder counts a try it has not made yet
+			l.l.Tries++
+			l.l.First = time.Now()
+		}
 		time.Sleep(r.m.p.LeaseTerm + slack)
 	case opNewRun:
 		// A Run ends, cancelled: it gives back its leases; another
