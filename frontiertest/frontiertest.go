@@ -84,7 +84,8 @@
 // past the lease term, the end of a Run (its leases put back) and the
 // Start of another under another Policy, and, for a durable Frontier,
 // Close and a new opening (FuzzOptions.Restart may restart a server
-// meanwhile). After each step it compares the Frontier with a reference
+// meanwhile, and FuzzOptions.Save and Rollback bring back an older state).
+// After each step it compares the Frontier with a reference
 // model of the contract:
 //
 //   - Push and an Ack's Links admit exactly the URLs never admitted, even
@@ -139,11 +140,12 @@
 // lease terms other than on the real clock (there is no fake clock: the
 // model accepts either answer once a term may have passed, and cuts no
 // Ack or Retry under a LeaseTerm, where a cut and a lost lease look
-// alike); a crash of the process that holds the Frontier, or a state
-// rolled back to an older one (a durable Frontier is closed, not
-// killed, unless the backend's Restart kills its server); what a
-// reopening need not keep (pauses, a robots.txt's time and tries, the
-// budget's count); a StatsStore's Stats.
+// alike); a crash of the process that holds the Frontier (a durable
+// Frontier is closed, not killed: what Close commits is kept; a backend's
+// Restart may kill its server); what a reopening need not keep (pauses,
+// a robots.txt's time and tries, which Requests count towards the budget
+// again); Policy.Robots turned off by a new Run (it is only turned on); a
+// StatsStore's Stats.
 package frontiertest
 
 import (

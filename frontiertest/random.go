@@ -68,16 +68,17 @@ const (
 // random list of Push, Take, Ack (with Links, Unsent, Refused and a
 // Result), Retry, Extend, Pause, Join and Counts, some of them on several
 // goroutines at once and some with a context that is done before the call
-// or a few milliseconds into it, and checks each answer and, after each
+// or a few hundred microseconds into it, and checks each answer and, after each
 // step, Counts against the model. It then takes and acks what is left
 // until Join returns, and closes the Frontier. A failing run is shrunk to
 // a shorter list of operations that still fails, and reported with its
 // seed, so that FRONTIERTEST_SEED=seed runs it again. See the package
 // documentation for what the model checks and what it cannot.
 //
-// open is called once per run, and again on the same path after each
-// Close of a durable run; its cleanup must tolerate a Frontier closed
-// already, as for Run.
+// Each run is a subtest named "seed=N" (shrinking runs its seed again);
+// runs are made one at a time. open is called once per run, with the
+// subtest's t, and again on the same path after each Close of a durable
+// run; its cleanup must tolerate a Frontier closed already, as for Run.
 func Fuzz(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, opts *FuzzOptions) {
 	t.Helper()
 	var o FuzzOptions
