@@ -67,10 +67,10 @@ const (
 // one; others may ignore it), starts it under a random Policy, applies a
 // random list of Push, Take, Ack (with Links, Unsent, Refused and a
 // Result), Retry, Extend, Pause, Join and Counts, some of them on several
-// goroutines at once and some with a context that is done before the call
-// or a few hundred microseconds into it, and checks each answer and, after each
-// step, Counts against the model. It then takes and acks what is left
-// until Join returns, and closes the Frontier. A failing run is shrunk to
+// goroutines at once and some with a context that is done before the
+// call or a few hundred microseconds into it, and checks each answer and,
+// after each step, Counts against the model. It then takes and acks what
+// is left until Join returns, and closes the Frontier. A failing run is shrunk to
 // a shorter list of operations that still fails, and reported with its
 // seed, so that FRONTIERTEST_SEED=seed runs it again. See the package
 // documentation for what the model checks and what it cannot.
