@@ -1004,6 +1004,10 @@ func (r *runner) drain() {
 			break
 		}
 		r.took(l, began, time.Now())
+		if q, _, _ := r.m.counts(time.Now()); q.Queued == 0 {
+			// Nothing queued, a lease out: Join must wait for it.
+			r.join(fuzzOp{kind: opJoin})
+		}
 	}
 	r.join(fuzzOp{kind: opJoin})
 	r.checkCounts()
