@@ -44,6 +44,14 @@ type FuzzOptions struct {
 	// ErrLeaseLost.
 	Save     func(t *testing.T, path string)
 	Rollback func(t *testing.T, path string)
+	// Crash, if not nil, ends a durable Frontier as a crash would, in
+	// place of its Close at some of the reopenings of a run: it drops f
+	// without closing it (its open's cleanup closes it when the run
+	// ends) and kills what holds the state (for Redis: the server, with
+	// SIGKILL, restarted on its AOF). What every call that returned did
+	// must be kept, as after a Close: a backend that loses calls it
+	// answered for (acks not committed yet) cannot use it.
+	Crash func(t *testing.T, f crawl.Frontier, path string)
 }
 
 // DefaultFuzzSeeds is the number of seeds Fuzz runs when neither
@@ -186,6 +194,7 @@ const (
 	opNewRun // give back the leases held, Start under another Policy
 	opSave
 	opRollback
+	opCrash
 )
 
 // cut is how an operation's context ends.
@@ -264,6 +273,8 @@ func (o fuzzOp) String() string {
 		return "every lease held: Tries++, .First = now; sleep for Policy.LeaseTerm: they may be taken back"
 	case opNewRun:
 		return "Retry(every lease held, at once), Start(" + policyString(o.policy) + ")"
+	case opCrash:
+		return "crash (no Close), open anew, Start"
 	case opSave:
 		return "Close, save the state, open anew, Start"
 	case opRollback:
@@ -374,7 +385,7 @@ func (g *gen) reqs(n int) []crawl.Request {
 func (g *gen) op(durable, top bool) fuzzOp {
 	o := fuzzOp{lease: g.rng.IntN(8)}
 	if durable && top && g.rng.IntN(25) == 0 {
-		o.kind = []opKind{opReopen, opSave, opRollback}[g.rng.IntN(3)]
+		o.kind = []opKind{opReopen, opSave, opRollback, opCrash}[g.rng.IntN(4)]
 		return o
 	}
 	x := g.rng.IntN(100)
@@ -512,6 +523,8 @@ type runner struct {
 	ids  map[string]bool // every lease ID handed out in the run
 	// saved is the model at the last Save.
 	saved *model
+	// crash makes reopen call FuzzOptions.Crash instead of Close.
+	crash bool
 }
 
 // fail ends the run with a failure at the current step.
@@ -655,6 +668,14 @@ func (r *runner) apply(op fuzzOp) {
 		r.parallel(op)
 	case opReopen:
 		r.reopen(r.opts.Restart)
+	case opCrash:
+		if r.opts.Crash == nil {
+			r.reopen(r.opts.Restart)
+			break
+		}
+		r.crash = true
+		r.reopen(nil)
+		r.crash = false
 	case opSave:
 		if r.opts.Save == nil || r.opts.Rollback == nil {
 			r.reopen(r.opts.Restart)

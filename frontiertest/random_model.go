@@ -911,8 +911,9 @@ func (r *runner) parallel(op fuzzOp) {
 // reopen closes the Frontier, calls between (if not nil), and opens it
 // anew on its state.
 func (r *runner) reopen(between func(t *testing.T, path string)) {
-	err := r.within("Close", mustWithin+grace, r.f.Close)
-	if err != nil {
+	if r.crash {
+		r.opts.Crash(r.t, r.f, r.path)
+	} else if err := r.within("Close", mustWithin+grace, r.f.Close); err != nil {
 		r.fail("Close: got error %v, want nil", err)
 	}
 	if between != nil {

@@ -17,9 +17,11 @@ import (
 // redis-server, each run a crawl of its own name. A run closes the
 // Frontier at random points, kills the server with SIGKILL, restarts it
 // on its AOF, and opens the crawl anew with the same Owner, which takes
-// back the leases it held; at others it saves the server's AOF, and later
-// restarts the server from that saved AOF, as a server restored from an
-// older backup (or one that lost its last second of AOF) comes back.
+// back the leases it held; at others it drops the Frontier without Close
+// and kills and restarts the server (a crash); at others it saves the
+// server's AOF, and later restarts the server from that saved AOF, as a
+// server restored from an older backup (or one that lost its last second
+// of AOF) comes back.
 func TestRandom(t *testing.T) {
 	s := redistest.Start(t)
 	frontiertest.Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
@@ -29,6 +31,7 @@ func TestRandom(t *testing.T) {
 	}, &frontiertest.FuzzOptions{
 		Durable: true,
 		Restart: func(t *testing.T, path string) { s.Restart() },
+		Crash:   func(t *testing.T, f crawl.Frontier, path string) { s.Restart() },
 		Save: func(t *testing.T, path string) {
 			s.Kill()
 			copyAOF(t, filepath.Join(s.Dir(), "appendonlydir"), path+".aof")
