@@ -84,7 +84,8 @@
 // past the lease term, the end of a Run (its leases put back) and the
 // Start of another under another Policy, and, for a durable Frontier,
 // Close and a new opening (FuzzOptions.Restart may restart a server
-// meanwhile, and FuzzOptions.Save and Rollback bring back an older state).
+// meanwhile, FuzzOptions.Crash drop the Frontier without Close as a crash
+// would, and FuzzOptions.Save and Rollback bring back an older state).
 // After each step it compares the Frontier with a reference
 // model of the contract:
 //
@@ -140,9 +141,10 @@
 // lease terms other than on the real clock (there is no fake clock: the
 // model accepts either answer once a term may have passed, and cuts no
 // Ack or Retry under a LeaseTerm, where a cut and a lost lease look
-// alike); a crash of the process that holds the Frontier (a durable
-// Frontier is closed, not killed: what Close commits is kept; a backend's
-// Restart may kill its server); what a reopening need not keep (pauses,
+// alike); a crash that may lose calls the Frontier answered for (Crash
+// expects none lost: a backend that commits its acks later, as
+// boltfrontier does, is only closed and opened anew), and a kill -9 of
+// the test's own process; what a reopening need not keep (pauses,
 // a robots.txt's time and tries, which Requests count towards the budget
 // again); Policy.Robots turned off by a new Run (it is only turned on); a
 // StatsStore's Stats.
