@@ -74,3 +74,24 @@ var failLine = regexp.MustCompile(`(?m)^\s+\w+\.go:\d+: .*$`)
 func firstFailure(out []byte) string {
 	return strings.TrimSpace(string(failLine.Find(out)))
 }
+
+// TestFuzzFailsBrokenFrontiers checks that Fuzz fails Frontiers that break
+// the contract: for each deliberate defect of fuzzBugs, one of the first
+// 40 seeds must fail on the reference Frontier with that defect.
+func TestFuzzFailsBrokenFrontiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Fuzz once per defect")
+	}
+	const seeds = 40
+	for _, bug := range fuzzBugs {
+		t.Run(bug, func(t *testing.T) {
+			t.Parallel()
+			open := func(t *testing.T, path string) crawl.Frontier { return openRefT(t, path, bug) }
+			seed, failure, ok := firstFailingSeed(t, open, FuzzOptions{Durable: true}, seeds)
+			if !ok {
+				t.Fatalf("Fuzz passed seeds 1 to %d on a Frontier with defect %s, want a failure", seeds, bug)
+			}
+			t.Logf("defect %s: seed %d: %s", bug, seed, strings.SplitN(failure, "\n", 2)[0])
+		})
+	}
+}

@@ -71,6 +71,83 @@
 // that a loaded machine does not fail a correct Frontier; a Frontier that
 // blocks for good fails the check instead of hanging the test. Run takes
 // about ten seconds with the race detector.
+//
+// # Fuzz
+//
+// Fuzz checks what falls between those cases: random sequences of Push,
+// Take, Ack (with Links, Unsent, Refused and a Result), Retry, Extend,
+// Pause, Join and Counts, under a random Policy (one to three hosts, one
+// to three HostWorkers, with or without robots.txt, a page budget, a
+// LeaseTerm of 20 to 80ms, a HostDelay), some of them run on several
+// goroutines at once, some with a context done before the call or a few
+// hundred microseconds into it, a holder's own edits of its Lease, waits
+// past the lease term, the end of a Run (its leases put back) and the
+// Start of another under another Policy, and, for a durable Frontier,
+// Close and a new opening (FuzzOptions.Restart may restart a server
+// meanwhile, FuzzOptions.Crash drop the Frontier without Close as a crash
+// would, and FuzzOptions.Save and Rollback bring back an older state).
+// After each step it compares the Frontier with a reference
+// model of the contract:
+//
+//   - Push and an Ack's Links admit exactly the URLs never admitted, even
+//     when the Ack's lease was lost, and Result.NumNewURLs says how many;
+//   - Take hands out only admitted URLs, never one acked, never to two
+//     holders at once (a URL is handed out again only once its lease's
+//     term may have passed), the Request as pushed or put back, Wire
+//     included (a lease taken back comes back as it was leased, not as
+//     its holder has edited it since), not before its Retry's time nor
+//     before its host's Pause ends, with at most Policy.HostWorkers of a
+//     host out, its host's robots.txt first and alone under
+//     Policy.Robots, each lease with the host's Rules, no first attempt
+//     while the budget is spent (and then a robots.txt only for a host
+//     with a retry), each lease with an ID new in the run;
+//   - Take hands something out within 3 s whenever the model is sure
+//     that something may be fetched at once, and nothing when it is sure
+//     that nothing may;
+//   - Ack, Retry and Extend succeed on a lease held and return
+//     ErrLeaseLost for one ended (acked, put back, taken back, or held at
+//     a Close);
+//   - Join returns when nothing is left (or the budget's rule holds) and
+//     blocks otherwise;
+//   - Counts: Done exactly, Queued and Leased exactly but for the leases
+//     that may have been taken back, Pages exactly between new Runs and
+//     openings;
+//   - a call cut by its context leaves the state as if it had not been
+//     made or had completed: a Push, Ack or Retry made again tells which
+//     (a split one fails), and Counts shows a Take that returned an error
+//     leaving no lease out;
+//   - at the end, everything left is taken and acked until Join returns,
+//     a ResultStore gives back exactly one Result for each URL acked with
+//     one, and after Close every method returns ErrFrontierClosed.
+//
+// A backend's test calls it as RunDurable is called, with FuzzOptions:
+//
+//	frontiertest.Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
+//		return openMineAt(t, path)
+//	}, &frontiertest.FuzzOptions{Durable: true})
+//
+// It runs seeds 1 to DefaultFuzzSeeds (40), each a run of 60 operations;
+// FRONTIERTEST_SEEDS=N in the environment runs seeds 1 to N, and
+// FRONTIERTEST_SEED=S runs seed S alone.
+//
+// A failing run prints its seed, the failure, and the shortest list of
+// operations found (by removing operations from the list of the seed
+// while it still fails the same check) that fails it. A run is a
+// function of its seed, but the Frontier's answers depend on timing, so a
+// failure may not come back on every run of its seed.
+//
+// What Fuzz cannot check: timing other than by lower bounds (a delay's
+// length, turns between hosts, and the order within a host are Run's);
+// lease terms other than on the real clock (there is no fake clock: the
+// model accepts either answer once a term may have passed, and cuts no
+// Ack or Retry under a LeaseTerm, where a cut and a lost lease look
+// alike); a crash that may lose calls the Frontier answered for (Crash
+// expects none lost: a backend that commits its acks later, as
+// boltfrontier does, is only closed and opened anew), and a kill -9 of
+// the test's own process; what a reopening need not keep (pauses,
+// a robots.txt's time and tries, which Requests count towards the budget
+// again); Policy.Robots turned off by a new Run (it is only turned on); a
+// StatsStore's Stats.
 package frontiertest
 
 import (

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ import (
 type refFrontier struct {
 	bug      string
 	path     string
+	nonce    string // a part of every lease ID new at each opening
 	mu       sync.Mutex
 	policy   crawl.Policy
 	st       refState
@@ -100,9 +102,28 @@ var bugs = map[string][]string{
 	"anyRoots":          {"OtherRootsOrScope"},  // Start accepts other Roots
 }
 
+// fuzzBugs are the deliberate defects of the reference Frontier that Fuzz
+// must find, each a defect no subtest of Run looks for, or one that Run
+// finds and Fuzz must find too.
+var fuzzBugs = []string{
+	"loseURL",        // a URL ending in 1 is counted as admitted and never queued
+	"twoHolders",     // a URL ending in 2 is handed out twice on its first Take
+	"editedTakeBack", // an expired lease is taken back with its holder's edits
+	"leakCutTake",    // a Take whose ctx ends just after it leased keeps the lease out
+	"earlyJoin",      // Join forgets the leases out
+	"noDedupe",       // every URL pushed is admitted
+	"noBudget",       // Policy.MaxPages is ignored
+	"robotsNotFirst", // Policy.Robots is ignored
+	"ignoreHostWorkers",
+	"earlyRetry",
+	"lostAckCounts",
+	"dropLeased", // the leases out at Close are lost
+}
+
 // openRef opens a reference Frontier, durable at path if path is not "".
 func openRef(path, bug string) (*refFrontier, error) {
 	f := &refFrontier{
+		nonce:    strconv.FormatUint(rand.Uint64(), 36),
 		bug:      bug,
 		path:     path,
 		hosts:    map[string]*refHost{},
@@ -171,9 +192,12 @@ func (f *refFrontier) admit(reqs []crawl.Request) int {
 			continue
 		}
 		f.st.Seen[r.URL] = true
+		n++
+		if f.bug == "loseURL" && strings.HasSuffix(r.URL, "1") {
+			continue // counted as admitted, never queued
+		}
 		f.st.Queue = append(f.st.Queue, refItem{Req: r})
 		f.host(crawl.HostKey(r.URL))
-		n++
 	}
 	return n
 }
@@ -204,6 +228,14 @@ func (f *refFrontier) Take(ctx context.Context) (*crawl.Lease, error) {
 		l := f.pick(now)
 		changed := f.changed
 		f.mu.Unlock()
+		if l != nil && f.bug == "leakCutTake" {
+			// A step after the lease that waits and gives up on a
+			// done ctx, leaving the lease out with no holder.
+			time.Sleep(100 * time.Microsecond)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if l != nil {
 			return l, nil
 		}
@@ -269,6 +301,12 @@ func (f *refFrontier) pickFrom(key string, now time.Time) *crawl.Lease {
 		return nil
 	}
 	it := f.st.Queue[idx]
+	if f.bug == "twoHolders" && !it.Taken && strings.HasSuffix(it.Req.URL, "2") {
+		// Left in the queue, as if taken back: handed out again.
+		f.st.Queue[idx].Taken = true
+		f.pages++
+		return f.lease(key, it, now)
+	}
 	f.st.Queue = slices.Delete(f.st.Queue, idx, idx+1)
 	if !it.Taken {
 		f.pages++
@@ -281,7 +319,9 @@ func (f *refFrontier) pickFrom(key string, now time.Time) *crawl.Lease {
 func (f *refFrontier) lease(key string, it refItem, now time.Time) *crawl.Lease {
 	h := f.host(key)
 	f.st.Seq++
-	l := &crawl.Lease{Request: it.Req, ID: strconv.Itoa(f.st.Seq)}
+	// The ID has a part of its own for each opening, so that a state
+	// rolled back to an older one never hands out an ID again.
+	l := &crawl.Lease{Request: it.Req, ID: f.nonce + "-" + strconv.Itoa(f.st.Seq)}
 	if f.policy.Robots && it.Req.Kind != crawl.RobotsRequest {
 		l.Rules = f.st.Rules[key]
 	}
@@ -324,7 +364,11 @@ func (f *refFrontier) expire(now time.Time) {
 	for id, rec := range f.leases {
 		if !rec.expires.IsZero() && !now.Before(rec.expires) {
 			delete(f.leases, id)
-			f.putBack(rec, rec.lease.Request, time.Time{})
+			r := rec.item.Req // as leased, not as its holder has edited it since
+			if f.bug == "editedTakeBack" {
+				r = rec.lease.Request
+			}
+			f.putBack(rec, r, time.Time{})
 		}
 	}
 }
@@ -551,7 +595,7 @@ func (f *refFrontier) Close() error {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	for _, rec := range out {
-		st.Queue = append(st.Queue, refItem{Req: rec.lease.Request, Taken: true})
+		st.Queue = append(st.Queue, refItem{Req: rec.item.Req, Taken: true})
 	}
 	b, err := json.Marshal(&st)
 	if err != nil {

@@ -1,0 +1,50 @@
+package frontiertest
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// TestRandomMemory runs Fuzz on crawl.MemoryFrontier.
+func TestRandomMemory(t *testing.T) {
+	Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
+		f := crawl.NewMemoryFrontier()
+		t.Cleanup(func() { f.Close() }) // ErrFrontierClosed if the run closed it
+		return f
+	}, nil)
+}
+
+// TestRandomReference runs Fuzz on the reference Frontier, durable, its
+// state file saved and rolled back: the model accepts a Frontier written
+// to be plainly correct.
+func TestRandomReference(t *testing.T) {
+	Fuzz(t, func(t *testing.T, path string) crawl.Frontier { return openRefT(t, path, "") }, refRollback())
+}
+
+// refRollback returns the FuzzOptions of a durable reference Frontier
+// whose state file is copied by Save and put back by Rollback.
+func refRollback() *FuzzOptions {
+	return &FuzzOptions{
+		Durable:  true,
+		Save:     func(t *testing.T, path string) { copyFile(t, path, path+".saved") },
+		Rollback: func(t *testing.T, path string) { copyFile(t, path+".saved", path) },
+	}
+}
+
+// copyFile copies the file at from to to, failing t on an error.
+func copyFile(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	if errors.Is(err, os.ErrNotExist) {
+		os.Remove(to) // nothing saved yet: no state
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
