@@ -112,6 +112,8 @@ type host struct {
 	delay    time.Duration // between request starts
 	gate     gateState
 	rules    *HostRules
+	// opened means its robots.txt was acked, with rules or with none.
+	opened bool
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
 	parked      *list.Element // in MemoryFrontier.parked; nil when not
@@ -158,7 +160,7 @@ func (f *MemoryFrontier) Start(ctx context.Context, p Policy) error {
 		if h.rules != nil {
 			h.delay = max(h.delay, h.rules.Delay)
 		}
-		if p.Robots && h.gate == gateOpen && h.rules == nil {
+		if p.Robots && h.gate == gateOpen && !h.opened {
 			h.gate = gateRobots
 		}
 		f.settle(h, now)
@@ -373,7 +375,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 	h := rec.h
 	if l.Kind == RobotsRequest {
 		h.gate = gateOpen
-		h.rules = o.Rules
+		h.rules, h.opened = o.Rules, true
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
 			if n := now.Add(sched.Jitter(h.delay)); n.After(h.next) {

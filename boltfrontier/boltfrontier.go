@@ -595,7 +595,7 @@ func (f *Frontier) load() error {
 				if err != nil {
 					return fmt.Errorf("host %s: %w", h.key, err)
 				}
-				h.rules, h.robotsTries = rec.rules, rec.robotsTries
+				h.rules, h.robotsTries, h.opened = rec.rules, rec.robotsTries, rec.opened
 				if h.rules != nil {
 					h.delay = max(h.delay, h.rules.Delay)
 				}

@@ -68,6 +68,8 @@ type host struct {
 	delay    time.Duration
 	gate     gateState
 	rules    *crawl.HostRules
+	// opened means its robots.txt was acked, with rules or with none.
+	opened bool
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
 	sched.Slot
@@ -118,7 +120,7 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		if h.rules != nil {
 			h.delay = max(h.delay, h.rules.Delay)
 		}
-		if p.Robots && h.gate == gateOpen && h.rules == nil {
+		if p.Robots && h.gate == gateOpen && !h.opened {
 			h.gate = gateRobots
 		}
 		f.settle(h, now)
@@ -279,12 +281,12 @@ func (f *Frontier) readHost(key string, tx *bolt.Tx) (*host, error) {
 		if err != nil {
 			return nil, fmt.Errorf("boltfrontier: %s: host %s: %w", f.path, key, err)
 		}
-		h.rules, h.robotsTries = rec.rules, rec.robotsTries
+		h.rules, h.robotsTries, h.opened = rec.rules, rec.robotsTries, rec.opened
 		if h.rules != nil {
 			h.delay = max(h.delay, h.rules.Delay)
 		}
 	}
-	if f.policy.Robots && h.rules == nil {
+	if f.policy.Robots && !h.opened {
 		h.gate = gateRobots
 	}
 	return h, nil
@@ -506,14 +508,14 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	h := rec.h
 	if l.Kind == crawl.RobotsRequest {
 		h.gate = gateOpen
-		h.rules = o.Rules
+		h.rules, h.opened = o.Rules, true
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
 			if n := now.Add(sched.Jitter(h.delay)); n.After(h.next) {
 				h.next = n
 			}
 		}
-		u.ops = append(u.ops, op{kind: opHost, host: h.key, val: encodeHost(hostRecord{rules: o.Rules, robotsTries: h.robotsTries})})
+		u.ops = append(u.ops, op{kind: opHost, host: h.key, val: encodeHost(hostRecord{rules: o.Rules, robotsTries: h.robotsTries, opened: true})})
 	} else {
 		f.unfinished--
 		f.done++
@@ -575,7 +577,7 @@ func (f *Frontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) erro
 	var u unit
 	h := rec.h
 	if l.Kind == crawl.RobotsRequest {
-		u.ops = append(u.ops, op{kind: opHost, host: h.key, val: encodeHost(hostRecord{rules: h.rules, robotsTries: l.Tries})})
+		u.ops = append(u.ops, op{kind: opHost, host: h.key, val: encodeHost(hostRecord{rules: h.rules, robotsTries: l.Tries, opened: h.opened})})
 	} else {
 		u.ops = append(u.ops, op{kind: opRetry, host: h.key, seq: rec.e.seq, inRetry: rec.e.retried,
 			page: !rec.e.retried, req: l.Request, at: at})

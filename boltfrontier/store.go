@@ -184,16 +184,24 @@ func decodeRequest(b []byte) (r crawl.Request, at time.Time, err error) {
 type hostRecord struct {
 	rules       *crawl.HostRules
 	robotsTries int
+	// opened means its robots.txt was acked, with rules or with none
+	// (a nil Rules, which allows every URL); a record with rules is
+	// always opened.
+	opened bool
 }
 
 // Flags of a stored host record.
 const (
 	hostHasRules = 1 << iota
 	hostHasBody  // Rules.Robots is not nil
+	hostOpened   // robots.txt acked, maybe with nil Rules
 )
 
 func encodeHost(h hostRecord) []byte {
 	var flags byte
+	if h.opened || h.rules != nil {
+		flags |= hostOpened
+	}
 	if h.rules != nil {
 		flags |= hostHasRules
 		if h.rules.Robots != nil {
@@ -224,6 +232,8 @@ func decodeHost(b []byte) (hostRecord, error) {
 	}
 	b = b[n:]
 	h.robotsTries = int(tries)
+	// Records written before hostOpened was kept have rules when opened.
+	h.opened = flags&(hostOpened|hostHasRules) != 0
 	if flags&hostHasRules == 0 {
 		return h, nil
 	}
