@@ -3,6 +3,7 @@ package crawl_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -369,8 +370,16 @@ func FuzzExtractTypedLinks(f *testing.F) {
 			if l.URL.Fragment != "" || strings.Contains(l.URL.String(), "#") {
 				t.Errorf("got link %s (%s), want no fragment", l.URL, l.Source)
 			}
-			if _, err := url.Parse(l.URL.String()); err != nil {
-				t.Errorf("got link %s (%s) that does not parse back: %v", l.URL, l.Source, err)
+			// A Link.URL works with net/http as it is (a path net/url
+			// cannot hold, such as "/a%zz", is in Opaque), and its
+			// String is the URL Standard's serialisation, which a
+			// crawl keys as it keys the link.
+			req := &http.Request{Method: "GET", URL: l.URL, Header: http.Header{}, Host: l.URL.Host}
+			if err := req.Write(io.Discard); err != nil {
+				t.Errorf("got link %s (%s) that net/http cannot send: %v", l.URL, l.Source, err)
+			}
+			if k := crawl.URLKey(l.URL.String()); k != crawl.URLKey(k) {
+				t.Errorf("got link %s (%s) whose key %s is not its own key (%s)", l.URL, l.Source, k, crawl.URLKey(k))
 			}
 			if len(l.Text) > 200 {
 				t.Errorf("got text of %d bytes, want at most 200", len(l.Text))

@@ -643,8 +643,11 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	if err != nil {
 		if ctx.Err() != nil {
 			// The call may have leased on the server after all, its
-			// reply lost with ctx: give back what it took.
-			go f.undoTake(seq, low, args)
+			// reply lost with ctx: give back what it took before
+			// returning, so that the call is as if not made (unless
+			// the server does not answer within rulesGrace: then the
+			// leases go back when it does, or expire).
+			waitAtMost(rulesGrace, func() { f.undoTake(seq, low, args) })
 		} else {
 			f.endOp(seq)
 		}
@@ -679,9 +682,11 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	// holder. The rules are read with a ctx that ctx's end does not cut
 	// at once (see rulesCtx).
 	giveBack := func(err error) ([]*crawl.Lease, time.Duration, error) {
-		for _, l := range got {
-			go f.release(&crawl.Lease{ID: l.id})
-		}
+		waitAtMost(rulesGrace, func() {
+			for _, l := range got {
+				f.release(&crawl.Lease{ID: l.id})
+			}
+		})
 		return nil, 0, err
 	}
 	if r.err != nil {
@@ -730,6 +735,22 @@ func rulesCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return rctx, func() {
 		stop()
 		cancel()
+	}
+}
+
+// waitAtMost runs fn in a goroutine of its own and waits for it to end,
+// or for d, whichever is first.
+func waitAtMost(d time.Duration, fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 
