@@ -128,7 +128,9 @@
 //
 // It runs seeds 1 to DefaultFuzzSeeds (40), each a run of 60 operations;
 // FRONTIERTEST_SEEDS=N in the environment runs seeds 1 to N, and
-// FRONTIERTEST_SEED=S runs seed S alone.
+// FRONTIERTEST_SEED=S runs seed S alone; FRONTIERTEST_FIRST_SEED=F starts
+// the N seeds at F instead of 1, so that several processes can share a
+// long run.
 //
 // A failing run prints its seed, the failure, and the shortest list of
 // operations found (by removing operations from the list of the seed

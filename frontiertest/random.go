@@ -21,7 +21,9 @@ import (
 type FuzzOptions struct {
 	// Seeds is how many runs Fuzz makes, with seeds 1 to Seeds; 0 means
 	// $FRONTIERTEST_SEEDS, or DefaultFuzzSeeds when that is not set.
-	// $FRONTIERTEST_SEED, when set, runs that one seed instead.
+	// $FRONTIERTEST_SEED, when set, runs that one seed instead, and
+	// $FRONTIERTEST_FIRST_SEED=F makes the seeds F to F+Seeds-1, so that
+	// several processes can share a long run.
 	Seeds int
 	// Ops is the number of operations of a run; 0 means 60.
 	Ops int
@@ -115,8 +117,16 @@ func Fuzz(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, opt
 				n = v
 			}
 		}
+		first := uint64(1)
+		if s := os.Getenv("FRONTIERTEST_FIRST_SEED"); s != "" {
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil || v < 1 {
+				t.Fatalf("$FRONTIERTEST_FIRST_SEED=%q: want a seed, at least 1", s)
+			}
+			first = v
+		}
 		for i := range n {
-			seeds = append(seeds, uint64(i+1))
+			seeds = append(seeds, first+uint64(i))
 		}
 	}
 	var others []string // the first lines of the failures of later seeds
