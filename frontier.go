@@ -112,6 +112,9 @@ type host struct {
 	delay    time.Duration // between request starts
 	gate     gateState
 	rules    *HostRules
+	// paused is the latest time a Pause held the host back until, which
+	// an Unsent ack's giving back of the delay does not undo.
+	paused time.Time
 	// opened means its robots.txt was acked, with rules or with none.
 	opened bool
 	// robotsTries counts the attempts at its robots.txt so far.
@@ -392,6 +395,9 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 			}
 			if h.next.Equal(rec.next) {
 				h.next = rec.prevNext
+				if h.paused.After(h.next) {
+					h.next = h.paused
+				}
 			}
 		}
 	}
@@ -470,6 +476,9 @@ func (f *MemoryFrontier) Pause(ctx context.Context, hostKey string, until time.T
 	h := f.host(hostKey)
 	if until.After(h.next) {
 		h.next = until
+	}
+	if until.After(h.paused) {
+		h.paused = until
 	}
 	f.settle(h, now)
 	f.update(now)

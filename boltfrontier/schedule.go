@@ -68,6 +68,9 @@ type host struct {
 	delay    time.Duration
 	gate     gateState
 	rules    *crawl.HostRules
+	// paused is the latest time a Pause held the host back until, which
+	// an Unsent ack's giving back of the delay does not undo.
+	paused time.Time
 	// opened means its robots.txt was acked, with rules or with none.
 	opened bool
 	// robotsTries counts the attempts at its robots.txt so far.
@@ -525,6 +528,9 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 			}
 			if h.next.Equal(rec.next) {
 				h.next = rec.prevNext
+				if h.paused.After(h.next) {
+					h.next = h.paused
+				}
 			}
 		}
 		a := op{kind: opAck, host: h.key, seq: rec.e.seq, inRetry: rec.e.retried,
@@ -658,6 +664,9 @@ func (f *Frontier) Pause(ctx context.Context, hostKey string, until time.Time) e
 	}
 	if until.After(h.next) {
 		h.next = until
+	}
+	if until.After(h.paused) {
+		h.paused = until
 	}
 	f.settle(h, now)
 	f.update(now)
