@@ -546,6 +546,24 @@ func checkPause(t *testing.T, f crawl.Frontier) {
 	}
 }
 
+// checkPauseUnsent checks that a Pause made while a lease of its host is
+// out still holds the host back when that lease is acked Unsent, which
+// gives back the delay its Take charged, not the pause.
+func checkPauseUnsent(t *testing.T, f crawl.Frontier) {
+	start(t, f, crawl.Policy{HostWorkers: 1, HostDelay: 20 * time.Second})
+	push(t, f, 2, "a1, a2 are new", page(hostA+"/1"), page(hostA+"/2"))
+	l := take(t, f, "a1 is queued")
+	until := time.Now().Add(500 * time.Millisecond)
+	if err := do(t, "Pause", func(ctx context.Context) error { return f.Pause(ctx, hostA, until) }); err != nil {
+		t.Fatalf("Pause(%s, now+500ms): got error %v, want nil", hostA, err)
+	}
+	ack(t, f, l, crawl.Outcome{Unsent: true})
+	l, _, ended := timedTake(t, f, "a2 is queued, its host paused for 500ms")
+	if ended.Before(until) {
+		t.Errorf("Pause(%s, now+500ms), then an Unsent ack of the lease out: Take handed out %s %v before the pause's end", hostA, desc(l), until.Sub(ended))
+	}
+}
+
 // checkUnsent checks that an Unsent ack does not charge the host's delay:
 // a host with a 10s delay gives out URL after URL acked Unsent.
 func checkUnsent(t *testing.T, f crawl.Frontier) {

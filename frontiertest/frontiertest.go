@@ -45,6 +45,9 @@
 //   - HostDelay: the starts of a host's requests are at least half of
 //     Policy.HostDelay apart (its pauses are drawn from [d/2, 3d/2]).
 //   - Pause: Pause holds a host back until its time.
+//   - PauseUnsent: a Pause made while a lease of the host is out still
+//     holds it back after that lease is acked Unsent (which gives back the
+//     delay its Take charged, not the pause).
 //   - Unsent: an Unsent ack does not charge the host's delay (a host with a
 //     10s delay gives out URL after URL acked Unsent) nor count in
 //     Counts.Pages.
@@ -226,6 +229,7 @@ var checks = []struct {
 	{"Turns", checkTurns},
 	{"HostDelay", checkHostDelay},
 	{"Pause", checkPause},
+	{"PauseUnsent", checkPauseUnsent},
 	{"Unsent", checkUnsent},
 	{"Robots", checkRobots},
 	{"RobotsDelay", checkRobotsDelay},

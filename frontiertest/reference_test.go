@@ -67,6 +67,7 @@ type refItem struct {
 type refHost struct {
 	leases      int
 	next        time.Time // no request of the host starts before
+	paused      time.Time // the latest Pause's end
 	robotsOut   bool
 	robotsAt    time.Time
 	robotsTries int
@@ -429,7 +430,7 @@ func (f *refFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) 
 			f.pages--
 		}
 		if h.next.Equal(rec.next) && f.bug != "unsentCharged" {
-			h.next = rec.prevNext
+			h.next = maxTime(rec.prevNext, h.paused)
 		}
 	}
 	if o.Result != nil {
@@ -494,6 +495,7 @@ func (f *refFrontier) Pause(ctx context.Context, host string, until time.Time) e
 	}
 	if h := f.host(host); f.bug != "ignorePause" {
 		h.next = maxTime(h.next, until)
+		h.paused = maxTime(h.paused, until)
 	}
 	f.signal()
 	return nil

@@ -95,7 +95,9 @@
 //	q:<host>     list: the host's new Requests, in order of admission
 //	r:<host>     sorted set: the host's Requests put back, by the time
 //	             they may be taken (µs); member "<lease ID>:<Request>"
-//	h:<host>     hash: n (leases out), nx (no start before, µs), rf (the
+//	h:<host>     hash: n (leases out), nx (no start before, µs), pz (the
+//	             latest Pause's end, µs, which an Unsent ack's giving back
+//	             of its Take's delay does not undo), rf (the
 //	             robots.txt lease out), r, rb, rd (the rules: version,
 //	             body, delay), rt (tries of the robots.txt), rn (the
 //	             count of r:<host>, so that a Take looks there only when

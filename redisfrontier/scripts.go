@@ -602,7 +602,10 @@ for e, ent in ipairs(ents) do
         must = true
         if rec.t == 0 then add('pages', -1) end
         if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
-          redis.call('HSET', hk, 'nx', S(rec.pn))
+          -- The delay its Take charged goes back; a Pause made since
+          -- (pz) does not.
+          local pz = tonumber(redis.call('HGET', hk, 'pz')) or 0
+          redis.call('HSET', hk, 'nx', S(math.max(rec.pn, pz)))
         end
       end
       for j = 0, ent.nst - 1 do
@@ -663,6 +666,8 @@ local hk = hkey(ARGV[10])
 local until_ = now + tonumber(ARGV[11])
 local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
 if until_ > nx then redis.call('HSET', hk, 'nx', S(until_)) end
+local pz = tonumber(redis.call('HGET', hk, 'pz')) or 0
+if until_ > pz then redis.call('HSET', hk, 'pz', S(until_)) end
 settle(ARGV[10])
 return done('')
 `)
