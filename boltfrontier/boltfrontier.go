@@ -145,6 +145,7 @@ package boltfrontier
 
 import (
 	"container/heap"
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -226,15 +227,19 @@ type Frontier struct {
 	db   *bolt.DB
 	w    *writer
 
-	mu          sync.Mutex
-	policy      crawl.Policy
-	identity    bool // roots and scope recorded
-	roots       []string
-	scope       string
-	closed      bool
-	closedCh    chan struct{}
-	hosts       map[string]*host
-	sched       sched.Hosts[*host]
+	mu       sync.Mutex
+	policy   crawl.Policy
+	identity bool // roots and scope recorded
+	roots    []string
+	scope    string
+	closed   bool
+	closedCh chan struct{}
+	hosts    map[string]*host
+	sched    sched.Hosts[*host]
+	// parked are the hosts whose new requests only the page budget
+	// holds back, brought back by unpark when an Unsent ack gives a page
+	// back.
+	parked      list.List
 	waiters     []*popper
 	armed       time.Time
 	leases      map[string]*leaseRec

@@ -3,6 +3,7 @@ package boltfrontier
 import (
 	"bytes"
 	"container/heap"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,6 +76,7 @@ type host struct {
 	opened bool
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
+	parked      *list.Element // in Frontier.parked; nil when not
 	sched.Slot
 }
 
@@ -525,6 +527,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		if o.Unsent {
 			if !rec.taken {
 				f.pages--
+				f.unpark(now)
 			}
 			if h.next.Equal(rec.next) {
 				h.next = rec.prevNext
@@ -768,7 +771,7 @@ func (f *Frontier) take(now time.Time) (*crawl.Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
-	wake, ok := f.wakeTime(h)
+	wake, ok, _ := f.wakeTime(h)
 	if !ok || wake.After(now) {
 		return nil, false
 	}
@@ -828,22 +831,41 @@ func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.
 	return l
 }
 
-func (f *Frontier) wakeTime(h *host) (time.Time, bool) {
+// wakeTime returns when h may start its next request, and whether it has
+// one; held reports that new requests are queued that only the spent page
+// budget holds back.
+func (f *Frontier) wakeTime(h *host) (wake time.Time, ok, held bool) {
 	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	queued := h.fresh() > 0
+	spent := f.spent()
+	held = queued && spent
 	if h.gate == gateRobots {
 		// With the budget spent, a retry still goes, its robots.txt first.
-		return h.next, queued && !f.spent() || len(h.later) > 0
+		return h.next, queued && !spent || len(h.later) > 0, held
 	}
-	if queued && !f.spent() {
-		return h.next, true
+	if queued && !spent {
+		return h.next, true, false
 	}
 	if len(h.later) == 0 {
-		return time.Time{}, false
+		return time.Time{}, false, held
 	}
-	return maxTime(h.next, h.later[0].at), true
+	return maxTime(h.next, h.later[0].at), true, held
+}
+
+// unpark brings the hosts the page budget held back back to the schedule
+// once it is no longer spent (an Unsent ack gave a page back), so that
+// every host that may start a request is in it. Those it cannot serve
+// before the budget is spent again are parked again as the schedule
+// meets them. f.mu is held.
+func (f *Frontier) unpark(now time.Time) {
+	if f.spent() {
+		return
+	}
+	for e := f.parked.Front(); e != nil; e = f.parked.Front() {
+		f.settle(e.Value.(*host), now) // which takes it off the list
+	}
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -855,7 +877,14 @@ func maxTime(a, b time.Time) time.Time {
 
 // settle puts h in the schedule where its wake time says.
 func (f *Frontier) settle(h *host, now time.Time) {
-	wake, ok := f.wakeTime(h)
+	wake, ok, held := f.wakeTime(h)
+	switch {
+	case held && h.parked == nil:
+		h.parked = f.parked.PushBack(h)
+	case !held && h.parked != nil:
+		f.parked.Remove(h.parked)
+		h.parked = nil
+	}
 	f.sched.Settle(h, wake, ok, now)
 }
 

@@ -755,6 +755,21 @@ func checkPageBudgetUnsent(t *testing.T, f crawl.Frontier) {
 	wantCounts(t, f, "taking 3 pages, one acked Unsent, Policy.MaxPages 2", crawl.Counts{Queued: 1, Leased: 2, Done: 1, Pages: 2})
 }
 
+// checkPageBudgetPassedOver checks that a host passed over while the page
+// budget was spent is served again once an Unsent ack gives a page back.
+func checkPageBudgetPassedOver(t *testing.T, f crawl.Frontier) {
+	start(t, f, crawl.Policy{HostWorkers: 1, MaxPages: 1})
+	push(t, f, 2, "a1, b1 are new", page(hostA+"/1"), page(hostB+"/1"))
+	l := take(t, f, "a1 and b1 queued, Policy.MaxPages is 1")
+	noTake(t, f, quiet, "1 page taken, Policy.MaxPages is 1")
+	ack(t, f, l, crawl.Outcome{Unsent: true})
+	l2 := take(t, f, "the page acked Unsent gave its page back, and the other host's page is queued")
+	if crawl.HostKey(l2.URL) == crawl.HostKey(l.URL) {
+		t.Errorf("took %s, then %s; want the other host's page", desc(l), desc(l2))
+	}
+	wantCounts(t, f, "one page acked Unsent, the other taken, Policy.MaxPages 1", crawl.Counts{Queued: 0, Leased: 1, Done: 1, Pages: 1})
+}
+
 // checkLeaseExpiry checks that a lease not extended is taken back after
 // Policy.LeaseTerm and handed out again, and that its old holder has lost
 // it.

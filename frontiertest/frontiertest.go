@@ -60,6 +60,8 @@
 //     out, retries still are, and Join returns once they are acked, URLs
 //     still queued.
 //   - PageBudgetUnsent: Unsent acks do not count towards Policy.MaxPages.
+//   - PageBudgetPassedOver: a host passed over while the budget was spent
+//     is served again once an Unsent ack gives a page back.
 //   - LeaseExpiry: a lease not extended is handed out again after
 //     Policy.LeaseTerm, and its old holder's Ack, Retry and Extend return
 //     ErrLeaseLost, its Ack's Links still admitted.
@@ -235,6 +237,7 @@ var checks = []struct {
 	{"RobotsDelay", checkRobotsDelay},
 	{"PageBudget", checkPageBudget},
 	{"PageBudgetUnsent", checkPageBudgetUnsent},
+	{"PageBudgetPassedOver", checkPageBudgetPassedOver},
 	{"LeaseExpiry", checkLeaseExpiry},
 	{"LeaseExtend", checkLeaseExtend},
 	{"Close", checkClose},
