@@ -871,11 +871,22 @@ func (r *runner) parallel(op fuzzOp) {
 			r.fail("a call still blocked after %v, want every one to return", mustWithin+grace)
 		}
 	}
-	// Takes in the order they returned: a lease taken back from
-	// another after its term came later.
+	// Takes in the order they returned (a lease taken back from
+	// another after its term came later), but a robots.txt's before
+	// the pages': a Take that returned later may have decided earlier,
+	// and a robots.txt handed out while an Unsent ack of the same step
+	// had given a page back, before another Take spent it, is right. A
+	// robots.txt and a page never share a URL, nor, the robots.txt
+	// going first and alone, a host.
+	robotsTake := func(a *answer) bool {
+		return a.orderK == 2 && a.err == nil && a.lease != nil && a.lease.Kind == crawl.RobotsRequest
+	}
 	sort.SliceStable(as, func(i, j int) bool {
 		if as[i].orderK != as[j].orderK {
 			return as[i].orderK < as[j].orderK
+		}
+		if ri, rj := robotsTake(as[i]), robotsTake(as[j]); ri != rj {
+			return ri
 		}
 		return as[i].orderK == 2 && as[i].ended.Before(as[j].ended)
 	})
