@@ -546,6 +546,25 @@ func checkPause(t *testing.T, f crawl.Frontier) {
 	}
 }
 
+// checkRobotsNilRules checks that a host whose robots.txt was acked with
+// nil Rules (no rules: every URL allowed) stays open when a new Start
+// under Policy.Robots reuses the Frontier: its robots.txt is not handed
+// out again.
+func checkRobotsNilRules(t *testing.T, f crawl.Frontier) {
+	p := crawl.Policy{HostWorkers: 2, Robots: true}
+	start(t, f, p)
+	push(t, f, 1, "a1 is new", page(hostA+"/1"))
+	l := take(t, f, "a1 queued, its host new")
+	if !isRobots(l) {
+		t.Fatalf("Take: got %s, want %s/robots.txt first", desc(l), hostA)
+	}
+	ack(t, f, l, crawl.Outcome{})
+	start(t, f, p)
+	if l := take(t, f, "a1 queued, its robots.txt acked with nil Rules"); isRobots(l) {
+		t.Errorf("Take after a new Start: got %s, want a1: its robots.txt was acked already", desc(l))
+	}
+}
+
 // checkPauseUnsent checks that a Pause made while a lease of its host is
 // out still holds the host back when that lease is acked Unsent, which
 // gives back the delay its Take charged, not the pause.

@@ -45,6 +45,8 @@
 //   - HostDelay: the starts of a host's requests are at least half of
 //     Policy.HostDelay apart (its pauses are drawn from [d/2, 3d/2]).
 //   - Pause: Pause holds a host back until its time.
+//   - RobotsNilRules: a host whose robots.txt was acked with nil Rules
+//     stays open across a new Start: its robots.txt is not asked for again.
 //   - PauseUnsent: a Pause made while a lease of the host is out still
 //     holds it back after that lease is acked Unsent (which gives back the
 //     delay its Take charged, not the pause).
@@ -232,6 +234,7 @@ var checks = []struct {
 	{"HostDelay", checkHostDelay},
 	{"Pause", checkPause},
 	{"PauseUnsent", checkPauseUnsent},
+	{"RobotsNilRules", checkRobotsNilRules},
 	{"Unsent", checkUnsent},
 	{"Robots", checkRobots},
 	{"RobotsDelay", checkRobotsDelay},
