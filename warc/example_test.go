@@ -3,17 +3,105 @@ package warc_test
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/crawltest"
 	"github.com/asyncrawl/crawl/warc"
 )
+
+// Mirror a site into a web archive: the crawl's transport records every
+// exchange, robots.txt included, as it was transferred. Then the archive is
+// read back: a .warc.gz is a gzip member per record, and a record's head
+// is a MIME header, as textproto reads it.
+func Example() {
+	site := crawltest.New() // serves www.example.com offline
+	defer site.Close()
+	site.Page("/", "/about", "/blog/")
+	site.Page("/about", "/")
+	site.Page("/blog/", "/about", "/blog/first")
+	site.Body("/blog/first", "text/plain", "First post.")
+	dir, err := os.MkdirTemp("", "mirror")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	w, err := warc.NewWriter(warc.Options{Dir: dir, Prefix: "site"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := crawl.New(
+		crawl.WithHTTPClient(site.Client()), // leave out on the real web
+		crawl.WithTransportWrapper(w.Transport),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Run(context.Background(), "http://www.example.com/"); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil { // writes what is queued: call it
+		log.Fatal(err)
+	}
+
+	// Read the archive back, a record (a gzip member) at a time.
+	types := map[string]int{}
+	var responses []string
+	for _, name := range w.Files() {
+		f, err := os.Open(name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		br := bufio.NewReader(f)
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for {
+			zr.Multistream(false) // stop at the member's end
+			rec := textproto.NewReader(bufio.NewReader(zr))
+			if _, err := rec.ReadLine(); err != nil { // WARC/1.1
+				log.Fatal(err)
+			}
+			fields, err := rec.ReadMIMEHeader()
+			if err != nil {
+				log.Fatal(err)
+			}
+			types[fields.Get("WARC-Type")]++
+			if fields.Get("WARC-Type") == "response" {
+				responses = append(responses, fields.Get("WARC-Target-URI"))
+			}
+			io.Copy(io.Discard, zr) // the rest: the HTTP head and body
+			if err := zr.Reset(br); err == io.EOF {
+				break // no next member
+			} else if err != nil {
+				log.Fatal(err)
+			}
+		}
+		f.Close()
+		fmt.Println(filepath.Base(name), types)
+	}
+	sort.Strings(responses)
+	fmt.Println(strings.Join(responses, "\n"))
+	// Output:
+	// site-00000.warc.gz map[request:5 response:5 warcinfo:1]
+	// http://www.example.com/
+	// http://www.example.com/about
+	// http://www.example.com/blog/
+	// http://www.example.com/blog/first
+	// http://www.example.com/robots.txt
+}
 
 // A client whose transport records every exchange it carries.
 func ExampleWriter_Transport() {
