@@ -13,7 +13,8 @@ import (
 
 // A crawl kept in a state file: a Run cut short by its page budget (as a
 // crash or a Ctrl-C would cut it) leaves the rest in the file, and the
-// next Run on it goes on from there; its Stats cover the whole crawl.
+// next Run on it goes on from there, fetching only what was left (the
+// site counts what it was sent); its Stats cover the whole crawl.
 func Example() {
 	site := crawltest.New()
 	defer site.Close()
@@ -42,14 +43,14 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("done %d, todo %d\n", stats.Done, stats.Todo)
+		fmt.Printf("done %d, todo %d, pages fetched so far %d\n", stats.Done, stats.Todo, site.TotalExceptRobots())
 		if err := f.Close(); err != nil {
 			panic(err)
 		}
 	}
-	fmt.Println("requests for /:", site.Count("/"))
+	fmt.Println(site.Counts()) // each page fetched once in all
 	// Output:
-	// done 2, todo 2
-	// done 4, todo 0
-	// requests for /: 1
+	// done 2, todo 2, pages fetched so far 2
+	// done 4, todo 0, pages fetched so far 4
+	// map[/:1 /a:1 /b:1 /c:1 /robots.txt:1]
 }
