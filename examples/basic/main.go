@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,13 @@ import (
 )
 
 func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run serves the site, crawls it and writes the report to out.
+func run(ctx context.Context, out io.Writer) error {
 	mux := http.NewServeMux()
 	page := func(body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -49,15 +57,17 @@ func main() {
 		}),
 	)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	stats, err := c.Run(context.Background(), srv.URL)
+	stats, err := c.Run(ctx, srv.URL)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].URL < results[j].URL })
 	for _, r := range results {
-		r.WriteReportLine(os.Stdout)
+		if err := r.WriteReportLine(out); err != nil {
+			return err
+		}
 	}
-	stats.WriteReport(os.Stdout)
+	return stats.WriteReport(out)
 }
