@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/asyncrawl/crawl"
@@ -60,6 +61,46 @@ func ExampleCollector() {
 	// {"url":"/","title":"Home","h1":"Welcome"}
 	// {"url":"/about","title":"About us","h1":"Who we are"}
 	// {"url":"/blog/","title":"Blog","h1":"Latest posts"}
+}
+
+// List each page's links, with their text and their URL made absolute
+// against the page's base (its <base href>, else its URL), without the
+// fragment; a link that is not http(s) has none.
+func ExampleCollector_OnHTML() {
+	site := exampleSite(map[string]string{
+		"/":           `<base href="/docs/"><a href="intro">Start  here</a> <a href="mailto:x@example.com">Mail</a>`,
+		"/docs/intro": `<ul><li><a href="../">Home</a></li><li><a href="#top">Top</a></li></ul>`,
+	})
+	defer site.Close()
+
+	var mu sync.Mutex
+	var lines []string
+	c := scrape.New()
+	err := c.OnHTML("a[href]", func(e *scrape.Element) {
+		line := fmt.Sprintf("%s: %q -> %q", e.Page.URL.Path, e.Text(), e.AbsURL("href"))
+		mu.Lock()
+		lines = append(lines, strings.ReplaceAll(line, site.URL, ""))
+		mu.Unlock()
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cr, err := crawl.New(crawl.WithPageHook(c.Hook))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := cr.Run(context.Background(), site.URL); err != nil {
+		log.Fatal(err)
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	// Output:
+	// /: "Mail" -> ""
+	// /: "Start here" -> "/docs/intro"
+	// /docs/intro: "Home" -> "/"
+	// /docs/intro: "Top" -> "/docs/intro"
 }
 
 // exampleSite serves pages, each a path and its HTML body, on loopback.

@@ -36,8 +36,8 @@ import (
 // A Collector runs callbacks on the elements of HTML pages that match
 // their CSS selectors. Register the callbacks with OnHTML, then give
 // Hook to the crawler as a page hook. Its methods are safe for concurrent
-// use; a callback registered while a crawl runs applies from the next page
-// on.
+// use; a callback registered while a crawl runs applies to the pages
+// whose Hook begins after it.
 type Collector struct {
 	mu        sync.Mutex                // serialises OnHTML
 	callbacks atomic.Pointer[[]handler] // copied on write, read by Hook
@@ -95,7 +95,8 @@ func (c *Collector) OnHTML(selector string, f func(e *Element)) error {
 // unparsed and Hook returns at once, as it does when no callback is
 // registered. Hook runs for every response the crawler shows its page
 // hooks, whatever the status: a callback that wants only pages that were
-// found checks e.Page.Status.
+// found checks e.Page.Status. A body cut at crawl.WithMaxBodySize
+// (e.Page.Truncated) is parsed as far as it goes.
 //
 // A panic in a callback ends Hook for that page; the crawler recovers it
 // into the page's Result.Err (see crawl.WithPageHook). Hook is safe for
@@ -152,10 +153,11 @@ func Document(p *crawl.Page) (*goquery.Document, bool) {
 }
 
 // An Element is an element of a page that a callback's selector matched,
-// with helpers for the fields programs take from it. Like the page hook's
-// crawl.Page, an Element is valid only during the callback it is passed
+// with helpers for the fields programs take from it. Its Page, like the
+// page hook's, is valid only during the callback the Element is passed
 // to; the goquery selection in DOM, and what the helpers return, stay
-// valid after it (the document is a copy of the page). The helpers that
+// valid after it (the document is a copy of the page), though a DOM kept
+// keeps the whole document in memory. The helpers that
 // take a selector compile each selector once per Collector; a selector
 // that does not compile panics, naming it, which the crawler recovers
 // into the page's Result.Err.
@@ -184,7 +186,7 @@ func (e *Element) Text() string { return Collapse(e.DOM.Text()) }
 
 // Attr returns the value of the element's attribute name, as written;
 // "" when it has none. The HTML parser lowers the case of attribute
-// names: name is matched as given.
+// names, and name is matched as given: give it in lower case.
 func (e *Element) Attr(name string) string {
 	v, _ := e.DOM.Attr(name)
 	return v
