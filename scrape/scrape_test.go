@@ -465,3 +465,51 @@ func TestOnHTMLWhileCrawling(t *testing.T) {
 		t.Errorf("got the late callback on %q, want it on every HTML page but the first, /", paths)
 	}
 }
+
+// TestComposesWithPageHook gives the Collector's Hook beside a page hook
+// of the program's own, before and after it: all three run on every page.
+func TestComposesWithPageHook(t *testing.T) {
+	s := startSite(t, site)
+	c := scrape.New()
+	var titles, before, after atomic.Int64
+	if err := c.OnHTML("title", func(*scrape.Element) { titles.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	results := crawlSite(t, s, c,
+		crawl.WithPageHook(func(p *crawl.Page) { after.Add(1) }))
+	// crawlSite gives c.Hook first; once more with the program's first.
+	c2 := scrape.New()
+	if err := c2.OnHTML("title", func(*scrape.Element) { titles.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := crawl.New(crawl.WithRobots(false),
+		crawl.WithPageHook(func(p *crawl.Page) { before.Add(1) }),
+		crawl.WithPageHook(c2.Hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cr.Run(context.Background(), s.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	pages := int64(len(results))
+	if before.Load() != pages || after.Load() != pages || titles.Load() != 2*htmlPages {
+		t.Errorf("got the program's hooks on %d and %d pages, titles %d; want %d, %d and %d",
+			before.Load(), after.Load(), titles.Load(), pages, pages, 2*htmlPages)
+	}
+}
+
+// FuzzCollapse checks Collapse against a plain model: the fields of s
+// between runs of ASCII white space, joined by one space.
+func FuzzCollapse(f *testing.F) {
+	for _, s := range []string{"", " a ", "a\t\nb", "a b", "\u00a0a  b\f", "\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
+		}), " ")
+		if got := scrape.Collapse(s); got != want {
+			t.Errorf("Collapse(%q): got %q, want %q", s, got, want)
+		}
+	})
+}
