@@ -57,7 +57,8 @@ func benchSite(b *testing.B) *httptest.Server {
 // and each link's absolute URL), so that the difference of their
 // ns/page and B/page is what the Collector costs per page. The figures
 // count the in-process server's work and allocations as well as the
-// crawler's.
+// crawler's; cpu-ns/page is the CPU time of the whole process (on unix),
+// which other processes on the machine change less than the wall time.
 func BenchmarkCrawl(b *testing.B) {
 	b.Run("alone", func(b *testing.B) { benchCrawl(b, nil) })
 	b.Run("scrape", func(b *testing.B) {
@@ -95,6 +96,7 @@ func benchCrawl(b *testing.B, c *scrape.Collector) {
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
+	cpu0, cpuOK := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
 		stats, err := cr.Run(context.Background(), srv.URL+"/p/0.html")
@@ -106,9 +108,13 @@ func benchCrawl(b *testing.B, c *scrape.Collector) {
 		}
 	}
 	b.StopTimer()
+	cpu1, _ := cpuTime()
 	runtime.ReadMemStats(&ms1)
 	pages := float64(benchPages) * float64(b.N)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/pages, "ns/page")
+	if cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/pages, "cpu-ns/page")
+	}
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/pages, "allocs/page")
 	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/pages, "B/page")
 }

@@ -51,7 +51,7 @@ type handler struct {
 	f        func(*Element)
 }
 
-// New returns a Collector with no callback.
+// New returns a Collector with no callback, as the zero Collector is.
 func New() *Collector { return &Collector{} }
 
 // OnHTML registers f, to be called on each element of each HTML page that
