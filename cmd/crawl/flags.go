@@ -58,6 +58,7 @@ type config struct {
 	cpuProfile  string
 	format      string
 	output      string
+	fields      *fieldSet // -select
 	graph       string
 	state       string
 	redis       string        // the Redis frontier's URL
@@ -123,6 +124,7 @@ func newCLI(cfg *config) *cli {
 		maxLinks:          crawl.DefaultMaxLinksPerPage,
 		maxSegmentRepeats: crawl.DefaultMaxSegmentRepeats,
 		format:            "text",
+		fields:            newFieldSet(),
 	}
 	c := &cli{fs: flag.NewFlagSet("crawl", flag.ContinueOnError)}
 	// Parse errors are printed by run, on one line, and -h by usage.
@@ -172,6 +174,7 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Output")
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
+	c.add(cfg.fields, "NAME=SELECTOR[@ATTR]", `with -format jsonl, add to each HTML page's record the field NAME, in "fields": the text of the first element the CSS SELECTOR matches, its white space collapsed, or with @ATTR the value of that element's attribute ATTR (split at the last @ if a name of letters, digits, -, _, : or . follows it to the end, so a[href*="@"] is all selector); a field is left out when nothing matches or its value is empty; may be repeated. The text report ignores it`, "select")
 	c.add(&stringFlag{p: &cfg.output}, "FILE", "write the report or the JSON lines to FILE instead of stdout", "o")
 	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
 

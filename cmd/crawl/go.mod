@@ -5,11 +5,14 @@ go 1.26.0
 require (
 	github.com/asyncrawl/crawl v0.0.0
 	github.com/asyncrawl/crawl/redisfrontier v0.0.0
+	github.com/asyncrawl/crawl/scrape v0.0.0
 	github.com/creack/pty v1.1.24
 	github.com/redis/go-redis/v9 v9.23.0
 )
 
 require (
+	github.com/PuerkitoBio/goquery v1.13.0 // indirect
+	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
@@ -25,4 +28,5 @@ require (
 replace (
 	github.com/asyncrawl/crawl v0.0.0 => ../..
 	github.com/asyncrawl/crawl/redisfrontier v0.0.0 => ../../redisfrontier
+	github.com/asyncrawl/crawl/scrape v0.0.0 => ../../scrape
 )

@@ -117,6 +117,9 @@ type jsonResult struct {
 	Tries       int     `json:"tries"`
 	ElapsedMS   float64 `json:"elapsed_ms"`
 	Kind        string  `json:"kind"` // Result.Kind: html, other, redirect, error or fail
+	// Fields are the -select fields of an HTML page that matched, by
+	// name.
+	Fields map[string]string `json:"fields,omitempty"`
 }
 
 // jsonSummary is the last JSON object of -format jsonl: the counters of the
@@ -154,7 +157,8 @@ type jsonLines struct {
 
 func newJSONLines(w io.Writer) *jsonLines { return &jsonLines{enc: json.NewEncoder(w)} }
 
-func (j *jsonLines) result(r *crawl.Result) {
+// result writes the line of r, with the page's -select fields.
+func (j *jsonLines) result(r *crawl.Result, fields map[string]string) {
 	o := jsonResult{
 		Type:        "result",
 		URL:         r.URL,
@@ -172,6 +176,7 @@ func (j *jsonLines) result(r *crawl.Result) {
 		ElapsedMS:   float64(r.Elapsed.Microseconds()) / 1000,
 		Kind:        r.Kind(),
 		Broken:      r.Broken(),
+		Fields:      fields,
 	}
 	if r.Err != nil {
 		o.Error, o.FailKind = r.Err.Error(), crawl.FailKind(r.Err)

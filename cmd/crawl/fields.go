@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/scrape"
+)
+
+// fieldSet is the fields -select takes from each HTML page, for the
+// page's JSON line. It is the flag's value: each -select given compiles its
+// selector, so that a bad one stops the command before any fetch.
+//
+// The page hook (hook) runs the selectors and keeps a page's fields until
+// its Result comes to the result hook, which takes them: the crawler calls
+// both for a URL on one worker, the page hook first. It is safe for
+// concurrent use.
+type fieldSet struct {
+	names     []string // in the order given
+	collector *scrape.Collector
+
+	mu sync.Mutex
+	// pending maps a page URL's key (crawl.URLKey) to its fields. A
+	// page whose Result this process does not deliver (its lease lost
+	// to another -redis process, or its outcome not recorded by the
+	// frontier) leaves its fields here: a few, in a rare case.
+	pending map[string]map[string]string
+}
+
+func newFieldSet() *fieldSet {
+	return &fieldSet{collector: scrape.New(), pending: map[string]map[string]string{}}
+}
+
+func (fs *fieldSet) String() string {
+	if fs == nil {
+		return ""
+	}
+	return strings.Join(fs.names, " ")
+}
+
+// Set adds the field of a -select NAME=SELECTOR or NAME=SELECTOR@ATTR.
+func (fs *fieldSet) Set(s string) error {
+	name, spec, ok := strings.Cut(s, "=")
+	switch {
+	case !ok:
+		return errors.New("want NAME=SELECTOR or NAME=SELECTOR@ATTR")
+	case name == "":
+		return errors.New("empty NAME: want NAME=SELECTOR or NAME=SELECTOR@ATTR")
+	}
+	for _, n := range fs.names {
+		if n == name {
+			return fmt.Errorf("field %q given twice", name)
+		}
+	}
+	selector, attr := splitAttr(spec)
+	err := fs.collector.OnHTML(selector, func(e *scrape.Element) {
+		if e.Index > 0 {
+			return // the first match only
+		}
+		v := ""
+		if attr == "" {
+			v = e.Text()
+		} else {
+			v = scrape.Collapse(e.Attr(attr))
+		}
+		if v != "" {
+			fs.set(e.Page.URL.String(), name, v)
+		}
+	})
+	if err != nil {
+		var se *scrape.SelectorError
+		if errors.As(err, &se) {
+			return se
+		}
+		return err
+	}
+	fs.names = append(fs.names, name)
+	return nil
+}
+
+// splitAttr splits the SELECTOR@ATTR of a -select at its last "@" when
+// what follows is an attribute name (a letter or "_", then letters,
+// digits, "-", "_", ":" or ".") and what comes before neither is empty
+// nor ends in a backslash (an escaped "@"). Else all of it is the
+// selector: an "@" in an attribute selector's value, as in a[href*="@"],
+// is followed by a quote or a "]".
+func splitAttr(spec string) (selector, attr string) {
+	i := strings.LastIndexByte(spec, '@')
+	if i <= 0 || spec[i-1] == '\\' || !isAttrName(spec[i+1:]) {
+		return spec, ""
+	}
+	return spec[:i], spec[i+1:]
+}
+
+func isAttrName(s string) bool {
+	for i, c := range []byte(s) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
+		case i > 0 && ('0' <= c && c <= '9' || c == '-' || c == ':' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// empty reports whether no -select was given.
+func (fs *fieldSet) empty() bool { return len(fs.names) == 0 }
+
+// hook is the page hook: it takes the page's fields.
+func (fs *fieldSet) hook(p *crawl.Page) { fs.collector.Hook(p) }
+
+func (fs *fieldSet) set(pageURL, name, value string) {
+	key := crawl.URLKey(pageURL)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	m := fs.pending[key]
+	if m == nil {
+		m = make(map[string]string, len(fs.names))
+		fs.pending[key] = m
+	}
+	m[name] = value
+}
+
+// take returns the fields of the page of the Result for u and forgets
+// them; nil when it had none.
+func (fs *fieldSet) take(u string) map[string]string {
+	if fs.empty() {
+		return nil
+	}
+	key := crawl.URLKey(u)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	m := fs.pending[key]
+	delete(fs.pending, key)
+	return m
+}
