@@ -24,7 +24,10 @@
 //
 //	crawl -format jsonl -select title=title -select h1=h1 -select desc='meta[name=description]@content' example.com
 //
-// The command is built only on the public API of package crawl.
+// The command crawls through the public API of package crawl and its
+// packages (boltfrontier for -state, redisfrontier for -redis, warc for
+// -warc, scrape for -select); its sorted report spills to disk through the
+// repository's internal/extsort.
 package main
 
 import (
