@@ -86,6 +86,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -273,7 +274,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	}
 	var first []Request
 	for _, u := range rootURLs {
-		wire, key := urlForms(u)
+		wire, key := urlstd.Forms(u)
 		policy.Roots = append(policy.Roots, key)
 		first = append(first, Request{URL: key, Wire: wireField(wire, key), Redirects: cfg.maxRedirects})
 		r.rootHosts[HostKey(key)] = true
@@ -415,7 +416,7 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 			errs = append(errs, fmt.Errorf("crawl: add %w", err))
 			continue
 		}
-		wire, key := urlForms(u)
+		wire, key := urlstd.Forms(u)
 		if !r.scope.contains(u) {
 			errs = append(errs, fmt.Errorf("crawl: add %s: %w", wire, ErrOutOfScope))
 			continue
@@ -840,7 +841,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		res.Err = fmt.Errorf("fetch %s: status %d: %w", res.URL, resp.status, err)
 		return
 	}
-	wire, key := urlForms(next)
+	wire, key := urlstd.Forms(next)
 	res.NextURL = wire
 	if l.Redirects <= 0 {
 		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", res.URL, res.NextURL, ErrTooManyRedirects)
@@ -848,7 +849,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	}
 	kind := l.Kind
 	if !r.scope.contains(next) {
-		if !r.cfg.checkExternal || !isHTTP(next) {
+		if !r.cfg.checkExternal || !urlstd.IsHTTP(next) {
 			return
 		}
 		kind = CheckRequest // the redirect leaves scope: checked only
@@ -917,7 +918,7 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind RequestKind, depth int, res *Result) error {
 	// Relative links resolve against base as the URL Standard has it; a
 	// base it refuses leaves them out.
-	std, err := stdFromURL(base)
+	std, err := urlstd.FromURL(base)
 	if err != nil {
 		return nil
 	}
@@ -931,13 +932,13 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 		if u == nil {
 			continue
 		}
-		v, err := parseStd(refString(u), &std)
+		v, err := urlstd.Parse(urlstd.RefString(u), &std)
 		if err != nil {
 			continue
 		}
-		v.setURL(u)
+		v.SetURL(u)
 		wire := v.String()
-		_, stop, err := lg.add(u, wire, wireKey(wire), kind, depth, true, deep)
+		_, stop, err := lg.add(u, wire, urlstd.WireKey(wire), kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
@@ -1001,8 +1002,8 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 		}
 		// The extractor's URLs are in the URL Standard's form, as sent:
 		// their String needs no parse to be made.
-		wire := urlString(lk.URL)
-		key := wireKey(wire)
+		wire := urlstd.String(lk.URL)
+		key := urlstd.WireKey(wire)
 		fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
 		lk.Fate = fate
 		if err != nil {
@@ -1046,7 +1047,7 @@ func (g *linkGate) drop() {
 	g.res.NumURLs = g.counted
 }
 
-// add considers u, of the forms wire and key (see urlForms), as a request
+// add considers u, of the forms wire and key (see urlstd.Forms), as a request
 // of kind at depth, deduped on key: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
 // past the depth limit it is refused; else the trap limits may refuse it.
@@ -1055,13 +1056,13 @@ func (g *linkGate) drop() {
 // unread.
 func (g *linkGate) add(u *url.URL, wire, key string, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
 	if scoped && !g.r.scope.contains(u) {
-		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
+		if !g.r.cfg.checkExternal || kind != PageRequest || !urlstd.IsHTTP(u) {
 			return LinkOutOfScope, false, nil
 		}
 		// Not followed, but checked: its status only.
 		kind, scoped, past = CheckRequest, false, false
 	}
-	if !scoped && !isHTTP(u) {
+	if !scoped && !urlstd.IsHTTP(u) {
 		return LinkOutOfScope, false, nil
 	}
 	if _, dup := g.w.keys[key]; dup {
@@ -1127,13 +1128,13 @@ func (r *run) extractTyped(ctx context.Context, p *Page, buf []Link) ([]Link, er
 		links, err = r.cfg.typedExtractor(ctx, p)
 		return err
 	})
-	page := urlString(p.URL)
+	page := urlstd.String(p.URL)
 	for _, lk := range links {
 		if lk.URL == nil {
 			continue
 		}
-		u, rerr := resolveRef(p.Base, urlString(lk.URL))
-		if rerr != nil || !isHTTP(u) {
+		u, rerr := urlstd.Resolve(p.Base, urlstd.String(lk.URL))
+		if rerr != nil || !urlstd.IsHTTP(u) {
 			continue
 		}
 		*lk.URL = *u

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncrawl/crawl/internal/htmltok"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/net/html"
 )
 
@@ -122,15 +123,15 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 		}
 		page := ""
 		if p.URL != nil {
-			page = urlString(p.URL)
+			page = urlstd.String(p.URL)
 		}
 		links := make([]Link, 0, len(urls))
 		for _, u := range urls {
 			if u == nil {
 				continue
 			}
-			r, rerr := resolveRef(p.URL, urlString(u))
-			if rerr != nil || !isHTTP(r) {
+			r, rerr := urlstd.Resolve(p.URL, urlstd.String(u))
+			if rerr != nil || !urlstd.IsHTTP(r) {
 				continue
 			}
 			links = append(links, Link{URL: r, Role: Navigation, Source: "extractor", Page: page})
@@ -228,14 +229,14 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 	}
 	base := page
 	if s.baseSeen {
-		if b, err := resolveRef(page, s.baseRef); err == nil && isHTTP(b) {
+		if b, err := urlstd.Resolve(page, s.baseRef); err == nil && urlstd.IsHTTP(b) {
 			base = b
 			s.guessUnderBase(base)
 		}
 	}
 	// Each base is converted to the URL Standard's form once, not once a
-	// link, as resolveRef would.
-	var std [2]stdURL
+	// link, as urlstd.Resolve would.
+	var std [2]urlstd.URL
 	var stdOK [2]bool
 	for i, b := range [2]*url.URL{base, page} {
 		if i == 1 && b == base {
@@ -243,7 +244,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 			break
 		}
 		var err error
-		std[i], err = stdFromURL(b)
+		std[i], err = urlstd.FromURL(b)
 		stdOK[i] = err == nil
 	}
 	pageStr := ""
@@ -258,7 +259,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 	dst = slices.Grow(dst, len(pend))
 	for i := range pend {
 		pl := &pend[i]
-		var b *stdURL
+		var b *urlstd.URL
 		switch pl.res {
 		case resolveDoc, resolvePage:
 			k := int(pl.res) // resolveDoc is 0, resolvePage 1
@@ -267,12 +268,12 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 			}
 			b = &std[k]
 		}
-		su, err := parseStd(pl.ref, b)
+		su, err := urlstd.Parse(pl.ref, b)
 		if err != nil {
 			continue
 		}
-		u := su.urlValue()
-		if !isHTTP(u) {
+		u := su.URL()
+		if !urlstd.IsHTTP(u) {
 			continue
 		}
 		u.Fragment, u.RawFragment = "", ""
@@ -280,7 +281,7 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 			continue
 		}
 		if pageStr == "" {
-			pageStr = urlString(page)
+			pageStr = urlstd.String(page)
 		}
 		dst = append(dst, Link{URL: u, Role: pl.role, Source: pl.source, Rel: pl.rel, Text: pl.text, Page: pageStr, Speculative: pl.spec})
 	}
@@ -1410,8 +1411,8 @@ func percentDecode(b []byte) []byte {
 	}
 	out := b[:0]
 	for i := 0; i < len(b); i++ {
-		if b[i] == '%' && i+2 < len(b) && isHex(b[i+1]) && isHex(b[i+2]) {
-			out = append(out, unhex(b[i+1])<<4|unhex(b[i+2]))
+		if b[i] == '%' && i+2 < len(b) && urlstd.IsHex(b[i+1]) && urlstd.IsHex(b[i+2]) {
+			out = append(out, urlstd.Unhex(b[i+1])<<4|urlstd.Unhex(b[i+2]))
 			i += 2
 			continue
 		}
@@ -1537,11 +1538,11 @@ func cssURL(b []byte, i int) ([]byte, int) {
 // character.
 func skipEscape(b []byte, i int) int {
 	i++
-	if i >= len(b) || !isHex(b[i]) {
+	if i >= len(b) || !urlstd.IsHex(b[i]) {
 		return min(i+1, len(b))
 	}
 	j := i
-	for j < len(b) && j < i+6 && isHex(b[j]) {
+	for j < len(b) && j < i+6 && urlstd.IsHex(b[j]) {
 		j++
 	}
 	if j < len(b) && isSpace(b[j]) {
@@ -1562,7 +1563,7 @@ func cssUnescape(s []byte) []byte {
 			continue
 		}
 		i++
-		if !isHex(s[i]) {
+		if !urlstd.IsHex(s[i]) {
 			if s[i] != '\n' {
 				out = append(out, s[i])
 			}
@@ -1570,8 +1571,8 @@ func cssUnescape(s []byte) []byte {
 		}
 		r := rune(0)
 		j := i
-		for j < len(s) && j < i+6 && isHex(s[j]) {
-			r = r<<4 | rune(unhex(s[j]))
+		for j < len(s) && j < i+6 && urlstd.IsHex(s[j]) {
+			r = r<<4 | rune(urlstd.Unhex(s[j]))
 			j++
 		}
 		if r == 0 || r > utf8.MaxRune || 0xD800 <= r && r <= 0xDFFF {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/asyncrawl/crawl/internal/htmltok"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/net/html"
 )
 
@@ -71,9 +72,9 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.
 // meta tags say; link resolves them one at a time.
 type pageLinks struct {
 	refs []string
-	base *url.URL // the document base URL
-	std  stdURL   // base, parsed by the URL Standard
-	ok   bool     // base parsed: links resolve
+	base *url.URL   // the document base URL
+	std  urlstd.URL // base, parsed by the URL Standard
+	ok   bool       // base parsed: links resolve
 	meta robotsMeta
 	z    htmltok.Tokenizer
 }
@@ -155,19 +156,19 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	// resolved against the page, if it parses to an http(s) URL.
 	pl.base = page
 	if baseSeen {
-		if b, err := resolveRef(page, baseRef); err == nil {
+		if b, err := urlstd.Resolve(page, baseRef); err == nil {
 			pl.base = b
 		}
 	}
 	var err error
-	pl.std, err = stdFromURL(pl.base)
+	pl.std, err = urlstd.FromURL(pl.base)
 	pl.ok = err == nil
 }
 
 // scanHead reads, in one pass of the tokenizer, what the page of a custom
 // extractor needs of an HTML document fetched from page: what its robots
 // meta tags say, read no further than its <body>, and its document base,
-// the first <base href> resolved against page (see resolveRef), or page
+// the first <base href> resolved against page (see urlstd.Resolve), or page
 // when there is none or it is not an http(s) URL.
 func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 	base = page
@@ -202,7 +203,7 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 				k, v, more := z.TagAttr()
 				if string(k) == "href" {
 					baseSeen = true
-					if b, err := resolveRef(page, string(v)); err == nil {
+					if b, err := urlstd.Resolve(page, string(v)); err == nil {
 						base = b
 					}
 					break
@@ -217,17 +218,17 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 }
 
 // link returns reference i resolved against the document base as the URL
-// Standard resolves it, as sent (see resolveRef): an absolute http(s)
+// Standard resolves it, as sent (see urlstd.Resolve): an absolute http(s)
 // URL without fragment, or nil when it is not one.
 func (pl *pageLinks) link(i int) *url.URL {
 	if !pl.ok {
 		return nil
 	}
-	u, err := parseStd(pl.refs[i], &pl.std)
+	u, err := urlstd.Parse(pl.refs[i], &pl.std)
 	if err != nil {
 		return nil
 	}
-	return u.urlValue()
+	return u.URL()
 }
 
 // readMeta reads the attributes of a <meta> tag into m if it is a robots
@@ -323,19 +324,6 @@ func asciiIs(b []byte, s string) bool {
 		}
 	}
 	return true
-}
-
-// isHTTP reports whether u is an absolute http(s) URL with a host name.
-func isHTTP(u *url.URL) bool {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return false
-	}
-	// A host name with a colon left in it ("//::" resolves to host "::",
-	// whose name is ":") is no host: url.Parse accepts it in a reference
-	// but not in the absolute URL it makes. Only an IPv6 literal, in
-	// brackets, has colons.
-	name := u.Hostname()
-	return name != "" && (!strings.Contains(name, ":") || strings.HasPrefix(u.Host, "["))
 }
 
 // resourceRel reports whether a <link rel> value names a resource of the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl/internal/sched"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
 // Parsing
@@ -331,8 +332,8 @@ func robotsEscape(s string) string {
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			writeNormalEscape(&b, s[i+1], s[i+2])
+		case c == '%' && i+2 < len(s) && urlstd.IsHex(s[i+1]) && urlstd.IsHex(s[i+2]):
+			urlstd.WriteNormalEscape(&b, s[i+1], s[i+2])
 			i += 2
 		case c == '%' || robotsUnsafe(c):
 			b.WriteByte('%')
@@ -351,10 +352,10 @@ func robotsNeedsEscape(s string, i int) bool {
 	if c != '%' {
 		return robotsUnsafe(c)
 	}
-	if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+	if i+2 >= len(s) || !urlstd.IsHex(s[i+1]) || !urlstd.IsHex(s[i+2]) {
 		return true
 	}
-	return isUnreserved(unhex(s[i+1])<<4|unhex(s[i+2])) || s[i+1] != upperHex(s[i+1]) || s[i+2] != upperHex(s[i+2])
+	return urlstd.IsUnreserved(urlstd.Unhex(s[i+1])<<4|urlstd.Unhex(s[i+2])) || s[i+1] != urlstd.UpperHex(s[i+1]) || s[i+2] != urlstd.UpperHex(s[i+2])
 }
 
 // robotsUnsafe reports whether c may not stand unencoded in a URI.
@@ -915,7 +916,7 @@ func (r *run) robotsPaths(key string, body []byte, rules *robots) []Request {
 		if !r.scope.contains(u) {
 			continue
 		}
-		wire, us := urlForms(u)
+		wire, us := urlstd.Forms(u)
 		if seen[us] || HostKey(us) != key || !rules.allowed(wire[len(key):]) {
 			continue
 		}
@@ -958,7 +959,7 @@ func robotsTxtPaths(key string, body []byte) iter.Seq[*url.URL] {
 			if len(v) < 2 || v[0] != '/' || bytes.IndexByte(v, '*') >= 0 {
 				continue
 			}
-			u, err := resolveRef(nil, key+string(v))
+			u, err := urlstd.Resolve(nil, key+string(v))
 			if err != nil {
 				continue
 			}
@@ -1083,10 +1084,10 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			return nil, hops, err
 		case isRedirect(resp.status):
 			next, err := resp.location()
-			if err != nil || !isHTTP(next) {
+			if err != nil || !urlstd.IsHTTP(next) {
 				return nil, hops, nil
 			}
-			u, _ = urlForms(next)
+			u, _ = urlstd.Forms(next)
 			if f.hostDelay > 0 {
 				// A redirect is one more request to the host: it waits
 				// its turn as any other would.

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
 // ErrSitemapTooLarge means a sitemap file had more than 50,000 URLs or more
@@ -326,7 +328,7 @@ func (p *sitemapParser) leaveOut(err error) {
 // isAbsHTTP reports whether s is an absolute http or https URL with a host.
 // It parses s as the URL Standard does, as the crawler will.
 func isAbsHTTP(s string) bool {
-	_, err := parseStd(s, nil)
+	_, err := urlstd.Parse(s, nil)
 	return err == nil
 }
 
@@ -415,11 +417,11 @@ const maxSitemapNesting = 1
 func (r *run) sitemaps(key string, named []string) []Request {
 	var reqs []Request
 	add := func(s string) {
-		u, err := resolveRef(nil, s)
+		u, err := urlstd.Resolve(nil, s)
 		if err != nil || !r.scope.contains(u) {
 			return
 		}
-		wire, uk := urlForms(u)
+		wire, uk := urlstd.Forms(u)
 		ok, err := r.allows(uk, u)
 		if err != nil {
 			r.cfg.logger.Error("sitemap", "url", wire, "err", err)
@@ -456,25 +458,25 @@ type sitemapReader struct {
 
 // read returns the pages and the sitemaps listed by a sitemap file fetched
 // from base at depth, as absolute http(s) URLs resolved against base as
-// the URL Standard resolves them, as sent (see resolveRef), and the
+// the URL Standard resolves them, as sent (see urlstd.Resolve), and the
 // error of a file
 // over the limits of sitemaps.org (read up to them) or malformed (read up
 // to the fault).
 func (sr sitemapReader) read(base *url.URL, depth int, body []byte) (pages, maps []*url.URL, err error) {
 	urls, indexed, err := parseSitemap(body, MaxSitemapURLs, MaxSitemapBytes)
 	if len(indexed) > 0 && depth >= maxSitemapNesting {
-		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", urlString(base), "entries", len(indexed), "depth", depth)
+		sr.logger.Info("sitemap index nested too deep, entries left unread", "url", urlstd.String(base), "entries", len(indexed), "depth", depth)
 		indexed = nil
 	}
-	b, berr := stdFromURL(base)
+	b, berr := urlstd.FromURL(base)
 	parse := func(ss []string) []*url.URL {
 		us := make([]*url.URL, 0, len(ss))
 		for _, s := range ss {
 			if berr != nil {
 				break
 			}
-			if u, err := parseStd(s, &b); err == nil {
-				us = append(us, u.urlValue())
+			if u, err := urlstd.Parse(s, &b); err == nil {
+				us = append(us, u.URL())
 			}
 		}
 		return us
@@ -513,7 +515,7 @@ func (r *run) robotsSitemap(w *worker, l *Lease, base *url.URL, body []byte, res
 	if r.cfg.sitemaps {
 		var maps []*url.URL
 		for _, s := range parseRobots(body, r.cfg.userAgent).sitemaps() {
-			if u, err := resolveRef(base, s); err == nil && isHTTP(u) {
+			if u, err := urlstd.Resolve(base, s); err == nil && urlstd.IsHTTP(u) {
 				maps = append(maps, u)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
 // TestSpeculate checks which strings of a script, a page's text and its
@@ -175,7 +177,7 @@ func FuzzSpeculate(f *testing.F) {
 		for _, ct := range []string{"text/html", "text/javascript"} {
 			links, _, _, _ := scanLinksMax(nil, page, nil, []byte(body), ct, 0, true)
 			for _, l := range links {
-				if l.URL == nil || !isHTTP(l.URL) || l.URL.Fragment != "" {
+				if l.URL == nil || !urlstd.IsHTTP(l.URL) || l.URL.Fragment != "" {
 					t.Fatalf("%s: got link %v", ct, l.URL)
 				}
 			}
