@@ -86,6 +86,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncrawl/crawl/internal/robots"
 	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/sync/errgroup"
 )
@@ -249,7 +250,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		fetch:     newFetcher(cfg, client),
 		tally:     newTally(cfg.workers),
 		debug:     cfg.logger.Enabled(ctx, slog.LevelDebug),
-		token:     productToken(cfg.userAgent),
+		token:     robots.ProductToken(cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
 	endCtx, endCancel := context.WithCancel(context.WithoutCancel(ctx))

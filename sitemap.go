@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/asyncrawl/crawl/internal/robots"
 	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
@@ -514,7 +515,7 @@ func (r *run) sitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Resu
 func (r *run) robotsSitemap(w *worker, l *Lease, base *url.URL, body []byte, res *Result) error {
 	if r.cfg.sitemaps {
 		var maps []*url.URL
-		for _, s := range parseRobots(body, r.cfg.userAgent).sitemaps() {
+		for _, s := range robots.Parse(body, r.cfg.userAgent, MaxCrawlDelay).Sitemaps() {
 			if u, err := urlstd.Resolve(base, s); err == nil && urlstd.IsHTTP(u) {
 				maps = append(maps, u)
 			}
