@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/asyncrawl/crawl/internal/sitemap"
 	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
@@ -493,7 +494,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	if errors.Is(err, ErrBodyTooLarge) && cut {
 		out.body, out.truncated = (*buf)[:limit], true
 		if t.kind == kindSitemap {
-			// The byte past the limit stays: by it parseSitemap knows
+			// The byte past the limit stays: by it sitemap.Parse knows
 			// that the file went on, and says so with
 			// ErrSitemapTooLarge after what it read up to the limit.
 			out.body = *buf
@@ -894,12 +895,12 @@ next:
 // declares no encoding.
 func xmlDeclaration(b []byte) (label string, start, end int, ok bool) {
 	const open = "<?xml"
-	if len(b) <= len(open) || string(b[:len(open)]) != open || !isXMLSpace(b[len(open)]) {
+	if len(b) <= len(open) || string(b[:len(open)]) != open || !sitemap.IsXMLSpace(b[len(open)]) {
 		return "", 0, 0, false
 	}
 	decl := b[:min(len(b), 1024)] // a declaration is short
 	skipSpace := func(i int) int {
-		for i < len(decl) && isXMLSpace(decl[i]) {
+		for i < len(decl) && sitemap.IsXMLSpace(decl[i]) {
 			i++
 		}
 		return i
@@ -908,7 +909,7 @@ func xmlDeclaration(b []byte) (label string, start, end int, ok bool) {
 	for i := len(open); ; {
 		i = skipSpace(i)
 		j := i
-		for j < len(decl) && !isXMLSpace(decl[j]) && decl[j] != '=' && decl[j] != '?' {
+		for j < len(decl) && !sitemap.IsXMLSpace(decl[j]) && decl[j] != '=' && decl[j] != '?' {
 			j++
 		}
 		name := string(decl[i:j])
