@@ -86,6 +86,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/robots"
 	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/sync/errgroup"
@@ -722,10 +723,10 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	var extractErr error // the custom typed extractor's
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
 		(l.Kind == PageRequest || l.Kind == ResourceRequest &&
-			(p.ContentType == "text/css" || r.cfg.speculative && isJavaScript(p.ContentType))) {
+			(p.ContentType == "text/css" || r.cfg.speculative && extract.IsJavaScript(p.ContentType))) {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them.
-		var meta robotsMeta
+		var meta extract.Meta
 		var docBase *url.URL
 		if r.cfg.typedExtractor == nil {
 			// A page of a million links costs a URL each only for the
@@ -741,7 +742,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		pg.base = *docBase
 		p.Base = &pg.base
 		if r.cfg.directives && l.Kind == PageRequest {
-			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+			p.NoIndex, p.NoFollow = meta.NoIndex, meta.NoFollow
 		}
 		if r.cfg.typedExtractor != nil {
 			w.links, extractErr = r.extractTyped(ctx, p, w.links[:0])
@@ -753,7 +754,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// document base its relative links resolve against, in one pass.
 		meta, docBase := scanHead(base, p.Body)
 		if r.cfg.directives {
-			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+			p.NoIndex, p.NoFollow = meta.NoIndex, meta.NoFollow
 		}
 		if l.Kind == PageRequest {
 			base = docBase
@@ -765,8 +766,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	if r.cfg.directives {
 		h := headerRobots(resp.header, r.token)
-		p.NoIndex = p.NoIndex || h.noindex
-		p.NoFollow = p.NoFollow || h.nofollow
+		p.NoIndex = p.NoIndex || h.NoIndex
+		p.NoFollow = p.NoFollow || h.NoFollow
 	}
 	// The typed links are weighed before the page hook, which sees what
 	// became of each (Link.Fate).

@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/sitemap"
 	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/net/html"
@@ -289,7 +290,7 @@ type fetcher struct {
 	hostDelay     time.Duration // before following a robots.txt redirect
 	// parsesAll says that a custom extractor reads every page, whatever
 	// its type; else only the types the default extractor reads are
-	// parsed (see parsedByDefault), spec saying whether scripts are.
+	// parsed (see extract.Parsed), spec saying whether scripts are.
 	parsesAll, spec bool
 	skipUnparsed    bool // WithSkipUnparsed
 }
@@ -320,7 +321,7 @@ func newFetcher(cfg *config, client *http.Client) *fetcher {
 // it is not one the default extractor reads, and no custom extractor is
 // set.
 func (f *fetcher) unparsed(mt string) bool {
-	return !f.parsesAll && !parsedByDefault(mt, f.spec)
+	return !f.parsesAll && !extract.Parsed(mt, f.spec)
 }
 
 // retryable decides whether the outcome of attempt number try is worth

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/robots"
 	"github.com/asyncrawl/crawl/internal/sched"
 	"github.com/asyncrawl/crawl/internal/urlstd"
@@ -308,8 +309,8 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 // headerRobots returns what the X-Robots-Tag headers of a response say to
 // the robot named token ("asyncrawl"). A value may name the robot it is for
 // ("otherbot: noindex"), and then applies to it alone.
-func headerRobots(h http.Header, token string) robotsMeta {
-	var m robotsMeta
+func headerRobots(h http.Header, token string) extract.Meta {
+	var m extract.Meta
 	for _, v := range h.Values("X-Robots-Tag") {
 		if name, rest, ok := strings.Cut(v, ":"); ok && !strings.Contains(name, ",") {
 			switch n := strings.ToLower(strings.TrimSpace(name)); n {
@@ -324,11 +325,11 @@ func headerRobots(h http.Header, token string) robotsMeta {
 		for d := range strings.SplitSeq(v, ",") {
 			switch strings.ToLower(strings.TrimSpace(d)) {
 			case "noindex":
-				m.noindex = true
+				m.NoIndex = true
 			case "nofollow":
-				m.nofollow = true
+				m.NoFollow = true
 			case "none":
-				m.noindex, m.nofollow = true, true
+				m.NoIndex, m.NoFollow = true, true
 			}
 		}
 	}

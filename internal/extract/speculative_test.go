@@ -1,4 +1,4 @@
-package crawl
+package extract
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 func TestSpeculate(t *testing.T) {
 	type found struct {
 		url    string
-		role   LinkRole
+		role   Role
 		source string
 	}
 	const page = "https://example.test/dir/page.html"
@@ -134,7 +134,7 @@ func TestSpecRole(t *testing.T) {
 	tests := []struct {
 		in   string
 		ok   bool
-		role LinkRole
+		role Role
 	}{
 		{"/api/x", true, Navigation},
 		{"a/b", false, 0},
