@@ -188,7 +188,7 @@ func FuzzSpeculate(f *testing.F) {
 // BenchmarkScanLinksSpeculative compares scanLinksMax with and without
 // guessing on a page of markup links, text, attributes and a script:
 //
-//	go test -run '^$' -bench ScanLinksSpeculative .
+//	go test -run '^$' -bench ScanLinksSpeculative ./internal/extract/
 func BenchmarkScanLinksSpeculative(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteString(`<html><head><script>var cfg = {api: "/api/v2/items", cdn: "https://cdn.example.test/app.js", n: 3, s: 'hello world'};</script></head><body>`)

@@ -28,7 +28,7 @@ var hostilePaths = map[string][]string{
 // hostile robots.txt of 500 KiB, for the matcher robotsMatcher replaced
 // ("before", refRobots) and robotsMatcher ("after"). ns/op is per URL.
 //
-//	go test -run '^$' -bench RobotsHostile -benchtime 2000x .
+//	go test -run '^$' -bench RobotsHostile -benchtime 2000x ./internal/robots/
 func BenchmarkRobotsHostile(b *testing.B) {
 	for _, kind := range []string{"wildcard", "prefix", "mix"} {
 		body := Hostile(kind)
