@@ -3,6 +3,8 @@ package crawl
 import (
 	"net/url"
 	"testing"
+
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
 // BenchmarkNormalizeLink measures what the crawl does to each href it
@@ -28,7 +30,7 @@ func BenchmarkNormalizeLink(b *testing.B) {
 	i := 0
 	var n int
 	for b.Loop() {
-		u, err := resolveRef(page, hrefs[i%len(hrefs)])
+		u, err := urlstd.Resolve(page, hrefs[i%len(hrefs)])
 		if err != nil {
 			b.Fatal(err)
 		}

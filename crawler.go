@@ -86,6 +86,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncrawl/crawl/internal/extract"
+	"github.com/asyncrawl/crawl/internal/robots"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -248,7 +251,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		fetch:     newFetcher(cfg, client),
 		tally:     newTally(cfg.workers),
 		debug:     cfg.logger.Enabled(ctx, slog.LevelDebug),
-		token:     productToken(cfg.userAgent),
+		token:     robots.ProductToken(cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
 	endCtx, endCancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -273,7 +276,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	}
 	var first []Request
 	for _, u := range rootURLs {
-		wire, key := urlForms(u)
+		wire, key := urlstd.Forms(u)
 		policy.Roots = append(policy.Roots, key)
 		first = append(first, Request{URL: key, Wire: wireField(wire, key), Redirects: cfg.maxRedirects})
 		r.rootHosts[HostKey(key)] = true
@@ -415,7 +418,7 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 			errs = append(errs, fmt.Errorf("crawl: add %w", err))
 			continue
 		}
-		wire, key := urlForms(u)
+		wire, key := urlstd.Forms(u)
 		if !r.scope.contains(u) {
 			errs = append(errs, fmt.Errorf("crawl: add %s: %w", wire, ErrOutOfScope))
 			continue
@@ -720,10 +723,10 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	var extractErr error // the custom typed extractor's
 	if ok && r.cfg.extractor == nil && !resp.encoded &&
 		(l.Kind == PageRequest || l.Kind == ResourceRequest &&
-			(p.ContentType == "text/css" || r.cfg.speculative && isJavaScript(p.ContentType))) {
+			(p.ContentType == "text/css" || r.cfg.speculative && extract.IsJavaScript(p.ContentType))) {
 		// The default extractor reads the robots meta tags in the same
 		// pass, before the page hook, which sees them.
-		var meta robotsMeta
+		var meta extract.Meta
 		var docBase *url.URL
 		if r.cfg.typedExtractor == nil {
 			// A page of a million links costs a URL each only for the
@@ -739,7 +742,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		pg.base = *docBase
 		p.Base = &pg.base
 		if r.cfg.directives && l.Kind == PageRequest {
-			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+			p.NoIndex, p.NoFollow = meta.NoIndex, meta.NoFollow
 		}
 		if r.cfg.typedExtractor != nil {
 			w.links, extractErr = r.extractTyped(ctx, p, w.links[:0])
@@ -751,7 +754,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		// document base its relative links resolve against, in one pass.
 		meta, docBase := scanHead(base, p.Body)
 		if r.cfg.directives {
-			p.NoIndex, p.NoFollow = meta.noindex, meta.nofollow
+			p.NoIndex, p.NoFollow = meta.NoIndex, meta.NoFollow
 		}
 		if l.Kind == PageRequest {
 			base = docBase
@@ -763,8 +766,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	if r.cfg.directives {
 		h := headerRobots(resp.header, r.token)
-		p.NoIndex = p.NoIndex || h.noindex
-		p.NoFollow = p.NoFollow || h.nofollow
+		p.NoIndex = p.NoIndex || h.NoIndex
+		p.NoFollow = p.NoFollow || h.NoFollow
 	}
 	// The typed links are weighed before the page hook, which sees what
 	// became of each (Link.Fate).
@@ -840,7 +843,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		res.Err = fmt.Errorf("fetch %s: status %d: %w", res.URL, resp.status, err)
 		return
 	}
-	wire, key := urlForms(next)
+	wire, key := urlstd.Forms(next)
 	res.NextURL = wire
 	if l.Redirects <= 0 {
 		res.Err = fmt.Errorf("fetch %s: redirect to %s: %w", res.URL, res.NextURL, ErrTooManyRedirects)
@@ -848,7 +851,7 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 	}
 	kind := l.Kind
 	if !r.scope.contains(next) {
-		if !r.cfg.checkExternal || !isHTTP(next) {
+		if !r.cfg.checkExternal || !urlstd.IsHTTP(next) {
 			return
 		}
 		kind = CheckRequest // the redirect leaves scope: checked only
@@ -917,7 +920,7 @@ func (r *run) allows(key string, u *url.URL) (ok bool, err error) {
 func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind RequestKind, depth int, res *Result) error {
 	// Relative links resolve against base as the URL Standard has it; a
 	// base it refuses leaves them out.
-	std, err := stdFromURL(base)
+	std, err := urlstd.FromURL(base)
 	if err != nil {
 		return nil
 	}
@@ -931,13 +934,13 @@ func (r *run) follow(w *worker, l *Lease, base *url.URL, links []*url.URL, kind 
 		if u == nil {
 			continue
 		}
-		v, err := parseStd(refString(u), &std)
+		v, err := urlstd.Parse(urlstd.RefString(u), &std)
 		if err != nil {
 			continue
 		}
-		v.setURL(u)
+		v.SetURL(u)
 		wire := v.String()
-		_, stop, err := lg.add(u, wire, wireKey(wire), kind, depth, true, deep)
+		_, stop, err := lg.add(u, wire, urlstd.WireKey(wire), kind, depth, true, deep)
 		if err != nil {
 			return err
 		}
@@ -1001,8 +1004,8 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 		}
 		// The extractor's URLs are in the URL Standard's form, as sent:
 		// their String needs no parse to be made.
-		wire := urlString(lk.URL)
-		key := wireKey(wire)
+		wire := urlstd.String(lk.URL)
+		key := urlstd.WireKey(wire)
 		fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
 		lk.Fate = fate
 		if err != nil {
@@ -1046,7 +1049,7 @@ func (g *linkGate) drop() {
 	g.res.NumURLs = g.counted
 }
 
-// add considers u, of the forms wire and key (see urlForms), as a request
+// add considers u, of the forms wire and key (see urlstd.Forms), as a request
 // of kind at depth, deduped on key: out of scope
 // (when scoped), a duplicate, excluded or filtered out, it is dropped;
 // past the depth limit it is refused; else the trap limits may refuse it.
@@ -1055,13 +1058,13 @@ func (g *linkGate) drop() {
 // unread.
 func (g *linkGate) add(u *url.URL, wire, key string, kind RequestKind, depth int, scoped, past bool) (fate LinkFate, stop bool, err error) {
 	if scoped && !g.r.scope.contains(u) {
-		if !g.r.cfg.checkExternal || kind != PageRequest || !isHTTP(u) {
+		if !g.r.cfg.checkExternal || kind != PageRequest || !urlstd.IsHTTP(u) {
 			return LinkOutOfScope, false, nil
 		}
 		// Not followed, but checked: its status only.
 		kind, scoped, past = CheckRequest, false, false
 	}
-	if !scoped && !isHTTP(u) {
+	if !scoped && !urlstd.IsHTTP(u) {
 		return LinkOutOfScope, false, nil
 	}
 	if _, dup := g.w.keys[key]; dup {
@@ -1127,13 +1130,13 @@ func (r *run) extractTyped(ctx context.Context, p *Page, buf []Link) ([]Link, er
 		links, err = r.cfg.typedExtractor(ctx, p)
 		return err
 	})
-	page := urlString(p.URL)
+	page := urlstd.String(p.URL)
 	for _, lk := range links {
 		if lk.URL == nil {
 			continue
 		}
-		u, rerr := resolveRef(p.Base, urlString(lk.URL))
-		if rerr != nil || !isHTTP(u) {
+		u, rerr := urlstd.Resolve(p.Base, urlstd.String(lk.URL))
+		if rerr != nil || !urlstd.IsHTTP(u) {
 			continue
 		}
 		*lk.URL = *u

@@ -22,6 +22,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/asyncrawl/crawl/internal/extract"
+	"github.com/asyncrawl/crawl/internal/sitemap"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
@@ -106,7 +109,7 @@ func (p *Page) Resolve(ref string) (*url.URL, error) {
 	if base == nil {
 		base = p.URL
 	}
-	u, err := resolveRef(base, ref)
+	u, err := urlstd.Resolve(base, ref)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %q: %w", ref, err)
 	}
@@ -225,7 +228,7 @@ func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // location returns the target of a redirect response, resolved against
 // the URL requested as the URL Standard resolves it, in the form that is
-// sent (see resolveRef); a target that is not http(s) is resolved by
+// sent (see urlstd.Resolve); a target that is not http(s) is resolved by
 // url.URL.Parse, to be reported and not followed. A Location the guard
 // moved aside, one net/url cannot parse, is resolved too, and followed as
 // a browser would: "/a%zz" is requested as "/a%zz". A missing Location,
@@ -238,8 +241,8 @@ func (resp *response) location() (*url.URL, error) {
 	if loc == "" {
 		return nil, ErrNoLocation
 	}
-	next, err := resolveRef(resp.url, loc)
-	if errors.Is(err, errNotHTTP) {
+	next, err := urlstd.Resolve(resp.url, loc)
+	if errors.Is(err, urlstd.ErrNotHTTP) {
 		next, err = resp.url.Parse(loc)
 	}
 	if err != nil {
@@ -287,7 +290,7 @@ type fetcher struct {
 	hostDelay     time.Duration // before following a robots.txt redirect
 	// parsesAll says that a custom extractor reads every page, whatever
 	// its type; else only the types the default extractor reads are
-	// parsed (see parsedByDefault), spec saying whether scripts are.
+	// parsed (see extract.Parsed), spec saying whether scripts are.
 	parsesAll, spec bool
 	skipUnparsed    bool // WithSkipUnparsed
 }
@@ -318,7 +321,7 @@ func newFetcher(cfg *config, client *http.Client) *fetcher {
 // it is not one the default extractor reads, and no custom extractor is
 // set.
 func (f *fetcher) unparsed(mt string) bool {
-	return !f.parsesAll && !parsedByDefault(mt, f.spec)
+	return !f.parsesAll && !extract.Parsed(mt, f.spec)
 }
 
 // retryable decides whether the outcome of attempt number try is worth
@@ -413,41 +416,12 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 	return resp, err
 }
 
-// newRequest returns a request with method for the URL s as it is sent (a
-// Request's wire form), parsed by the URL Standard's parser, and the URL
-// as setURL makes it: a path that net/url refuses or would re-encode
-// ("/a%zz", "/a|b") is in the request's URL.Opaque in origin form (see
-// originForm), and the request line carries it as written, as a browser's
-// does. A URL the Standard's parser refuses is left to
-// http.NewRequestWithContext.
-func newRequest(ctx context.Context, method, s string) (*http.Request, *url.URL, error) {
-	v, err := parseStd(s, nil)
-	if err != nil {
-		req, err := http.NewRequestWithContext(ctx, method, s, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		u := *req.URL
-		return req, &u, nil
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "/", nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	u := v.urlValue()
-	req.URL = new(url.URL)
-	*req.URL = *u
-	originForm(req.URL)
-	req.Host = u.Host
-	return req, u, nil
-}
-
 // send makes one request for t with method and reads its response, as
 // attempt says.
 func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, u, err := newRequest(actx, method, t.url)
+	req, u, err := urlstd.NewRequest(actx, method, t.url)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)
 	}
@@ -521,7 +495,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	if errors.Is(err, ErrBodyTooLarge) && cut {
 		out.body, out.truncated = (*buf)[:limit], true
 		if t.kind == kindSitemap {
-			// The byte past the limit stays: by it parseSitemap knows
+			// The byte past the limit stays: by it sitemap.Parse knows
 			// that the file went on, and says so with
 			// ErrSitemapTooLarge after what it read up to the limit.
 			out.body = *buf
@@ -555,7 +529,7 @@ func (f *fetcher) do(req *http.Request, method string) (*http.Response, error) {
 		if method == http.MethodHead {
 			op = "Head"
 		}
-		return nil, &url.Error{Op: op, URL: urlString(req.URL), Err: err}
+		return nil, &url.Error{Op: op, URL: urlstd.String(req.URL), Err: err}
 	}
 	return resp, nil
 }
@@ -922,12 +896,12 @@ next:
 // declares no encoding.
 func xmlDeclaration(b []byte) (label string, start, end int, ok bool) {
 	const open = "<?xml"
-	if len(b) <= len(open) || string(b[:len(open)]) != open || !isXMLSpace(b[len(open)]) {
+	if len(b) <= len(open) || string(b[:len(open)]) != open || !sitemap.IsXMLSpace(b[len(open)]) {
 		return "", 0, 0, false
 	}
 	decl := b[:min(len(b), 1024)] // a declaration is short
 	skipSpace := func(i int) int {
-		for i < len(decl) && isXMLSpace(decl[i]) {
+		for i < len(decl) && sitemap.IsXMLSpace(decl[i]) {
 			i++
 		}
 		return i
@@ -936,7 +910,7 @@ func xmlDeclaration(b []byte) (label string, start, end int, ok bool) {
 	for i := len(open); ; {
 		i = skipSpace(i)
 		j := i
-		for j < len(decl) && !isXMLSpace(decl[j]) && decl[j] != '=' && decl[j] != '?' {
+		for j < len(decl) && !sitemap.IsXMLSpace(decl[j]) && decl[j] != '=' && decl[j] != '?' {
 			j++
 		}
 		name := string(decl[i:j])

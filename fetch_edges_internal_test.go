@@ -2,9 +2,6 @@ package crawl
 
 import (
 	"bytes"
-	"compress/gzip"
-	"errors"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -80,40 +77,4 @@ func FuzzXMLDeclaration(f *testing.F) {
 			t.Fatalf("declareUTF8(%q): got %q, declaring %q, want UTF-8", b, got, label)
 		}
 	})
-}
-
-// TestParseSitemapGzipCut: a gzip sitemap longer than the limit as sent,
-// which attempt cuts one byte past the limit, though it would inflate to
-// less (stored, not compressed), is over the limit: the URLs before the
-// cut are returned with ErrSitemapTooLarge, not a corrupt-stream error.
-func TestParseSitemapGzipCut(t *testing.T) {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
-	var all []string
-	for i := range 100 {
-		u := "http://example.com/" + strings.Repeat("p", i)
-		all = append(all, u)
-		zw.Write([]byte(u + "\n"))
-	}
-	zw.Close()
-	gz := buf.Bytes()
-	limit := int64(len(gz) - 40) // less than the stream, more than the text
-	for _, tc := range []struct {
-		name     string
-		body     []byte
-		tooLarge bool
-	}{
-		{"cut past the limit", gz[:limit+1], true},
-		{"cut within the limit", gz[:limit], false}, // a broken stream
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			urls, _, err := parseSitemap(tc.body, MaxSitemapURLs, limit)
-			if err == nil || errors.Is(err, ErrSitemapTooLarge) != tc.tooLarge {
-				t.Errorf("parseSitemap(%d of %d gzip bytes, limit %d): got error %v, want an error, wrapping ErrSitemapTooLarge: %v", len(tc.body), len(gz), limit, err, tc.tooLarge)
-			}
-			if len(urls) == 0 || len(urls) == len(all) || !slices.Equal(urls, all[:len(urls)]) {
-				t.Errorf("got %d urls, want a proper, non-empty prefix of the %d", len(urls), len(all))
-			}
-		})
-	}
 }

@@ -82,7 +82,7 @@ func TestBlockPrivateNetworksSpellings(t *testing.T) {
 		v6   bool   // on the IPv6 server
 		// resolves says whether the crawl, with the guard off, reaches
 		// the server: the numeric forms of inet_aton are IPv4
-		// addresses to the URL Standard's host parser, which normalize
+		// addresses to the URL Standard's host parser, which urlstd.Normalize
 		// turns into the dotted literal.
 		resolves bool
 	}{
@@ -92,7 +92,7 @@ func TestBlockPrivateNetworksSpellings(t *testing.T) {
 		{"0x7f000001", false, true},
 		{"127.1", false, true},
 		{"0177.0.0.1", false, true},
-		{"127.0.0.1.", false, true}, // normalize removes the trailing dot: the IP literal
+		{"127.0.0.1.", false, true}, // urlstd.Normalize removes the trailing dot: the IP literal
 		{"[::ffff:127.0.0.1]", false, true},
 		{"[::ffff:7f00:1]", false, true},
 		{"localhost", false, true},

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/htmltok"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 	"golang.org/x/net/html"
 )
 
@@ -46,16 +48,11 @@ func isHTML(mediaType string) bool {
 	return mediaType == "text/html" || mediaType == "application/xhtml+xml"
 }
 
-// robotsMeta is what a page says to robots in <meta name="robots">.
-type robotsMeta struct {
-	noindex, nofollow bool
-}
-
 // appendLinks appends to dst the links of the HTML document body, fetched
 // from page, and returns what its robots meta tags say. With obey, links
 // marked rel="nofollow" are left out, and all of them if a meta tag says
 // nofollow.
-func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.URL, robotsMeta) {
+func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.URL, extract.Meta) {
 	var pl pageLinks
 	pl.scan(page, body, obey)
 	for i := range pl.refs {
@@ -71,10 +68,10 @@ func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.
 // meta tags say; link resolves them one at a time.
 type pageLinks struct {
 	refs []string
-	base *url.URL // the document base URL
-	std  stdURL   // base, parsed by the URL Standard
-	ok   bool     // base parsed: links resolve
-	meta robotsMeta
+	base *url.URL   // the document base URL
+	std  urlstd.URL // base, parsed by the URL Standard
+	ok   bool       // base parsed: links resolve
+	meta extract.Meta
 	z    htmltok.Tokenizer
 }
 
@@ -83,7 +80,7 @@ type pageLinks struct {
 // all of them if a meta tag says nofollow.
 func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	clear(pl.refs)
-	pl.refs, pl.meta = pl.refs[:0], robotsMeta{}
+	pl.refs, pl.meta = pl.refs[:0], extract.Meta{}
 	meta := &pl.meta
 	z := &pl.z
 	z.Reset(body)
@@ -148,28 +145,28 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 			pl.refs = append(pl.refs, string(ref))
 		}
 	}
-	if obey && meta.nofollow {
+	if obey && meta.NoFollow {
 		pl.refs = pl.refs[:0]
 	}
 	// The document base URL of the HTML standard: the first <base href>
 	// resolved against the page, if it parses to an http(s) URL.
 	pl.base = page
 	if baseSeen {
-		if b, err := resolveRef(page, baseRef); err == nil {
+		if b, err := urlstd.Resolve(page, baseRef); err == nil {
 			pl.base = b
 		}
 	}
 	var err error
-	pl.std, err = stdFromURL(pl.base)
+	pl.std, err = urlstd.FromURL(pl.base)
 	pl.ok = err == nil
 }
 
 // scanHead reads, in one pass of the tokenizer, what the page of a custom
 // extractor needs of an HTML document fetched from page: what its robots
 // meta tags say, read no further than its <body>, and its document base,
-// the first <base href> resolved against page (see resolveRef), or page
+// the first <base href> resolved against page (see urlstd.Resolve), or page
 // when there is none or it is not an http(s) URL.
-func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
+func scanHead(page *url.URL, body []byte) (meta extract.Meta, base *url.URL) {
 	base = page
 	baseSeen, inBody := false, false
 	var z htmltok.Tokenizer
@@ -183,7 +180,7 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 			continue
 		}
 		name := rawTagName(z.Raw())
-		if asciiIs(name, "body") {
+		if extract.NameIs(name, "body") {
 			inBody = true
 			continue
 		}
@@ -202,7 +199,7 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 				k, v, more := z.TagAttr()
 				if string(k) == "href" {
 					baseSeen = true
-					if b, err := resolveRef(page, string(v)); err == nil {
+					if b, err := urlstd.Resolve(page, string(v)); err == nil {
 						base = b
 					}
 					break
@@ -217,30 +214,30 @@ func scanHead(page *url.URL, body []byte) (meta robotsMeta, base *url.URL) {
 }
 
 // link returns reference i resolved against the document base as the URL
-// Standard resolves it, as sent (see resolveRef): an absolute http(s)
+// Standard resolves it, as sent (see urlstd.Resolve): an absolute http(s)
 // URL without fragment, or nil when it is not one.
 func (pl *pageLinks) link(i int) *url.URL {
 	if !pl.ok {
 		return nil
 	}
-	u, err := parseStd(pl.refs[i], &pl.std)
+	u, err := urlstd.Parse(pl.refs[i], &pl.std)
 	if err != nil {
 		return nil
 	}
-	return u.urlValue()
+	return u.URL()
 }
 
 // readMeta reads the attributes of a <meta> tag into m if it is a robots
 // meta tag: name="robots", content a comma-separated list in which
 // "noindex", "nofollow" and "none" (both) count.
-func readMeta(z *htmltok.Tokenizer, m *robotsMeta) {
+func readMeta(z *htmltok.Tokenizer, m *extract.Meta) {
 	var robots bool
 	var content []byte
 	for {
 		k, v, more := z.TagAttr()
 		switch string(k) {
 		case "name":
-			robots = asciiIs(bytes.TrimSpace(v), "robots")
+			robots = extract.NameIs(bytes.TrimSpace(v), "robots")
 		case "content":
 			content = v
 		}
@@ -249,7 +246,7 @@ func readMeta(z *htmltok.Tokenizer, m *robotsMeta) {
 		}
 	}
 	if robots {
-		robotsDirectives(content, m)
+		extract.RobotsDirectives(content, m)
 	}
 }
 
@@ -257,7 +254,7 @@ func readMeta(z *htmltok.Tokenizer, m *robotsMeta) {
 // a lower-case word, in any case.
 func hasToken(list []byte, tok string) bool {
 	for _, f := range bytes.Fields(list) {
-		if asciiIs(f, tok) {
+		if extract.NameIs(f, tok) {
 			return true
 		}
 	}
@@ -295,47 +292,20 @@ func rawTagName(raw []byte) []byte {
 // linkTag classifies a tag name, in any case.
 func linkTag(name []byte) int {
 	switch {
-	case asciiIs(name, "a"), asciiIs(name, "area"):
+	case extract.NameIs(name, "a"), extract.NameIs(name, "area"):
 		return tagHref
-	case asciiIs(name, "link"):
+	case extract.NameIs(name, "link"):
 		return tagLink
-	case asciiIs(name, "base"):
+	case extract.NameIs(name, "base"):
 		return tagBase
-	case asciiIs(name, "frame"), asciiIs(name, "iframe"):
+	case extract.NameIs(name, "frame"), extract.NameIs(name, "iframe"):
 		return tagFrame
-	case asciiIs(name, "noscript"):
+	case extract.NameIs(name, "noscript"):
 		return tagNoscript
-	case asciiIs(name, "meta"):
+	case extract.NameIs(name, "meta"):
 		return tagMeta
 	}
 	return tagNone
-}
-
-// asciiIs reports whether b equals the lower-case ASCII word s, ignoring
-// case.
-func asciiIs(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if b[i]|0x20 != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// isHTTP reports whether u is an absolute http(s) URL with a host name.
-func isHTTP(u *url.URL) bool {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return false
-	}
-	// A host name with a colon left in it ("//::" resolves to host "::",
-	// whose name is ":") is no host: url.Parse accepts it in a reference
-	// but not in the absolute URL it makes. Only an IPv6 literal, in
-	// brackets, has colons.
-	name := u.Hostname()
-	return name != "" && (!strings.Contains(name, ":") || strings.HasPrefix(u.Host, "["))
 }
 
 // resourceRel reports whether a <link rel> value names a resource of the

@@ -11,149 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl/internal/robots"
 )
-
-// hostileRobots returns a robots.txt of user-agent * just under
-// maxRobotsSize (500 KiB), the most a crawler reads, of one kind:
-//
-//   - "wildcard": lines like "Disallow: /*a*bd*e*...*z$", each an
-//     alphabetical run of letters in parts of one or two, anchored, none
-//     alike; they all share the literal prefix "/", so no trie prunes
-//     them;
-//   - "prefix": plain prefix rules ("Disallow: /k3x9/q2m7/..."), none alike;
-//   - "mix": the two alternated, with some wildcard rules under "/p/" (the
-//     pages of the crawl benchmark's host) and some allows.
-//
-// The same kind gives the same file every time.
-func hostileRobots(kind string) []byte {
-	rng := rand.New(rand.NewPCG(9309, uint64(len(kind))+uint64(kind[0])<<8))
-	const letters = "abcdefghijklmnopqrstuvwxyz"
-	const alnum = "abcdefghijklmnopqrstuvwxyz0123456789"
-	wildcard := func(prefix string) string {
-		var b strings.Builder
-		b.WriteString(prefix)
-		for i := 0; i < len(letters); i++ {
-			if rng.IntN(4) == 0 {
-				continue // a letter left out, so that lines differ
-			}
-			b.WriteByte('*')
-			b.WriteByte(letters[i])
-			if rng.IntN(3) == 0 && i+1 < len(letters) {
-				i++
-				b.WriteByte(letters[i])
-			}
-		}
-		b.WriteString("$")
-		return b.String()
-	}
-	prefix := func() string {
-		var b strings.Builder
-		for range 2 + rng.IntN(4) {
-			b.WriteByte('/')
-			for range 2 + rng.IntN(6) {
-				b.WriteByte(alnum[rng.IntN(len(alnum))])
-			}
-		}
-		return b.String()
-	}
-	var b strings.Builder
-	b.WriteString("User-agent: *\n")
-	for i := 0; ; i++ {
-		var line string
-		switch {
-		case kind == "wildcard":
-			line = "Disallow: " + wildcard("/")
-		case kind == "prefix":
-			line = "Disallow: " + prefix()
-		case i%2 == 0:
-			line = "Disallow: " + prefix()
-		case i%10 == 1:
-			line = "Disallow: " + wildcard("/p/")
-		case i%10 == 3:
-			line = "Allow: " + wildcard("/")
-		default:
-			line = "Disallow: " + wildcard("/")
-		}
-		if b.Len()+len(line)+1 > maxRobotsSize {
-			break
-		}
-		b.WriteString(line + "\n")
-	}
-	return []byte(b.String())
-}
-
-// hostilePaths are the paths BenchmarkRobotsHostile asks about: "typical"
-// ones, which lack letters that most wildcard rules need, and an
-// "adversarial" one, which has every letter in order but no rule's last
-// letter at its end, so that every anchored wildcard rule of the file
-// passes the matcher's filters and is matched to the end, and fails: the
-// worst case of both matchers.
-var hostilePaths = map[string][]string{
-	"typical": {
-		"/p/1234.html",
-		"/",
-		"/articles/2024/05/some-long-article-title-with-words?utm_source=x&utm_medium=y",
-		"/search?q=robots+txt&hl=en",
-		"/%7Euser/caf%C3%A9/index.html",
-		"/k3x9/q2m7/other",
-	},
-	"adversarial": {
-		"/abcdefghijklmnopqrstuvwxyz/",
-	},
-}
-
-// BenchmarkRobotsHostile measures the cost of deciding one URL against a
-// hostile robots.txt of 500 KiB, for the matcher robotsMatcher replaced
-// ("before", refRobots) and robotsMatcher ("after"). ns/op is per URL.
-//
-//	go test -run '^$' -bench RobotsHostile -benchtime 2000x .
-func BenchmarkRobotsHostile(b *testing.B) {
-	for _, kind := range []string{"wildcard", "prefix", "mix"} {
-		body := hostileRobots(kind)
-		rules, _, _ := readRobots(body, DefaultUserAgent)
-		deciders := []struct {
-			name    string
-			allowed func(string) bool
-		}{
-			{"before", newRefRobots(rules).allowed},
-			{"after", parseRobots(body, DefaultUserAgent).allowed},
-		}
-		for _, set := range []string{"typical", "adversarial"} {
-			paths := hostilePaths[set]
-			for _, p := range paths {
-				if got, want := deciders[1].allowed(p), deciders[0].allowed(p); got != want {
-					b.Fatalf("%s file: allowed(%q) = %v, want %v as before", kind, p, got, want)
-				}
-			}
-			for _, d := range deciders {
-				b.Run(kind+"/"+set+"/"+d.name, func(b *testing.B) {
-					b.ReportAllocs()
-					b.ReportMetric(float64(len(rules)), "rules")
-					i := 0
-					for b.Loop() {
-						d.allowed(paths[i%len(paths)])
-						i++
-					}
-				})
-			}
-		}
-	}
-}
-
-// BenchmarkParseRobotsHostile measures parsing and compiling the hostile
-// files, done once per host.
-func BenchmarkParseRobotsHostile(b *testing.B) {
-	for _, kind := range []string{"wildcard", "prefix", "mix"} {
-		body := hostileRobots(kind)
-		b.Run(kind, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				parseRobots(body, DefaultUserAgent)
-			}
-		})
-	}
-}
 
 // hostilePages is the number of pages of each site of
 // BenchmarkHostileRobots.
@@ -211,7 +71,7 @@ func BenchmarkHostileRobots(b *testing.B) {
 	// Site A is a tenth of B's size: what B may lose beside it is the
 	// cost of A's robots.txt, not the sharing of workers and cores with a
 	// crawl as large as its own.
-	siteA := newPagesServer(b, 1, hostileRobots("mix"), hostilePages/10)
+	siteA := newPagesServer(b, 1, robots.Hostile("mix"), hostilePages/10)
 	siteB := newPagesServer(b, 2, nil, hostilePages)
 	plainA := newPagesServer(b, 1, nil, hostilePages/10)
 	for _, c := range []struct {

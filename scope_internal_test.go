@@ -7,246 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
-
-func TestNormalize(t *testing.T) {
-	tests := []struct {
-		in, want string
-	}{
-		{"HTTP://Example.COM/Path", "http://example.com/Path"},
-		{"http://example.com:80/", "http://example.com/"},
-		{"https://example.com:443/", "https://example.com/"},
-		{"http://example.com:8080/", "http://example.com:8080/"},
-		{"https://example.com:80/", "https://example.com:80/"},
-		{"http://example.com:443/", "http://example.com:443/"},
-		{"http://example.com:/", "http://example.com/"},
-		{"http://example.com", "http://example.com/"},
-		{"http://example.com?q=1", "http://example.com/?q=1"},
-		{"http://example.com/#top", "http://example.com/"},
-		{"http://example.com/a#", "http://example.com/a"},
-		{"http://example.com/a?b=1&c=2#frag", "http://example.com/a?b=1&c=2"},
-		{"http://example.com/a?", "http://example.com/a?"},
-		{"http://[::1]:80/", "http://[::1]/"},
-		{"http://[::1]/", "http://[::1]/"},
-		{"http://[::1]:8080/", "http://[::1]:8080/"},
-		{"http://[::1]", "http://[::1]/"},
-		{"https://[2001:DB8::1]:443", "https://[2001:db8::1]/"},
-		// Userinfo is dropped: "http://u@h/" is h (issue 11).
-		{"http://user:Pass@Example.com:80/x", "http://example.com/x"},
-		{"http://user@example.com/", "http://example.com/"},
-		{"http://@example.com/", "http://example.com/"},
-		// The host in its canonical form (issue 11): IDNA to ASCII,
-		// lower case, one trailing dot removed, the port without
-		// leading zeros.
-		{"http://example.com./", "http://example.com/"},
-		{"http://EXAMPLE.COM.:80/", "http://example.com/"},
-		{"http://b\u00fccher.example/", "http://xn--bcher-kva.example/"},
-		{"http://B\u00dcCHER.example:8080/p", "http://xn--bcher-kva.example:8080/p"},
-		{"http://XN--BCHER-KVA.example/", "http://xn--bcher-kva.example/"},
-		{"http://b%C3%BCcher.example/", "http://xn--bcher-kva.example/"},
-		{"http://b\u00fccher\u3002example\u3002/", "http://xn--bcher-kva.example/"}, // ideographic full stops
-		{"http://fa\u00df.de/", "http://xn--fa-hia.de/"},                            // non-transitional: "ß" kept, not "ss"
-		{"http://my_host.example.com/", "http://my_host.example.com/"},
-		{"http://r3---sn-abc.example.com/", "http://r3---sn-abc.example.com/"},
-		{"http://127.0.0.1./", "http://127.0.0.1/"},
-		{"http://example.com:0080/", "http://example.com/"},
-		{"http://example.com:08080/", "http://example.com:8080/"},
-		{"http://[::1]:0443/", "http://[::1]:443/"},
-		{"http://example.com/%7Euser/A%2Fb", "http://example.com/~user/A%2Fb"}, // unreserved decoded, an encoded slash kept
-		{"http://example.com/%7euser/a%2fb", "http://example.com/~user/a%2Fb"},
-		{"http://example.com/%41%62c", "http://example.com/Abc"},
-		{"http://example.com/a%20b", "http://example.com/a%20b"},
-		{"http://example.com/caf%c3%a9", "http://example.com/caf%C3%A9"},
-		{"http://example.com/caf\xc3\xa9", "http://example.com/caf%C3%A9"},
-		{"http://example.com/a%2Fb/caf\xc3\xa9", "http://example.com/a%2Fb/caf%C3%A9"}, // the encoded slash kept
-		{"http://example.com/a%2fb c", "http://example.com/a%2Fb%20c"},
-		{"http://example.com/?q=%7e%2f&r=%4a", "http://example.com/?q=~%2F&r=J"},
-		{"http://example.com/?q=%7e%2f%zz", "http://example.com/?q=~%2F%zz"}, // a malformed escape stays, the others are normalised
-		{"http://example.com/?q=%0%61", "http://example.com/?q=%0%61"},       // but none makes an escape of it
-		{"http://example.com/?q=100%", "http://example.com/?q=100%"},
-		{"http://127.0.0.1:80/", "http://127.0.0.1/"},
-		{"http://:80/x", "http://:80/x"}, // no host name: nothing to normalise
-		// Hosts that cannot be made canonical are only lower-cased,
-		// port and all; scope.contains refuses them.
-		{"http://Example.com..:80/", "http://example.com..:80/"},
-		{"http://a..b/", "http://a..b/"},
-		{"http://.example.com/", "http://.example.com/"},
-		{"http://XN--ZZZZ.example/", "http://xn--zzzz.example/"},
-		{"http://example.com:65536/", "http://example.com:65536/"},
-		{"http://U@a..b/", "http://a..b/"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			u, err := url.Parse(tt.in)
-			if err != nil {
-				t.Fatalf("url.Parse(%q): %v", tt.in, err)
-			}
-			normalize(u)
-			if got := urlString(u); got != tt.want {
-				t.Errorf("normalize(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
-// TestNormalizeSame checks pairs that must dedupe to one key.
-func TestNormalizeSame(t *testing.T) {
-	pairs := [][2]string{
-		{"http://h", "http://h/"},
-		{"HTTP://H:80", "http://h/"},
-		{"https://h:443/#x", "https://h/"},
-		{"http://h/?q", "http://H/?q#f"},
-		{"http://h/%7Euser", "http://h/~user"},
-		{"http://h/%7euser/%c3%a9", "http://h/~user/%C3%A9"},
-		{"http://h/caf%C3%A9", "http://h/café"},
-		{"http://h/?a=%4A", "http://h/?a=J"},
-		{"http://h/?x=%7E&y=%zz", "http://h/?x=~&y=%zz"}, // a malformed escape beside
-		{"http://h/?%%30%61", "http://h/?%0%61"},
-		{"http://h/a/./b/../c", "http://h/a/c"},
-		{"http://h/a/%2e%2E/c", "http://h/c"},
-		{"http://h/..", "http://h/"},
-		{"http://u:p@h/p", "http://h/p"},
-		{"http://u1@h/p", "http://u2:pw@h/p"},
-		{"http://h./p", "http://h/p"},
-		{"http://b\u00fccher.example/p", "http://xn--bcher-kva.example/p"},
-		{"http://B\u00dcCHER.example/p", "http://xn--bcher-kva.example/p"},
-		{"http://www.b\u00fccher.example./p", "http://www.xn--bcher-kva.example/p"},
-	}
-	for _, p := range pairs {
-		a, b := scopeNorm(t, p[0]), scopeNorm(t, p[1])
-		if a != b {
-			t.Errorf("normalize(%q) = %q, normalize(%q) = %q, want equal", p[0], a, p[1], b)
-		}
-	}
-}
-
-// scopeNorm parses and normalises s and returns its string form.
-func scopeNorm(t *testing.T, s string) string {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatalf("url.Parse(%q): %v", s, err)
-	}
-	normalize(u)
-	return urlString(u)
-}
-
-// TestNormalizeMalformedHost checks references that url.Parse accepts only
-// because they have no scheme ("//h::" has two colons, which it rejects in
-// an http URL), resolved against an http page as the crawler resolves links.
-// normalize must not trim such a host into a valid one, which would fetch a
-// page a second time under another key; left alone, it is out of scope.
-func TestNormalizeMalformedHost(t *testing.T) {
-	base, err := url.Parse("http://example.com/dir/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := parseRoot("example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := newScope([]*url.URL{root}, &config{})
-	tests := []struct{ ref, want string }{
-		{"//Example.COM::/x", "http://example.com::/x"},
-		{"//example.com:80:/x", "http://example.com:80:/x"},
-		{"//example.com:8080:", "http://example.com:8080:/"},
-	}
-	for _, tt := range tests {
-		ref, err := url.Parse(tt.ref)
-		if err != nil {
-			t.Fatalf("url.Parse(%q): %v", tt.ref, err)
-		}
-		u := base.ResolveReference(ref)
-		normalize(u)
-		if got := u.String(); got != tt.want {
-			t.Errorf("normalize(resolve %q against %s) = %q, want %q", tt.ref, base, got, tt.want)
-		}
-		if sc.contains(u) {
-			t.Errorf("scope of %s contains %q, want not", root, u)
-		}
-	}
-}
-
-// FuzzNormalize checks that normalize drops the userinfo, leaves each host
-// canonical or refused by canonicalHostPort, and is idempotent: normalising a
-// normalised URL again, in place or through a round trip (printed, parsed
-// and normalised again), prints the same. That is what the seen set relies
-// on: a URL queued under its normalised key and found again, as a link or
-// a redirect target, gets the same key.
-func FuzzNormalize(f *testing.F) {
-	for _, s := range []string{
-		"http://example.com", "HTTP://Example.COM:80/a?b#c", "https://h:443", "https://h:80",
-		"http://[::1]:80", "http://[fe80::1%25en0]:80/", "http://h:", "http://:80", "//h:80/x",
-		"http:opaque", "http:///path", "http://u:p@h:80/", "mailto:x@y", "/rel?x#y", "",
-		"http://h/a%2Fb?c=%20#f", "http://H%41/", "http://a:80:80/", "http://[::1]:/",
-		"//::", "//h::/x", "//h:80:/", "//:A:", "//://",
-		"%2a", "?%0%61", "//[::%25\xb9]", "http://h/a/%2e%2E/c", "http://h/%7euser?q=%4a",
-		"/%2F\xda", "/%2F@ @", "http://h/a%2Fb/caf\xc3\xa9", "http://h/a%2F\x01",
-		"http://u:p@B\u00dcCHER.example.:080/", "http://xn--bcher-kva.example./", "http://XN--ZZZ.example/",
-		"http://h..:80/", "http://h.:/", "//h.::/", "http://b%C3%BCcher\u3002example/", "http://[::1]:00/",
-		"http://fa\u00df.de/", "http://\u0627\u0644.example/", "http://a\u200db.example/", "http://\xff.example/",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		u, err := url.Parse(s)
-		if err != nil {
-			return
-		}
-		if v, err := url.Parse(u.String()); err != nil || v.Host != u.Host || v.User.String() != u.User.String() || v.Path != u.Path {
-			// net/url itself cannot round-trip this URL (an invalid
-			// byte in an IPv6 zone, say, or a path "//x" without a
-			// host, printed as an authority); normalize is not to
-			// blame.
-			return
-		}
-		_, stdErr := parseStd(refString(u), nil)
-		normalize(u)
-		once := urlString(u)
-		if u.User != nil {
-			t.Errorf("normalize(%q) = %q, which keeps the userinfo", s, once)
-		}
-		if stdErr != nil {
-			// The URL Standard refuses it ("http://A.0.", a host
-			// ending in a number that is no IPv4 address): scope
-			// refuses it too, and normalize only tidies it.
-			return
-		}
-		// A host normalize made canonical is its own canonical form;
-		// one it could not stays refused. Only http(s) URLs are
-		// crawled: another (or none, "//h") keeps its host as written,
-		// lower-cased, and scope refuses it.
-		crawlable := u.Scheme == "http" || u.Scheme == "https"
-		if h, err := canonicalHostPort(u.Host, u.Scheme); crawlable && err == nil && h != u.Host {
-			t.Errorf("normalize(%q) = %q: canonicalHostPort(%q) = %q, want it unchanged", s, once, u.Host, h)
-		}
-		// Normalising the same URL value again changes nothing.
-		w := *u
-		normalize(&w)
-		if again := urlString(&w); again != once {
-			t.Errorf("normalize(%q) = %q, but normalising the result in place gives %q", s, once, again)
-		}
-		v, err := url.Parse(once)
-		if err != nil {
-			// A key may hold a "%" not followed by two hex digits
-			// ("http:0/%0" is "http://0.0.0.0/%0"), which url.Parse
-			// refuses and the URL Standard's parser reads.
-			if v, err = resolveRef(nil, once); err != nil {
-				t.Fatalf("normalize(%q) = %q, which neither url.Parse nor resolveRef parses: %v", s, once, err)
-			}
-		}
-		if !isHTTP(u) {
-			// Not a URL the crawl would fetch ("http:/0%2F " has no
-			// host: the Standard's parser refused it, and scope
-			// does): its string need not normalise to itself.
-			return
-		}
-		normalize(v)
-		if twice := urlString(v); twice != once {
-			t.Errorf("normalize(%q) = %q, but normalising that again gives %q", s, once, twice)
-		}
-	})
-}
 
 func TestParseRoot(t *testing.T) {
 	tests := []struct {
@@ -454,7 +217,7 @@ func TestScopeContains(t *testing.T) {
 				if err != nil {
 					t.Fatalf("url.Parse(%q): %v", raw, err)
 				}
-				normalize(u)
+				urlstd.Normalize(u)
 				if got := s.contains(u); got != want {
 					t.Errorf("roots %q lenient=%v: contains(%q) = %v, want %v", tt.roots, tt.lenient, raw, got, want)
 				}
@@ -540,9 +303,9 @@ func TestScopeTrap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		normalize(u)
+		urlstd.Normalize(u)
 		s := &scope{maxURLLength: tt.maxLength, maxSegmentRepeats: tt.maxRepeat}
-		if got := s.trap(urlString(u), u); got != tt.want {
+		if got := s.trap(urlstd.String(u), u); got != tt.want {
 			t.Errorf("trap(%s) with length %d, repeats %d: got %s, want %s",
 				tt.url, tt.maxLength, tt.maxRepeat, refusalNames[got], refusalNames[tt.want])
 		}
@@ -561,6 +324,42 @@ func BenchmarkScopeContains(b *testing.B) {
 	for b.Loop() {
 		if !s.contains(u) {
 			b.Fatalf("contains(%s) with root %s: got false, want true", u, root)
+		}
+	}
+}
+
+// TestNormalizeMalformedHost checks references that url.Parse accepts only
+// because they have no scheme ("//h::" has two colons, which it rejects in
+// an http URL), resolved against an http page as the crawler resolves links.
+// urlstd.Normalize must not trim such a host into a valid one, which would fetch a
+// page a second time under another key; left alone, it is out of scope.
+func TestNormalizeMalformedHost(t *testing.T) {
+	base, err := url.Parse("http://example.com/dir/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := parseRoot("example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := newScope([]*url.URL{root}, &config{})
+	tests := []struct{ ref, want string }{
+		{"//Example.COM::/x", "http://example.com::/x"},
+		{"//example.com:80:/x", "http://example.com:80:/x"},
+		{"//example.com:8080:", "http://example.com:8080:/"},
+	}
+	for _, tt := range tests {
+		ref, err := url.Parse(tt.ref)
+		if err != nil {
+			t.Fatalf("url.Parse(%q): %v", tt.ref, err)
+		}
+		u := base.ResolveReference(ref)
+		urlstd.Normalize(u)
+		if got := u.String(); got != tt.want {
+			t.Errorf("urlstd.Normalize(resolve %q against %s) = %q, want %q", tt.ref, base, got, tt.want)
+		}
+		if sc.contains(u) {
+			t.Errorf("scope of %s contains %q, want not", root, u)
 		}
 	}
 }

@@ -1,10 +1,12 @@
-package crawl
+package extract
 
 import (
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
 // TestSpeculate checks which strings of a script, a page's text and its
@@ -13,7 +15,7 @@ import (
 func TestSpeculate(t *testing.T) {
 	type found struct {
 		url    string
-		role   LinkRole
+		role   Role
 		source string
 	}
 	const page = "https://example.test/dir/page.html"
@@ -132,7 +134,7 @@ func TestSpecRole(t *testing.T) {
 	tests := []struct {
 		in   string
 		ok   bool
-		role LinkRole
+		role Role
 	}{
 		{"/api/x", true, Navigation},
 		{"a/b", false, 0},
@@ -175,7 +177,7 @@ func FuzzSpeculate(f *testing.F) {
 		for _, ct := range []string{"text/html", "text/javascript"} {
 			links, _, _, _ := scanLinksMax(nil, page, nil, []byte(body), ct, 0, true)
 			for _, l := range links {
-				if l.URL == nil || !isHTTP(l.URL) || l.URL.Fragment != "" {
+				if l.URL == nil || !urlstd.IsHTTP(l.URL) || l.URL.Fragment != "" {
 					t.Fatalf("%s: got link %v", ct, l.URL)
 				}
 			}
@@ -186,7 +188,7 @@ func FuzzSpeculate(f *testing.F) {
 // BenchmarkScanLinksSpeculative compares scanLinksMax with and without
 // guessing on a page of markup links, text, attributes and a script:
 //
-//	go test -run '^$' -bench ScanLinksSpeculative .
+//	go test -run '^$' -bench ScanLinksSpeculative ./internal/extract/
 func BenchmarkScanLinksSpeculative(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteString(`<html><head><script>var cfg = {api: "/api/v2/items", cdn: "https://cdn.example.test/app.js", n: 3, s: 'hello world'};</script></head><body>`)

@@ -1,4 +1,4 @@
-package crawl
+package extract
 
 import (
 	"encoding/base64"
@@ -183,16 +183,16 @@ func TestScanLinksMetaAndBase(t *testing.T) {
 	page, _ := url.Parse("https://s.example/d/p")
 	tests := []struct {
 		body     string
-		meta     robotsMeta
+		meta     Meta
 		base     string
 		numLinks int
 	}{
-		{`<a href=x>`, robotsMeta{}, "https://s.example/d/p", 1},
-		{`<meta name=ROBOTS content="noindex, NoFollow"><a href=x rel=nofollow>`, robotsMeta{true, true}, "https://s.example/d/p", 1},
-		{`<meta name=robots content=none><base href="/b/"><a href=x>`, robotsMeta{true, true}, "https://s.example/b/", 2},
-		{`<base href="javascript:x"><a href=x>`, robotsMeta{}, "https://s.example/d/p", 1},
-		{`<iframe srcdoc="<meta name=robots content=noindex><base href=/ignored/>"></iframe>`, robotsMeta{}, "https://s.example/d/p", 1},
-		{`<!--[if IE]><meta name=robots content=nofollow><![endif]-->`, robotsMeta{}, "https://s.example/d/p", 0},
+		{`<a href=x>`, Meta{}, "https://s.example/d/p", 1},
+		{`<meta name=ROBOTS content="noindex, NoFollow"><a href=x rel=nofollow>`, Meta{true, true}, "https://s.example/d/p", 1},
+		{`<meta name=robots content=none><base href="/b/"><a href=x>`, Meta{true, true}, "https://s.example/b/", 2},
+		{`<base href="javascript:x"><a href=x>`, Meta{}, "https://s.example/d/p", 1},
+		{`<iframe srcdoc="<meta name=robots content=noindex><base href=/ignored/>"></iframe>`, Meta{}, "https://s.example/d/p", 1},
+		{`<!--[if IE]><meta name=robots content=nofollow><![endif]-->`, Meta{}, "https://s.example/d/p", 0},
 	}
 	for _, tt := range tests {
 		links, meta, base := scanLinks(nil, page, http.Header{}, []byte(tt.body), "text/html")
@@ -234,4 +234,15 @@ func TestNormRel(t *testing.T) {
 			t.Errorf("normRel(%q): got %q, want %q", in, got, want)
 		}
 	}
+}
+
+// scanLinks is scanLinksMax resolving every link, without guessing.
+func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, contentType string) ([]Link, Meta, *url.URL) {
+	links, meta, base, _ := scanLinksMax(dst, page, header, body, contentType, 0, false)
+	return links, meta, base
+}
+
+// scanLinksMax is Scan of Links.
+func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool) ([]Link, Meta, *url.URL, int) {
+	return Scan(dst, func(l Link) Link { return l }, page, header, body, contentType, max, spec)
 }

@@ -1,8 +1,20 @@
-package crawl
+// Package urlstd parses http and https URLs as the WHATWG URL Standard's
+// basic URL parser does (https://url.spec.whatwg.org/), so that the
+// crawler requests what a browser would for the same link, and gives each
+// URL the two forms the crawler uses: its serialisation, which is sent
+// (Parse, Resolve, URL.String, NewRequest), and its key, which the crawl
+// dedupes on (URL.Key, Forms, Normalize): the serialisation with the
+// equivalences of RFC 3986, section 6.2.2 applied. It also makes host
+// names canonical (CanonicalHost, by UTS #46 as browsers do) and holds
+// the percent-encoding helpers of RFC 3986 that robots.txt matching and
+// the link extractor share. Its functions keep no state and are safe for concurrent use.
+package urlstd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -10,35 +22,36 @@ import (
 	"unicode/utf8"
 )
 
-// This file parses http and https URLs as the WHATWG URL Standard's basic
+// Parse reads http and https URLs as the WHATWG URL Standard's basic
 // URL parser does (https://url.spec.whatwg.org/), so that the crawler
 // requests what a browser would for the same link: the Standard's
 // serialisation of the URL as first spelled is what goes on the wire, "|"
 // and a "%" not followed by two hex digits included, as a browser sends
 // them. Only what an http(s) URL can hold is kept: the userinfo is dropped
-// (see normalize), and so is the fragment, which is never sent.
+// (see Normalize), and so is the fragment, which is never sent.
 //
-// The crawl dedupes on another form, the key (stdURL.key): the
+// The crawl dedupes on another form, the key (URL.Key): the
 // serialisation with the equivalences of RFC 3986, section 6.2.2 applied
-// (see normalizePercent), so that "/%7Euser" and "/~user" are one URL,
+// (see NormalizePercent), so that "/%7Euser" and "/~user" are one URL,
 // fetched once, as spelled the first time, while "/a%zz" and "/a%25zz"
 // stay two.
 //
 // net/url cannot hold every such path in url.URL.Path and RawPath: its
 // EscapedPath re-encodes a path holding "|" or a malformed escape. Such a
-// URL has its path in Opaque (see setURL), which net/http sends as it is;
-// the crawler's own request has it in origin form (see newRequest).
+// URL has its path in Opaque (see URL.SetURL), which net/http sends as it is;
+// the crawler's own request has it in origin form (see NewRequest).
 
-// errURLFailure is the error of a reference that the URL Standard's
-// parser fails on, errNotHTTP that of one that gives no http(s) URL.
+// ErrNotHTTP is the error of a reference that gives no http(s) URL
+// ("mailto:", "javascript:"), errURLFailure that of one the URL Standard's
+// parser fails on.
 var (
 	errURLFailure = errors.New("not a valid URL")
-	errNotHTTP    = errors.New("not an http(s) URL")
+	ErrNotHTTP    = errors.New("not an http(s) URL")
 )
 
-// stdURL is an http(s) URL as the URL Standard serialises it, without
+// URL is an http(s) URL as the URL Standard serialises it, without
 // userinfo and fragment: the form that is sent.
-type stdURL struct {
+type URL struct {
 	scheme   string // "http" or "https"
 	host     string // serialised host, with a port other than the default
 	path     string // serialised path, starting with "/"
@@ -75,14 +88,14 @@ var (
 	slashes      = newByteSet("/\\")
 )
 
-// urlValue returns u as a new url.URL (see setURL).
-func (u *stdURL) urlValue() *url.URL {
+// URL returns u as a new url.URL (see URL.SetURL).
+func (u *URL) URL() *url.URL {
 	r := new(url.URL)
-	u.setURL(r)
+	u.SetURL(r)
 	return r
 }
 
-// setURL sets r to u, so that r's String is u's serialisation and its
+// SetURL sets r to u, so that r's String is u's serialisation and its
 // RequestURI the serialisation after the host, byte for byte: as
 // url.Parse of it would, Path is the decoded path, and RawPath the
 // serialised one when the default encoding of Path differs from it. A
@@ -92,7 +105,7 @@ func (u *stdURL) urlValue() *url.URL {
 // is then still the serialisation, and RequestURI is it whole, which
 // net/http sends in absolute form ("GET http://h/a%zz"), as HTTP allows;
 // originForm makes the request line a browser's.
-func (u *stdURL) setURL(r *url.URL) {
+func (u *URL) SetURL(r *url.URL) {
 	*r = url.URL{Scheme: u.scheme, Host: u.host, Path: u.path, RawQuery: u.query, ForceQuery: u.hasQuery && u.query == ""}
 	if pathEscapes.index(u.path) < 0 {
 		return
@@ -110,11 +123,11 @@ func (u *stdURL) setURL(r *url.URL) {
 	r.Path, r.RawPath, r.Opaque = "", "", "//"+u.host+u.path
 }
 
-// originForm rewrites a URL that setURL made with an Opaque "//host/path"
+// originForm rewrites a URL that URL.SetURL made with an Opaque "//host/path"
 // to have the path alone in Opaque, so that its RequestURI, the
 // request-target net/http sends, is in origin form ("/a%zz"), as a
 // browser sends it. Its String then lacks the host ("http:/a%zz"; see
-// urlString). A path that starts with "//" stays as it is, in absolute
+// String). A path that starts with "//" stays as it is, in absolute
 // form: RequestURI would read it as an authority.
 func originForm(r *url.URL) {
 	if p, ok := strings.CutPrefix(r.Opaque, "//"+r.Host); ok && strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") {
@@ -123,7 +136,7 @@ func originForm(r *url.URL) {
 }
 
 // String returns u's serialisation, the URL as sent.
-func (u *stdURL) String() string {
+func (u *URL) String() string {
 	s := u.scheme + "://" + u.host + u.path
 	if u.hasQuery {
 		s += "?" + u.query
@@ -131,27 +144,27 @@ func (u *stdURL) String() string {
 	return s
 }
 
-// key returns the form of u the crawl dedupes on: its serialisation with
+// Key returns the form of u the crawl dedupes on: its serialisation with
 // the path and query in the normal form of RFC 3986, section 6.2.2 (see
-// normalizePercent). It is its own key: parsed again, it gives itself.
-func (u *stdURL) key() string {
-	k := u.keyed()
+// NormalizePercent). It is its own key: parsed again, it gives itself.
+func (u *URL) Key() string {
+	k := u.Keyed()
 	return k.String()
 }
 
-// keyed returns u with its path and query as its key has them.
-func (u *stdURL) keyed() stdURL {
+// Keyed returns u with its path and query as its key has them.
+func (u *URL) Keyed() URL {
 	k := *u
-	k.path = normalizePercent(u.path)
+	k.path = NormalizePercent(u.path)
 	if u.hasQuery {
-		k.query = normalizePercent(u.query)
+		k.query = NormalizePercent(u.query)
 	}
 	return k
 }
 
-// wireKey returns the key of a URL given in its wire form (a
-// stdURL.String), as stdURL.key does, without parsing it again.
-func wireKey(wire string) string {
+// WireKey returns the key of a URL given in its wire form (a
+// URL.String), as URL.Key does, without parsing it again.
+func WireKey(wire string) string {
 	if strings.IndexByte(wire, '%') < 0 {
 		return wire
 	}
@@ -159,70 +172,34 @@ func wireKey(wire string) string {
 	i := strings.Index(wire, "://") + 3
 	i += strings.IndexByte(wire[i:], '/')
 	path, query, hasQuery := strings.Cut(wire[i:], "?")
-	k := wire[:i] + normalizePercent(path)
+	k := wire[:i] + NormalizePercent(path)
 	if hasQuery {
-		k += "?" + normalizePercent(query)
+		k += "?" + NormalizePercent(query)
 	}
 	return k
 }
 
-// urlForms returns the two forms of u, a URL as resolveRef, parseRoot
-// and normalize leave it: wire, its serialisation, which is sent, and key,
-// which the crawl dedupes on (see stdURL.key). A URL the URL Standard's
-// parser refuses, which no scope contains, has normalize's form as both.
-func urlForms(u *url.URL) (wire, key string) {
-	s, err := stdFromURL(u)
+// Forms returns the two forms of u, a URL as Resolve, parseRoot
+// and Normalize leave it: wire, its serialisation, which is sent, and key,
+// which the crawl dedupes on (see URL.Key). A URL the URL Standard's
+// parser refuses, which no scope contains, has Normalize's form as both.
+func Forms(u *url.URL) (wire, key string) {
+	s, err := FromURL(u)
 	if err != nil {
 		v := *u
-		normalize(&v)
-		k := urlString(&v)
+		Normalize(&v)
+		k := String(&v)
 		return k, k
 	}
 	wire = s.String()
-	return wire, wireKey(wire)
+	return wire, WireKey(wire)
 }
 
-// URLKey returns the form of the absolute http(s) URL rawURL that a crawl
-// dedupes on: rawURL parsed as the WHATWG URL Standard parses it, without
-// userinfo and fragment, with percent-encoded unreserved characters
-// decoded and the hex digits of other escapes upper-cased (RFC 3986,
-// section 6.2.2), a "%" not followed by two hex digits kept. The spellings
-// of one URL, which a crawl fetches once, have one key
-// ("http://h/%7Euser" and "http://h/~user"): compare keys to match a
-// Link.URL's String to the Result of the URL it names, whose URL is the
-// spelling the crawl met first. A string that is no absolute http(s) URL
-// is returned as it is. It is safe for concurrent use.
-func URLKey(rawURL string) string {
-	s, err := parseStd(rawURL, nil)
-	if err != nil {
-		return rawURL
-	}
-	return s.key()
-}
-
-// wireField returns what Request.Wire holds for a URL of the two forms
-// wire and key (see urlForms): wire, or "" when it is key.
-func wireField(wire, key string) string {
-	if wire == key {
-		return ""
-	}
-	return wire
-}
-
-// wireURL returns the URL r is sent to: r.Wire, or r.URL when Wire is
-// empty.
-func wireURL(r *Request) string {
-	if r.Wire != "" {
-		return r.Wire
-	}
-	return r.URL
-}
-
-// urlString returns u's string form, as url.URL.String does, but for a
+// String returns u's string form, as url.URL.String does, but for a
 // URL whose path originForm left alone in Opaque, which it gives as a URL
 // with its host ("http://h/a%zz"), not as url.URL.String does
 // ("http:/a%zz").
-func urlString(u *url.URL) string {
+func String(u *url.URL) string {
 	if u.Opaque == "" || u.Opaque[0] != '/' || strings.HasPrefix(u.Opaque, "//") || u.Host == "" || u.Scheme == "" {
 		return u.String()
 	}
@@ -236,26 +213,26 @@ func urlString(u *url.URL) string {
 	return s
 }
 
-// stdFromURL returns an http(s) url.URL parsed anew as the URL Standard
-// parses its string form (see refString).
-func stdFromURL(u *url.URL) (stdURL, error) {
-	return parseStd(refString(u), nil)
+// FromURL returns an http(s) url.URL parsed anew as the URL Standard
+// parses its string form (see RefString).
+func FromURL(u *url.URL) (URL, error) {
+	return Parse(RefString(u), nil)
 }
 
-// refString returns the string form of u, as url.URL.String does, but
+// RefString returns the string form of u, as url.URL.String does, but
 // for its path as spelled in RawPath when that decodes to Path, even
 // where net/url would not use it ("/a%2Fb/café", whose non-ASCII bytes
 // make RawPath no valid encoding): the Standard's parser then encodes
 // what needs it, and "%2F" stays a "%2F"; and for a path in Opaque (see
-// setURL), as urlString gives it. The fragment is left out.
-func refString(u *url.URL) string {
+// URL.SetURL), as String gives it. The fragment is left out.
+func RefString(u *url.URL) string {
 	if u.Opaque != "" {
 		if u.Fragment == "" {
-			return urlString(u)
+			return String(u)
 		}
 		v := *u
 		v.Fragment, v.RawFragment = "", ""
-		return urlString(&v)
+		return String(&v)
 	}
 	if u.RawPath == "" {
 		if u.Fragment == "" {
@@ -279,28 +256,28 @@ func refString(u *url.URL) string {
 	return s
 }
 
-// resolveRef resolves the reference ref (an href, a Location, a sitemap
+// Resolve resolves the reference ref (an href, a Location, a sitemap
 // entry) against base as the URL Standard's basic URL parser does, and
 // returns the http(s) URL in the form that is sent: the Standard's
-// serialisation, without userinfo and fragment (see setURL; urlForms
+// serialisation, without userinfo and fragment (see URL.SetURL; Forms
 // gives its key). A nil base
 // leaves only absolute references. It fails for a reference the parser
 // fails on, and for one that is not http(s) ("mailto:", "javascript:").
 // It is safe for concurrent use.
-func resolveRef(base *url.URL, ref string) (*url.URL, error) {
-	var b *stdURL
+func Resolve(base *url.URL, ref string) (*url.URL, error) {
+	var b *URL
 	if base != nil {
-		s, err := stdFromURL(base)
+		s, err := FromURL(base)
 		if err != nil {
 			return nil, err
 		}
 		b = &s
 	}
-	u, err := parseStd(ref, b)
+	u, err := Parse(ref, b)
 	if err != nil {
 		return nil, err
 	}
-	return u.urlValue(), nil
+	return u.URL(), nil
 }
 
 // isC0OrSpace reports whether c is a C0 control or space, which the URL
@@ -331,12 +308,12 @@ func cleanInput(s string) string {
 	return s
 }
 
-// parseStd parses input against base (nil for none) as the URL Standard's
+// Parse parses input against base (nil for none) as the URL Standard's
 // basic URL parser does, for a result with the special scheme http or
-// https. Other schemes are refused with errNotHTTP.
-func parseStd(input string, base *stdURL) (stdURL, error) {
+// https. Other schemes are refused with ErrNotHTTP.
+func Parse(input string, base *URL) (URL, error) {
 	s := cleanInput(input)
-	var u stdURL
+	var u URL
 	// Scheme state: a scheme is an ASCII letter then letters, digits,
 	// "+", "-" and ".", ended by ":".
 	scheme, rest, hasScheme := "", s, false
@@ -344,7 +321,7 @@ func parseStd(input string, base *stdURL) (stdURL, error) {
 		for i := 1; i < len(s); i++ {
 			c := s[i]
 			if c == ':' {
-				scheme, rest, hasScheme = lowerASCII(s[:i]), s[i+1:], true
+				scheme, rest, hasScheme = LowerASCII(s[:i]), s[i+1:], true
 				break
 			}
 			if !isAlpha(c) && !('0' <= c && c <= '9') && c != '+' && c != '-' && c != '.' {
@@ -354,7 +331,7 @@ func parseStd(input string, base *stdURL) (stdURL, error) {
 	}
 	switch {
 	case hasScheme && scheme != "http" && scheme != "https":
-		return u, errNotHTTP
+		return u, ErrNotHTTP
 	case hasScheme && base != nil && base.scheme == scheme && !strings.HasPrefix(rest, "//"):
 		// Special relative or authority state: "http:foo" against an
 		// http base is relative to it.
@@ -373,7 +350,7 @@ func parseStd(input string, base *stdURL) (stdURL, error) {
 
 // parseRelative is the relative state, and what follows it, of a URL
 // whose scheme is base's.
-func parseRelative(u *stdURL, s string, base *stdURL) error {
+func parseRelative(u *URL, s string, base *URL) error {
 	if s != "" && (s[0] == '/' || s[0] == '\\') {
 		if len(s) > 1 && (s[1] == '/' || s[1] == '\\') {
 			// Relative slash, then special authority ignore slashes
@@ -401,7 +378,7 @@ func parseRelative(u *stdURL, s string, base *stdURL) error {
 
 // parseAuthority is the authority state, and what follows it, for s
 // after the slashes.
-func parseAuthority(u *stdURL, s string) error {
+func parseAuthority(u *URL, s string) error {
 	end := authorityEnd.index(s)
 	if end < 0 {
 		end = len(s)
@@ -463,10 +440,10 @@ func parseAuthority(u *stdURL, s string) error {
 }
 
 // parseHost is the URL Standard's host parser for a special URL, with
-// the project's stricter domain rules of canonicalHost: it returns an
+// the project's stricter domain rules of CanonicalHost: it returns an
 // IPv6 address in brackets, compressed; an IPv4 address in dotted
 // decimal from any of the Standard's number forms ("0x7f.1" is
-// "127.0.0.1"); or a domain made canonical by canonicalHost.
+// "127.0.0.1"); or a domain made canonical by CanonicalHost.
 func parseHost(s string) (string, error) {
 	if s[0] == '[' {
 		if len(s) < 2 || s[len(s)-1] != ']' || strings.IndexByte(s, '%') >= 0 {
@@ -490,7 +467,7 @@ func parseHost(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", errURLFailure
 	}
-	h, err := canonicalHost(s)
+	h, err := CanonicalHost(s)
 	if err != nil {
 		return "", errURLFailure
 	}
@@ -513,7 +490,7 @@ func endsInNumber(h string) bool {
 	}
 	if len(last) >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') {
 		for i := 2; i < len(last); i++ {
-			if !isHex(last[i]) {
+			if !IsHex(last[i]) {
 				return false
 			}
 		}
@@ -698,7 +675,7 @@ func inSet(c byte, set uint8) bool {
 // with "/" or "\" or is empty, appending its segments to the serialised
 // path p, then the query state; the fragment is dropped. It sets u.path,
 // and u.query and u.hasQuery if s holds a query.
-func parsePathQuery(u *stdURL, p string, s string) {
+func parsePathQuery(u *URL, p string, s string) {
 	if frag := strings.IndexByte(s, '#'); frag >= 0 {
 		s = s[:frag]
 	}
@@ -837,3 +814,87 @@ func encodeQuery(q string) string {
 }
 
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// Normalize rewrites u in place into the form the crawl dedupes on, its
+// key (see URL.Key), from which the host key, the scope and the
+// robots.txt cache take the host: u's string form parsed anew by the URL
+// Standard's basic URL parser (see Resolve), as a browser would parse
+// it, so that "HTTP://Example.COM.:80" is "http://example.com/",
+// "http://Bücher.example" is "http://xn--bcher-kva.example/",
+// "http://0x7f.1/a/./b/../c" is "http://127.0.0.1/a/c" and a space in the
+// path is "%20". The userinfo is dropped, so that "http://u@h/p" and
+// "http://h/p" are one URL on one host: a crawl's credentials belong in
+// WithRequestHook or WithHTTPClient, not in the URLs it finds. The host
+// is made canonical as CanonicalHost makes it (one trailing dot removed
+// among others). The fragment is dropped. In the path and query,
+// percent-encoded unreserved characters are decoded and the hex digits of
+// the other escapes upper-cased (RFC 3986, section 6.2.2.2; see
+// NormalizePercent), so that "/%7euser" is "/~user" while "/a%3Bb" and
+// "/a;b" stay two URLs, and so do "/a%zz" and "/a%25zz". The key is not
+// what is sent: the crawler sends the Standard's serialisation of the
+// spelling it met first (see Forms). A key net/url cannot hold in Path
+// and RawPath ("/a%zz") has its path in Opaque (see URL.SetURL).
+//
+// A URL the Standard's parser refuses, or whose host CanonicalHost
+// refuses (an empty label, a name that fails IDNA, a malformed port), is
+// only lower-cased in scheme and host, with userinfo and fragment dropped,
+// and scope.contains refuses it: a URL that names no valid host is never
+// crawled. Normalize is idempotent.
+func Normalize(u *url.URL) {
+	if v, err := Parse(RefString(u), nil); err == nil {
+		k := v.Keyed()
+		k.SetURL(u)
+		return
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.User = nil
+	// Trimming a port or a dot here could make another, maybe valid,
+	// host: the URL would then be fetched under a second key.
+	u.Host = LowerASCII(u.Host)
+	u.Fragment, u.RawFragment = "", ""
+	if u.Path == "" && u.Opaque == "" && u.Host != "" {
+		u.Path, u.RawPath = "/", ""
+	}
+}
+
+// NewRequest returns a request with method for the URL s as it is sent (a
+// Request's wire form), parsed by the URL Standard's parser, and the URL
+// as URL.SetURL makes it: a path that net/url refuses or would re-encode
+// ("/a%zz", "/a|b") is in the request's URL.Opaque in origin form (see
+// originForm), and the request line carries it as written, as a browser's
+// does. A URL the Standard's parser refuses is left to
+// http.NewRequestWithContext.
+func NewRequest(ctx context.Context, method, s string) (*http.Request, *url.URL, error) {
+	v, err := Parse(s, nil)
+	if err != nil {
+		req, err := http.NewRequestWithContext(ctx, method, s, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		u := *req.URL
+		return req, &u, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "/", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := v.URL()
+	req.URL = new(url.URL)
+	*req.URL = *u
+	originForm(req.URL)
+	req.Host = u.Host
+	return req, u, nil
+}
+
+// IsHTTP reports whether u is an absolute http(s) URL with a host name.
+func IsHTTP(u *url.URL) bool {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return false
+	}
+	// A host name with a colon left in it ("//::" resolves to host "::",
+	// whose name is ":") is no host: url.Parse accepts it in a reference
+	// but not in the absolute URL it makes. Only an IPv6 literal, in
+	// brackets, has colons.
+	name := u.Hostname()
+	return name != "" && (!strings.Contains(name, ":") || strings.HasPrefix(u.Host, "["))
+}

@@ -1,4 +1,4 @@
-package crawl
+package sitemap
 
 import (
 	"bytes"
@@ -13,11 +13,18 @@ import (
 	"unicode"
 )
 
+// limitURLs and limitBytes are the limits of sitemaps.org, which the
+// crawler parses with (crawl.MaxSitemapURLs, crawl.MaxSitemapBytes).
+const (
+	limitURLs  = 50_000
+	limitBytes = 50 << 20
+)
+
 // errAnySitemap stands in a sitemapCase for an error that is not a
 // sentinel: any error will do.
 var errAnySitemap = errors.New("any error")
 
-// sitemapCase is one input of parseSitemap and what it must return. It
+// sitemapCase is one input of Parse and what it must return. It
 // serves TestParseSitemap and seeds FuzzParseSitemap.
 type sitemapCase struct {
 	name     string
@@ -238,28 +245,28 @@ func sitemapCases(t testing.TB) []sitemapCase {
 		{name: "gzip checksum wrong", body: badSum, urls: abc, err: gzip.ErrChecksum},
 		{name: "gzip header truncated", body: gz[:5], err: io.ErrUnexpectedEOF},
 		{name: "gzip magic only", body: []byte{0x1f, 0x8b}, err: io.ErrUnexpectedEOF},
-		{name: "URL cap hit", body: []byte(urlsetXML(many...)), maxURLs: 5, urls: many[:5], err: ErrSitemapTooLarge},
+		{name: "URL cap hit", body: []byte(urlsetXML(many...)), maxURLs: 5, urls: many[:5], err: ErrTooLarge},
 		{name: "URL cap just met", body: []byte(urlsetXML(many[:5]...)), maxURLs: 5, urls: many[:5]},
-		{name: "URL cap hit in text", body: []byte(strings.Join(many, "\n")), maxURLs: 5, urls: many[:5], err: ErrSitemapTooLarge},
+		{name: "URL cap hit in text", body: []byte(strings.Join(many, "\n")), maxURLs: 5, urls: many[:5], err: ErrTooLarge},
 		{
 			name:     "URL cap hit in sitemapindex",
 			body:     []byte(sitemapIndexXML(many...)),
 			maxURLs:  3,
 			sitemaps: many[:3],
-			err:      ErrSitemapTooLarge,
+			err:      ErrTooLarge,
 		},
 		{name: "byte cap just met", body: []byte(text), maxBytes: int64(len(text)), urls: abc[:2]},
-		{name: "byte cap hit in text", body: []byte(text), maxBytes: int64(len(text)) - 1, urls: abc[:1], err: ErrSitemapTooLarge},
+		{name: "byte cap hit in text", body: []byte(text), maxBytes: int64(len(text)) - 1, urls: abc[:1], err: ErrTooLarge},
 		{
 			name:     "byte cap hit in XML",
 			body:     []byte(plain),
 			maxBytes: int64(strings.Index(plain, "http://example.com/b")) + 5,
 			urls:     abc[:1],
-			err:      ErrSitemapTooLarge,
+			err:      ErrTooLarge,
 		},
-		{name: "byte cap hit after the root", body: []byte(plain + "  "), maxBytes: int64(len(plain)) + 1, urls: abc, err: ErrSitemapTooLarge},
-		{name: "byte cap counts decompressed bytes", body: gz, maxBytes: int64(len(plain)) - 1, urls: abc, err: ErrSitemapTooLarge},
-		{name: "byte cap below zero", body: []byte(text), maxBytes: -1, err: ErrSitemapTooLarge},
+		{name: "byte cap hit after the root", body: []byte(plain + "  "), maxBytes: int64(len(plain)) + 1, urls: abc, err: ErrTooLarge},
+		{name: "byte cap counts decompressed bytes", body: gz, maxBytes: int64(len(plain)) - 1, urls: abc, err: ErrTooLarge},
+		{name: "byte cap below zero", body: []byte(text), maxBytes: -1, err: ErrTooLarge},
 		{
 			name: "XML token too long",
 			body: []byte("<urlset>" + strings.Repeat(" ", 512<<10) + "</urlset>"),
@@ -278,7 +285,7 @@ func TestParseSitemap(t *testing.T) {
 	for _, tc := range sitemapCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			maxURLs, maxBytes := tc.limits()
-			urls, sitemaps, err := parseSitemap(tc.body, maxURLs, maxBytes)
+			urls, sitemaps, err := Parse(tc.body, maxURLs, maxBytes)
 			switch {
 			case tc.err == nil && err != nil:
 				t.Errorf("got error %v, want none", err)
@@ -287,8 +294,8 @@ func TestParseSitemap(t *testing.T) {
 			case tc.err != nil && tc.err != errAnySitemap && !errors.Is(err, tc.err):
 				t.Errorf("got error %v, want one wrapping %v", err, tc.err)
 			}
-			if errors.Is(err, ErrSitemapTooLarge) != errors.Is(tc.err, ErrSitemapTooLarge) {
-				t.Errorf("got error %v, want ErrSitemapTooLarge: %v", err, errors.Is(tc.err, ErrSitemapTooLarge))
+			if errors.Is(err, ErrTooLarge) != errors.Is(tc.err, ErrTooLarge) {
+				t.Errorf("got error %v, want ErrTooLarge: %v", err, errors.Is(tc.err, ErrTooLarge))
 			}
 			if !slices.Equal(urls, tc.urls) {
 				t.Errorf("got urls %q, want %q", urls, tc.urls)
@@ -308,7 +315,7 @@ func TestParseSitemapGzipTruncated(t *testing.T) {
 		all[i] = fmt.Sprintf("http://example.com/page/%d", i)
 	}
 	gz := gzipBytes(t, []byte(urlsetXML(all...)))
-	urls, _, err := parseSitemap(gz[:len(gz)/2], MaxSitemapURLs, MaxSitemapBytes)
+	urls, _, err := Parse(gz[:len(gz)/2], limitURLs, limitBytes)
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("got error %v, want io.ErrUnexpectedEOF", err)
 	}
@@ -317,7 +324,7 @@ func TestParseSitemapGzipTruncated(t *testing.T) {
 	}
 }
 
-// TestParseSitemapGzipBomb feeds parseSitemap a gzip stream of 20 KiB that
+// TestParseSitemapGzipBomb feeds Parse a gzip stream of 20 KiB that
 // inflates to 20 MiB of blanks, with a limit of 1 MiB: it must stop at the
 // limit, keep the URL before the blanks, and allocate about what the limit
 // allows, not what the stream inflates to.
@@ -348,11 +355,11 @@ func TestParseSitemapGzipBomb(t *testing.T) {
 
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			urls, _, err := parseSitemap(bomb, MaxSitemapURLs, limit)
+			urls, _, err := Parse(bomb, limitURLs, limit)
 			runtime.ReadMemStats(&after)
 
-			if !errors.Is(err, ErrSitemapTooLarge) {
-				t.Errorf("%d-byte gzip of %d bytes, limit %d: got error %v, want ErrSitemapTooLarge", len(bomb), inflated, limit, err)
+			if !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%d-byte gzip of %d bytes, limit %d: got error %v, want ErrTooLarge", len(bomb), inflated, limit, err)
 			}
 			if want := []string{"http://example.com/a"}; !slices.Equal(urls, want) {
 				t.Errorf("got urls %q, want %q", urls, want)
@@ -386,7 +393,7 @@ func FuzzParseSitemap(f *testing.F) {
 			zw.Close()
 			input = buf.Bytes()
 		}
-		urls, sitemaps, err := parseSitemap(input, int(maxURLs), int64(maxBytes))
+		urls, sitemaps, err := Parse(input, int(maxURLs), int64(maxBytes))
 		if n := len(urls) + len(sitemaps); n > int(maxURLs) {
 			t.Errorf("got %d URLs, want at most %d", n, maxURLs)
 		}
@@ -404,9 +411,9 @@ func FuzzParseSitemap(f *testing.F) {
 		// Compression is transparent: the same file gzipped gives the
 		// same URLs and the same verdict on its size.
 		if compress && !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
-			plainURLs, plainSitemaps, plainErr := parseSitemap(body, int(maxURLs), int64(maxBytes))
+			plainURLs, plainSitemaps, plainErr := Parse(body, int(maxURLs), int64(maxBytes))
 			if !slices.Equal(urls, plainURLs) || !slices.Equal(sitemaps, plainSitemaps) ||
-				(err == nil) != (plainErr == nil) || errors.Is(err, ErrSitemapTooLarge) != errors.Is(plainErr, ErrSitemapTooLarge) {
+				(err == nil) != (plainErr == nil) || errors.Is(err, ErrTooLarge) != errors.Is(plainErr, ErrTooLarge) {
 				t.Errorf("gzipped: got %q, %q, %v; plain: got %q, %q, %v; want the same", urls, sitemaps, err, plainURLs, plainSitemaps, plainErr)
 			}
 		}
@@ -458,7 +465,7 @@ func BenchmarkHostileSitemap(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				for b.Loop() {
 					// Entries left out are an error; the work is what counts.
-					parseSitemap(body, 1<<30, 1<<30)
+					Parse(body, 1<<30, 1<<30)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(body)), "ns/byte")
 			})
@@ -466,17 +473,53 @@ func BenchmarkHostileSitemap(b *testing.B) {
 	}
 }
 
-// TestHostileSitemapLinear compares the allocations of parseSitemap on
+// TestHostileSitemapLinear compares the allocations of Parse on
 // each hostile shape of n and of 2n bytes: at most about twice as many.
 func TestHostileSitemapLinear(t *testing.T) {
 	const n = 256 << 10
 	for _, shape := range []string{"urls", "comments", "extensions", "attrs", "long-locs", "text", "text-long-lines"} {
 		allocs := func(size int) float64 {
 			body := hostileSitemap(shape, size)
-			return testing.AllocsPerRun(2, func() { parseSitemap(body, 1<<30, 1<<30) })
+			return testing.AllocsPerRun(2, func() { Parse(body, 1<<30, 1<<30) })
 		}
 		if a1, a2 := allocs(n), allocs(2*n); a2 > 2.2*a1+64 {
 			t.Errorf("%s: %.0f allocations for %d bytes, %.0f for twice as many, want at most about twice", shape, a1, n, a2)
 		}
+	}
+}
+
+// TestParseSitemapGzipCut: a gzip sitemap longer than the limit as sent,
+// which attempt cuts one byte past the limit, though it would inflate to
+// less (stored, not compressed), is over the limit: the URLs before the
+// cut are returned with ErrTooLarge, not a corrupt-stream error.
+func TestParseSitemapGzipCut(t *testing.T) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
+	var all []string
+	for i := range 100 {
+		u := "http://example.com/" + strings.Repeat("p", i)
+		all = append(all, u)
+		zw.Write([]byte(u + "\n"))
+	}
+	zw.Close()
+	gz := buf.Bytes()
+	limit := int64(len(gz) - 40) // less than the stream, more than the text
+	for _, tc := range []struct {
+		name     string
+		body     []byte
+		tooLarge bool
+	}{
+		{"cut past the limit", gz[:limit+1], true},
+		{"cut within the limit", gz[:limit], false}, // a broken stream
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			urls, _, err := Parse(tc.body, limitURLs, limit)
+			if err == nil || errors.Is(err, ErrTooLarge) != tc.tooLarge {
+				t.Errorf("Parse(%d of %d gzip bytes, limit %d): got error %v, want an error, wrapping ErrTooLarge: %v", len(tc.body), len(gz), limit, err, tc.tooLarge)
+			}
+			if len(urls) == 0 || len(urls) == len(all) || !slices.Equal(urls, all[:len(urls)]) {
+				t.Errorf("got %d urls, want a proper, non-empty prefix of the %d", len(urls), len(all))
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package crawl
+package urlstd
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // stdCases are cases of the URL Standard's basic URL parser for http(s),
 // worked out from its text, then made the key the crawl dedupes on (RFC
 // 3986, section 6.2.2: unreserved escapes decoded, hex upper-cased; see
-// stdURL.key), the fragment dropped. want "" is a failure. What is sent,
+// URL.Key), the fragment dropped. want "" is a failure. What is sent,
 // the Standard's serialisation, is checked against node's URL on these
 // references and more by TestResolveRefNode.
 var stdCases = []struct {
@@ -153,19 +153,19 @@ func TestResolveRefStandard(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		u, err := resolveRef(base, c.ref)
+		u, err := Resolve(base, c.ref)
 		if err != nil {
 			if c.want != "" {
-				t.Errorf("resolveRef(%q, %q): got error %v, want %q", c.base, c.ref, err, c.want)
+				t.Errorf("Resolve(%q, %q): got error %v, want %q", c.base, c.ref, err, c.want)
 			}
 			continue
 		}
-		_, key := urlForms(u)
+		_, key := Forms(u)
 		switch {
 		case c.want == "":
-			t.Errorf("resolveRef(%q, %q) = %q, want an error", c.base, c.ref, urlString(u))
+			t.Errorf("Resolve(%q, %q) = %q, want an error", c.base, c.ref, String(u))
 		case key != c.want:
-			t.Errorf("resolveRef(%q, %q) = %q, key %q, want key %q", c.base, c.ref, urlString(u), key, c.want)
+			t.Errorf("Resolve(%q, %q) = %q, key %q, want key %q", c.base, c.ref, String(u), key, c.want)
 		default:
 			checkWire(t, u)
 		}
@@ -189,7 +189,7 @@ var nodeKnown = map[string]string{
 	// (nodejs/node#57313).
 	"/{a}^`?{a}^`": "http://h/%7Ba%7D%5E%60?{a}^`",
 	"/a^b":         "http://h/a%5Eb",
-	// The host is made canonical past the Standard (see canonicalHost):
+	// The host is made canonical past the Standard (see CanonicalHost):
 	// one trailing dot removed, and an empty label refused. The
 	// request-target is the Standard's.
 	"http://B\u00fccher.example./": "http://xn--bcher-kva.example/",
@@ -197,7 +197,7 @@ var nodeKnown = map[string]string{
 	"http://a..b/":                 "",
 }
 
-// TestResolveRefNode checks resolveRef against node's URL, a WHATWG URL
+// TestResolveRefNode checks Resolve against node's URL, a WHATWG URL
 // parser, on the corpus of testdata/whatwg (stdCases' references and
 // more: malformed escapes, "|", non-ASCII, IDNA): the URL is node's
 // serialisation, and what a request made from it sends is node's
@@ -231,26 +231,26 @@ func TestResolveRefNode(t *testing.T) {
 				wire = rest[strings.IndexByte(rest, '/'):]
 			}
 		}
-		u, err := resolveRef(base, c.Input)
+		u, err := Resolve(base, c.Input)
 		switch {
 		case c.Failure && err == nil:
-			t.Errorf("resolveRef(%q, %q) = %q, want an error, as node %s", c.Base, c.Input, urlString(u), corpus.Node)
+			t.Errorf("Resolve(%q, %q) = %q, want an error, as node %s", c.Base, c.Input, String(u), corpus.Node)
 			continue
 		case c.Failure:
 			continue
 		case err != nil:
-			t.Errorf("resolveRef(%q, %q): got error %v, want %q, as node %s", c.Base, c.Input, err, want, corpus.Node)
+			t.Errorf("Resolve(%q, %q): got error %v, want %q, as node %s", c.Base, c.Input, err, want, corpus.Node)
 			continue
 		}
-		if got := urlString(u); got != want {
-			t.Errorf("resolveRef(%q, %q) = %q, want %q, as node %s", c.Base, c.Input, got, want, corpus.Node)
+		if got := String(u); got != want {
+			t.Errorf("Resolve(%q, %q) = %q, want %q, as node %s", c.Base, c.Input, got, want, corpus.Node)
 		}
-		if got, _ := urlForms(u); got != want {
-			t.Errorf("resolveRef(%q, %q): wire form %q, want %q", c.Base, c.Input, got, want)
+		if got, _ := Forms(u); got != want {
+			t.Errorf("Resolve(%q, %q): wire form %q, want %q", c.Base, c.Input, got, want)
 		}
-		req, _, err := newRequest(context.Background(), http.MethodGet, want)
+		req, _, err := NewRequest(context.Background(), http.MethodGet, want)
 		if err != nil {
-			t.Errorf("newRequest(%q): %v", want, err)
+			t.Errorf("NewRequest(%q): %v", want, err)
 			continue
 		}
 		got := req.URL.RequestURI()
@@ -260,7 +260,7 @@ func TestResolveRefNode(t *testing.T) {
 			got = got[len(req.URL.Scheme)+3+len(req.URL.Host):]
 		}
 		if got != wire {
-			t.Errorf("resolveRef(%q, %q) = %q: request-target %q, want %q, as node %s", c.Base, c.Input, want, got, wire, corpus.Node)
+			t.Errorf("Resolve(%q, %q) = %q: request-target %q, want %q, as node %s", c.Base, c.Input, want, got, wire, corpus.Node)
 		}
 		checkWire(t, u)
 	}
@@ -274,36 +274,36 @@ func TestResolveRefNode(t *testing.T) {
 func checkWire(t *testing.T, u *url.URL) {
 	t.Helper()
 	s := u.String()
-	if got := urlString(u); got != s {
-		t.Errorf("urlString(%q) = %q, want its String", s, got)
+	if got := String(u); got != s {
+		t.Errorf("String(%q) = %q, want its String", s, got)
 	}
 	want := s[len(u.Scheme)+3+len(u.Host):]
 	wantURI := want
 	if u.Opaque != "" {
-		wantURI = s // absolute form: see setURL
+		wantURI = s // absolute form: see URL.SetURL
 	}
 	if got := u.RequestURI(); got != wantURI {
 		t.Errorf("RequestURI of %q: got %q, want %q", s, got, wantURI)
 	}
-	r, ru, err := newRequest(context.Background(), http.MethodGet, s)
+	r, ru, err := NewRequest(context.Background(), http.MethodGet, s)
 	if err != nil {
-		t.Errorf("newRequest(%q): %v", s, err)
+		t.Errorf("NewRequest(%q): %v", s, err)
 		return
 	}
 	if strings.HasPrefix(want, "//") && u.Opaque != "" {
 		want = s // absolute form: see originForm
 	}
 	if got := r.URL.RequestURI(); got != want {
-		t.Errorf("RequestURI of newRequest(%q): got %q, want %q", s, got, want)
+		t.Errorf("RequestURI of NewRequest(%q): got %q, want %q", s, got, want)
 	}
-	if got := urlString(r.URL); got != s {
-		t.Errorf("newRequest(%q).URL: got %q, want %q", s, got, s)
+	if got := String(r.URL); got != s {
+		t.Errorf("NewRequest(%q).URL: got %q, want %q", s, got, s)
 	}
 	if *ru != *u {
-		t.Errorf("newRequest(%q): URL %#v, want %#v", s, ru, u)
+		t.Errorf("NewRequest(%q): URL %#v, want %#v", s, ru, u)
 	}
 	if r.Host != u.Host {
-		t.Errorf("newRequest(%q).Host: got %q, want %q", s, r.Host, u.Host)
+		t.Errorf("NewRequest(%q).Host: got %q, want %q", s, r.Host, u.Host)
 	}
 	if u.Opaque != "" {
 		// url.Parse refuses it ("%zz") or would send it otherwise ("|").
@@ -322,10 +322,10 @@ func checkWire(t *testing.T, u *url.URL) {
 	}
 }
 
-// FuzzWHATWG checks resolveRef on any reference against a few bases: it
+// FuzzWHATWG checks Resolve on any reference against a few bases: it
 // never panics; the URL it gives is its own wire form (parsed anew, it is
 // itself), which a request made from it sends; and its key is the key of
-// its wire form parsed anew, and its own key, and what normalize gives:
+// its wire form parsed anew, and its own key, and what Normalize gives:
 // the seen set meets one URL under one key, however it came.
 func FuzzWHATWG(f *testing.F) {
 	for _, c := range stdCases {
@@ -348,41 +348,41 @@ func FuzzWHATWG(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ref string) {
 		for _, base := range append(bases, nil) {
-			u, err := resolveRef(base, ref)
+			u, err := Resolve(base, ref)
 			if err != nil {
 				continue
 			}
-			s := urlString(u)
+			s := String(u)
 			if u.Fragment != "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
-				t.Errorf("resolveRef(%v, %q) = %q, want http(s) without userinfo and fragment", base, ref, s)
+				t.Errorf("Resolve(%v, %q) = %q, want http(s) without userinfo and fragment", base, ref, s)
 			}
-			wire, key := urlForms(u)
+			wire, key := Forms(u)
 			if wire != s {
-				t.Errorf("resolveRef(%v, %q) = %q: wire form %q, want it", base, ref, s, wire)
+				t.Errorf("Resolve(%v, %q) = %q: wire form %q, want it", base, ref, s, wire)
 			}
-			if std, err := parseStd(s, nil); err != nil || std.key() != key {
-				t.Errorf("resolveRef(%v, %q) = %q: key %q, but parsed again its key is %q (%v)", base, ref, s, key, std.key(), err)
+			if std, err := Parse(s, nil); err != nil || std.Key() != key {
+				t.Errorf("Resolve(%v, %q) = %q: key %q, but parsed again its key is %q (%v)", base, ref, s, key, std.Key(), err)
 			}
-			again, err := resolveRef(nil, s)
-			if err != nil || urlString(again) != s {
-				t.Errorf("resolveRef(%v, %q) = %q, parsed again: got %v, %v; want it unchanged", base, ref, s, again, err)
+			again, err := Resolve(nil, s)
+			if err != nil || String(again) != s {
+				t.Errorf("Resolve(%v, %q) = %q, parsed again: got %v, %v; want it unchanged", base, ref, s, again, err)
 				continue
 			}
-			if _, k := urlForms(again); k != key {
-				t.Errorf("resolveRef(%v, %q) = %q, key %q; its wire form parsed again has key %q", base, ref, s, key, k)
+			if _, k := Forms(again); k != key {
+				t.Errorf("Resolve(%v, %q) = %q, key %q; its wire form parsed again has key %q", base, ref, s, key, k)
 			}
-			if ku, err := resolveRef(nil, key); err != nil {
-				t.Errorf("resolveRef(%v, %q): key %q does not parse: %v", base, ref, key, err)
-			} else if w, k := urlForms(ku); w != key || k != key {
-				t.Errorf("resolveRef(%v, %q): key %q, parsed again: wire %q, key %q; want it unchanged", base, ref, key, w, k)
+			if ku, err := Resolve(nil, key); err != nil {
+				t.Errorf("Resolve(%v, %q): key %q does not parse: %v", base, ref, key, err)
+			} else if w, k := Forms(ku); w != key || k != key {
+				t.Errorf("Resolve(%v, %q): key %q, parsed again: wire %q, key %q; want it unchanged", base, ref, key, w, k)
 			}
 			v := *u
-			normalize(&v)
-			if got := urlString(&v); got != key {
-				t.Errorf("resolveRef(%v, %q) = %q, normalised: got %q, want its key %q", base, ref, s, got, key)
+			Normalize(&v)
+			if got := String(&v); got != key {
+				t.Errorf("Resolve(%v, %q) = %q, normalised: got %q, want its key %q", base, ref, s, got, key)
 			}
-			if h, err := canonicalHostPort(u.Host, u.Scheme); err != nil || h != u.Host {
-				t.Errorf("resolveRef(%v, %q) = %q: canonicalHostPort(%q) = %q, %v; want it unchanged", base, ref, s, u.Host, h, err)
+			if h, err := CanonicalHostPort(u.Host, u.Scheme); err != nil || h != u.Host {
+				t.Errorf("Resolve(%v, %q) = %q: CanonicalHostPort(%q) = %q, %v; want it unchanged", base, ref, s, u.Host, h, err)
 			}
 			checkWire(t, u)
 		}
@@ -399,10 +399,10 @@ func escapeTokens(s string) []string {
 		switch {
 		case s[i] != '%':
 			ts = append(ts, s[i:i+1])
-		case i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]):
+		case i+2 >= len(s) || !IsHex(s[i+1]) || !IsHex(s[i+2]):
 			ts = append(ts, "lone %")
 		default:
-			if v := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(v) {
+			if v := Unhex(s[i+1])<<4 | Unhex(s[i+2]); IsUnreserved(v) {
 				ts = append(ts, string(rune(v)))
 			} else {
 				ts = append(ts, strings.ToUpper(s[i:i+3]))
@@ -413,7 +413,7 @@ func escapeTokens(s string) []string {
 	return ts
 }
 
-// FuzzNormalizePercent checks that normalizePercent is a faithful key:
+// FuzzNormalizePercent checks that NormalizePercent is a faithful key:
 // its result has the same tokens as its input (no escape made or lost,
 // none merged with a "%" written alone) and is its own normal form.
 func FuzzNormalizePercent(f *testing.F) {
@@ -424,12 +424,12 @@ func FuzzNormalizePercent(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n := normalizePercent(s)
+		n := NormalizePercent(s)
 		if got, want := escapeTokens(n), escapeTokens(s); !slices.Equal(got, want) {
-			t.Errorf("normalizePercent(%q) = %q, tokens %q, want %q", s, n, got, want)
+			t.Errorf("NormalizePercent(%q) = %q, tokens %q, want %q", s, n, got, want)
 		}
-		if again := normalizePercent(n); again != n {
-			t.Errorf("normalizePercent(%q) = %q, normalised again %q, want it unchanged", s, n, again)
+		if again := NormalizePercent(n); again != n {
+			t.Errorf("NormalizePercent(%q) = %q, normalised again %q, want it unchanged", s, n, again)
 		}
 	})
 }
@@ -443,18 +443,18 @@ var benchRefs = []string{
 	"http://www.example.com:80/docs/", "/%7Euser/home",
 }
 
-// BenchmarkResolveRef measures resolveRef's cost per href on a mix of
+// BenchmarkResolveRef measures Resolve's cost per href on a mix of
 // references, against the base pre-parsed, as pageLinks.link resolves.
 func BenchmarkResolveRef(b *testing.B) {
-	base, err := parseStd(benchBase, nil)
+	base, err := Parse(benchBase, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, r := range benchRefs {
-			if u, err := parseStd(r, &base); err == nil {
-				_ = u.urlValue()
+			if u, err := Parse(r, &base); err == nil {
+				_ = u.URL()
 			}
 		}
 	}
