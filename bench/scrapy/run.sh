@@ -5,13 +5,14 @@
 # peak requests in flight, wall seconds, unique pages/s, requests/s, CPU
 # seconds and peak RSS.
 #
-#   SITE_BIN=/path/to/site bench/scrapy/run.sh [-pages N] [-links K] [-workers W] [-latency D] [-runs R]
+#   bench/scrapy/run.sh [-pages N] [-links K] [-workers W] [-latency D] [-runs R]
 #   bench/scrapy/run.sh -url http://127.0.0.1:8700/ [-workers W] [-runs R]   # a site already serving
 #
-# SITE_BIN is the benchmark's site server, built with `go build ./site` in
-# the benchmark's directory; it is started with the flags compare.sh gives
-# it. Scrapy is Debian's (apt-get install python3-scrapy), run by
-# /usr/bin/python3 (override with PYTHON=...).
+# Run from the project's root. SITE_DIR is the shared benchmark (default
+# ../shared/bench): its site server is built and started with the flags
+# compare.sh gives it (SITE_BIN names a site binary already built). Scrapy
+# is Debian's (apt-get install python3-scrapy), run by /usr/bin/python3
+# (PYTHON=... for another).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-/usr/bin/python3}
@@ -31,7 +32,10 @@ work=$(mktemp -d)
 trap 'kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 if [ -z "$url" ]; then
-  : "${SITE_BIN:?set SITE_BIN to the benchmark site server, or pass -url}"
+  if [ -z "${SITE_BIN:-}" ]; then
+    SITE_BIN=$work/site
+    ( cd "${SITE_DIR:-../shared/bench}" && go build -o "$SITE_BIN" ./site )
+  fi
   "$SITE_BIN" -pages "$pages" -links "$links" -latency "$latency" >"$work/site.out" 2>"$work/site.log" &
   site_pid=$!
   for _ in $(seq 100); do
