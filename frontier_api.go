@@ -236,7 +236,8 @@ type Frontier interface {
 	// and, for a new host under Policy.Robots, its RobotsRequest first.
 	// A Request waiting to be retried is not handed out before its time.
 	// Hosts take turns (the crawl's frontiers in runs, as the
-	// README's Politeness section says). While the page budget is spent, only retries (and
+	// repository's docs/politeness-and-safety.md says). While the page
+	// budget is spent, only retries (and
 	// Requests taken back from expired leases) are handed out, with the
 	// robots.txt of a host that has such a Request and no rules yet.
 	Take(ctx context.Context) (*Lease, error)

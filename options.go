@@ -275,7 +275,7 @@ func WithBackoff(base, max time.Duration) Option {
 // a link or redirect target whose normalised URL matches any of them is not
 // crawled: the form the crawl dedupes on, with percent-encoded unreserved
 // characters decoded and other escapes' hex digits upper-cased ("/~user"
-// for "/%7euser"; see the README), not the form it sends. Roots are always crawled. A pattern that does not compile makes
+// for "/%7euser"; see the repository's docs/urls.md), not the form it sends. Roots are always crawled. A pattern that does not compile makes
 // New fail. The default is no pattern. The option may be given many times.
 func WithExclude(patterns ...string) Option {
 	return optionFunc(func(c *config) { c.excludeSrc = append(c.excludeSrc, patterns...) })

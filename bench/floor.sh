@@ -2,7 +2,7 @@
 # Alternating rounds of the no-parse ceiling, the bare fetch-and-scan loop
 # and the crawl (bench/floor) on the shared benchmark site, with CPU per
 # request for each and the medians of the ratios: the 1,000-worker figures
-# of the README's Speed section. Run from the project's root:
+# of docs/performance.md. Run from the project's root:
 #
 #   bench/floor.sh [-rounds N] [-workers W] [-latency D] [-pages N] [-cpuprofile DIR]
 #

@@ -1,7 +1,7 @@
 //go:build unix
 
 // Command floor measures the crawler against the least any crawler must do,
-// for the 1,000-worker figures of the README's Speed section. It is run by
+// for the 1,000-worker figures of docs/performance.md. It is run by
 // bench/floor.sh, which serves the shared benchmark site and alternates the
 // engines:
 //
