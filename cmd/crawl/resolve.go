@@ -30,8 +30,8 @@ import (
 
 // resolveFlag is the value of the repeatable -resolve: a map from HOST:PORT
 // to the address to dial instead. A wildcard HOST, "*.example" or "*", is
-// kept under that spelling. It is not safe for concurrent use while flags
-// are parsed; its lookups, once they are, are.
+// kept under that spelling. Set is not safe for concurrent use; lookup is,
+// once the flags are parsed.
 type resolveFlag struct {
 	to    map[string]string // "host:port" or "*.suffix:port" or "*:port" → "ip:port"
 	given []string          // the values, in order, for String
