@@ -69,6 +69,9 @@ type config struct {
 	warc        string
 	warcMaxSize int64
 	warcIndex   string
+
+	// -resolve: where to connect for a host instead of asking DNS.
+	resolve resolveFlag
 }
 
 // A flagSpec is one flag as -h shows it: its names (the first is the main
@@ -171,6 +174,9 @@ func newCLI(cfg *config) *cli {
 	c.add(&intFlag{p: &cfg.maxLinks, min: 0}, "N", "consider only the first N distinct links of a page (0: no limit)", "max_links")
 	c.add(&intFlag{p: &cfg.maxSegmentRepeats, min: 0}, "N", "do not follow links whose path has one segment more than N times (0: no limit)", "max_segment_repeats")
 	c.add(&boolFlag{p: &cfg.blockPrivate}, "", "refuse to connect to loopback, private and other non-public addresses (for untrusted roots)", "block_private")
+
+	c.group("Addresses")
+	c.add(&cfg.resolve, "HOST:PORT:ADDR", "connect to ADDR, an IP address or IP:PORT, for HOST on PORT, instead of asking DNS, as curl's --resolve does: only the connection changes, the URLs, Host header, TLS server name and report keep HOST. HOST may be *.NAME, any name under NAME, or *, any host; an exact HOST wins over *.NAME, the longest NAME over a shorter, and those over *. May be repeated. With -block_private, an ADDR that is not public is refused as any other", "resolve")
 
 	c.group("Output")
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")

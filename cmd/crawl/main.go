@@ -38,6 +38,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -278,7 +279,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			}
 		}()
 		archive = w
-		opts = append(opts, crawl.WithTransportWrapper(w.Transport))
+	}
+	// The archive records the connections -resolve makes: it wraps the
+	// mapping's transport.
+	var record func(http.RoundTripper) http.RoundTripper
+	if archive != nil {
+		record = archive.Transport
+	}
+	if wrap := cfg.resolve.wrapper(record); wrap != nil {
+		opts = append(opts, crawl.WithTransportWrapper(wrap))
 	}
 	var state *boltfrontier.Frontier
 	if cfg.state != "" {
