@@ -214,7 +214,9 @@ func crawlName(roots []string, scope string) string {
 // Start readies the Frontier for a Run under p: it names the crawl (if
 // Options did not), records its Roots and Scope on first use, and refuses
 // a crawl of the same name started under other Roots or Scope. It waits
-// for the server while it is unreachable.
+// for the server while it is unreachable. A crawl that was deleted (see
+// Reset) is made anew; one that was done stays done, as WasDone then
+// reports, and its keys' expiry stays as it was.
 func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if p.HostWorkers < 1 {
 		return errors.New("redisfrontier: policy: HostWorkers must be at least 1")

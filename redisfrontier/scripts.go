@@ -27,11 +27,14 @@ import "github.com/redis/go-redis/v9"
 // Times are microseconds on the Redis server's clock (TIME), so that the
 // clocks of the crawler machines never matter.
 //
-// guard comes before the prelude in every script but Start's and Close's:
-// a crawl whose meta hash is gone was deleted (Reset, or its keys expired
-// after it finished), and a script run on it would make a half crawl of
-// the keys it writes; it fails instead, with an error the Frontier turns
-// into ErrCrawlDeleted.
+// Every script but Start's and Close's first checks that the crawl's meta
+// hash is there: a crawl whose meta hash is gone was deleted (Reset, or
+// its keys expired after it was done), and a script run on it would make
+// a half crawl of the keys it writes; it fails instead, before it writes
+// anything, with an error the Frontier turns into ErrCrawlDeleted. The
+// scripts of every URL (Push, Take, Ack) check with alive, in the HMGET of
+// the counters they read anyway, so that the check costs them no call;
+// the others with guard, before the prelude.
 const guard = `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('NOCRAWL the crawl was deleted')
@@ -125,6 +128,17 @@ local function spent()
   return base.pages + (cnt.pages or 0) >= MAXPAGES
 end
 local wakeup = false
+
+-- alive reads the meta counters ks (as load does) and the field sb, which
+-- every crawl has, in one HMGET, and reports whether the crawl's meta hash
+-- is there. A script that finds it gone returns NOCRAWL at once.
+local NOCRAWL = 'NOCRAWL the crawl was deleted'
+local function alive(ks)
+  local all = {'sb'}
+  for _, k in ipairs(ks) do all[#all + 1] = k end
+  load(all)
+  return base.sb ~= 0
+end
 
 -- wake returns when host h may start its next request, or nil when it has
 -- nothing it may start whatever the time; and whether it has new Requests
@@ -433,7 +447,8 @@ return ''
 // dropped Requests under (see serverRun), ARGV[11..] as admit reads them.
 // Reply: framed, the server's run, then the number admitted; or "stale:"
 // and the server's run, having done nothing, if ARGV[10] is another.
-var pushScript = redis.NewScript(guard + prelude + `
+var pushScript = redis.NewScript(prelude + `
+if not alive({'unfinished', 'fresh', 'queued'}) then return redis.error_reply(NOCRAWL) end
 local run, stale = serverRun()
 if stale then return 'stale:' .. run end
 local added = admit(11)
@@ -450,7 +465,8 @@ return done(ns(run) .. ns(added))
 // encoding (P), its tries (R) or its host's rules version (P, "" if none);
 // then the microseconds until something may be taken, -1 if nothing is
 // timed.
-var takeScript = redis.NewScript(guard + prelude + `
+var takeScript = redis.NewScript(prelude + `
+if not alive({'lseq', 'fresh', 'pages', 'queued'}) then return redis.error_reply(NOCRAWL) end
 local want = tonumber(ARGV[10])
 local token = '-' .. ARGV[11]
 local ri = 12
@@ -635,7 +651,8 @@ return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 // admitted, and a space; or
 // "stale:" and the server's run, having done nothing, if ARGV[10] is
 // another.
-var ackScript = redis.NewScript(guard + prelude + `
+var ackScript = redis.NewScript(prelude + `
+if not alive({'unfinished', 'fresh', 'queued', 'done', 'pages'}) then return redis.error_reply(NOCRAWL) end
 local run, stale = serverRun()
 if stale then return 'stale:' .. run end
 local i = 12
