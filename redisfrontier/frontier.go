@@ -65,7 +65,9 @@ type Options struct {
 	// crawl.Crawl.Add) is done anew when they are, and its deadline
 	// moves then; until then its keys keep the first deadline, so a
 	// crawl fed that way for longer than TTL needs a negative TTL.
-	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys.
+	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys (but
+	// for a process's records of its replies, ops:<owner>, which go at
+	// its Close, or a week after its Start if it dies).
 	TTL time.Duration
 }
 

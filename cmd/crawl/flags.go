@@ -197,7 +197,7 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Crawling on several machines")
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
-	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled)", "crawl")
+	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
 	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
 	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
 
