@@ -90,7 +90,10 @@
 //	meta         hash: roots, scope, sb (bits of the seen buckets), and
 //	             the counters queued, fresh (never taken), unfinished
 //	             (pending), done, pages (what Policy.MaxPages counts),
-//	             lseq (the leases made)
+//	             lseq (the leases made); once a Join found the crawl
+//	             done, fin (when, µs), fd (done then), dl (when the
+//	             keys expire, µs; 0: kept), sw (done at the last sweep
+//	             of the keys' expiry)
 //	s:<b>        set: the seen set's bucket b (see below)
 //	q:<host>     list: the host's new Requests, in order of admission
 //	r:<host>     sorted set: the host's Requests put back, by the time
@@ -118,7 +121,8 @@
 // A Request is stored as a short text (its numbers, then referrer, URL and,
 // when it has one, its Wire form).
 // Each change is one Lua script (scripts.go): Start, Push, Take, Ack,
-// Retry, Extend, Pause, Close. Take takes back the expired leases, then
+// Retry, Extend, Pause, Close, and the lifecycle's Finish, Swept and
+// Reset. Take takes back the expired leases, then
 // pops hosts from ready in order of time, leases from each what it may
 // start (a robots.txt first for a host with no rules under Policy.Robots,
 // a retry whose time has come, a new Request), sets the host's next start,
@@ -134,6 +138,29 @@
 // every script would check XPENDING first anyway. Per-host queues and a
 // ready set make each rule one comparison in the script that leases,
 // with leases as plain records checked by owner and ID.
+//
+// # Lifecycle
+//
+// A crawl is made by the first Start under its name. When a Join finds
+// nothing pending in the whole crawl, the crawl is done: Join records
+// when (Status.Finished) and sets every key of the crawl to expire
+// Options.TTL later (7 days by default; a negative TTL keeps them), at
+// one deadline: it finds the keys with SCAN and sets each with PEXPIREAT,
+// the meta hash last, so that no key outlives it. SCAN rather than a set
+// of the crawl's key names, which every new host would cost a write:
+// the sweep is once a crawl, and another process that finds the sweep
+// unfinished (its process died) does it again. A process that joins a
+// crawl done as it was (nothing acked since) moves neither the time nor
+// the deadline, and WasDone tells it; so running the command again never
+// keeps a crawl longer. Inspect reads a crawl's state (done or not, the
+// counters, the retries, who holds leases and until when) without
+// joining it. Reset deletes its keys (SCAN, then UNLINK in batches),
+// refusing while leases are out unless forced. A process still on a
+// crawl that was reset, or whose keys expired, gets ErrCrawlDeleted from
+// its next call: every script checks first that the meta hash is there,
+// so that none makes a half crawl of the keys it writes; a new Start
+// makes the crawl anew. The keys are found by SCAN over the database:
+// one server (a Redis Cluster's SCAN is per node).
 //
 // # Seen set and memory
 //

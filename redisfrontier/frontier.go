@@ -54,7 +54,26 @@ type Options struct {
 	// tied to the server's run: after a restart of redis-server (which
 	// may have lost its last writes) it starts afresh.
 	SeenCache int
+	// TTL is how long the crawl's keys stay in Redis once it is done:
+	// when a Join finds nothing queued, leased or waiting to be retried
+	// in the whole crawl, it records when (Status.Finished) and sets
+	// every key of the crawl to expire TTL later. The first process to
+	// find the crawl done decides: a process that later finds it done
+	// as it was (nothing acked since) changes neither the time nor the
+	// deadline, so joining a finished crawl never keeps it longer. A
+	// crawl that gets new URLs after it was done (a program's
+	// crawl.Crawl.Add) is done anew when they are, and its deadline
+	// moves then; until then its keys keep the first deadline, so a
+	// crawl fed that way for longer than TTL needs a negative TTL.
+	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys (but
+	// for a process's records of its replies, ops:<owner>, which go at
+	// its Close, or a week after its Start if it dies).
+	TTL time.Duration
 }
+
+// DefaultTTL is how long a finished crawl's keys stay in Redis when
+// Options.TTL is 0.
+const DefaultTTL = 7 * 24 * time.Hour
 
 var _ crawl.StatsStore = (*Frontier)(nil)
 
@@ -75,6 +94,7 @@ type Frontier struct {
 	started  bool
 	policy   crawl.Policy
 	bits     uint
+	wasDone  time.Time // when the crawl was found done, if it was at Start
 	rules    map[string]cachedRules
 	closed   bool
 	closing  bool // a Close is under way
@@ -137,6 +157,9 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 	if f.opts.MaxTake <= 0 {
 		f.opts.MaxTake = 16
 	}
+	if f.opts.TTL == 0 {
+		f.opts.TTL = DefaultTTL
+	}
 	switch {
 	case f.opts.SeenCache == 0:
 		f.seen = newSeenCache(1 << 20)
@@ -193,7 +216,9 @@ func crawlName(roots []string, scope string) string {
 // Start readies the Frontier for a Run under p: it names the crawl (if
 // Options did not), records its Roots and Scope on first use, and refuses
 // a crawl of the same name started under other Roots or Scope. It waits
-// for the server while it is unreachable.
+// for the server while it is unreachable. A crawl that was deleted (see
+// Reset) is made anew; one that was done stays done, as WasDone then
+// reports, and its keys' expiry stays as it was.
 func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if p.HostWorkers < 1 {
 		return errors.New("redisfrontier: policy: HostWorkers must be at least 1")
@@ -231,14 +256,26 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		return fmt.Errorf("redisfrontier: crawl %q was started with Roots %s and Scope %q, not Roots %s and Scope %q",
 			f.name, r, s, roots, p.Scope)
 	}
-	b, err := strconv.Atoi(strings.TrimPrefix(reply, "ok:"))
-	if err != nil || b < 1 || b > 32 {
+	state, rest, _ := strings.Cut(reply, ":")
+	sb, fin, _ := strings.Cut(rest, ":")
+	b, err := strconv.Atoi(sb)
+	finAt, ferr := strconv.ParseInt(fin, 10, 64)
+	if err != nil || ferr != nil || b < 1 || b > 32 || state != "ok" && state != "new" {
 		return errCorrupt
+	}
+	if state == "new" && f.seen != nil {
+		// The crawl was made now: if it had been made and deleted
+		// before (Reset), what the cache learned of it is gone.
+		f.seen.reset("")
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return crawl.ErrFrontierClosed
+	}
+	f.wasDone = time.Time{}
+	if finAt > 0 {
+		f.wasDone = time.UnixMicro(finAt)
 	}
 	f.bits = uint(b)
 	if !f.started {
@@ -356,6 +393,9 @@ func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low ui
 		}
 		if f.isClosed() {
 			return "", crawl.ErrFrontierClosed
+		}
+		if isNoCrawl(err) {
+			return "", f.deleted()
 		}
 		if !transient(err) {
 			return "", fmt.Errorf("redisfrontier: %w", err)
@@ -1269,7 +1309,10 @@ func (f *Frontier) Pause(ctx context.Context, host string, until time.Time) erro
 
 // Join blocks until nothing is pending in the whole crawl, over every
 // process (or until the page budget is spent and only new Requests are
-// left), or until ctx is done.
+// left), or until ctx is done. When nothing is pending, the crawl is done:
+// Join records when, and sets its keys to expire (see Options.TTL),
+// before it returns. It returns ErrCrawlDeleted if the crawl was deleted
+// meanwhile.
 func (f *Frontier) Join(ctx context.Context) error {
 	for {
 		prefix, _, p, _, err := f.state()
@@ -1283,14 +1326,20 @@ func (f *Frontier) Join(ctx context.Context) error {
 		var v []any
 		err = f.retryRead(ctx, func() error {
 			var err error
-			v, err = f.rdb.HMGet(ctx, prefix+"meta", "unfinished", "fresh", "pages").Result()
+			v, err = f.rdb.HMGet(ctx, prefix+"meta", "unfinished", "fresh", "pages", "sb").Result()
 			return err
 		})
 		if err != nil {
 			return err
 		}
+		if v[3] == nil {
+			return f.deleted()
+		}
 		unf, fresh, pages := num(v[0]), num(v[1]), num(v[2])
-		if unf == 0 || p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
+		if unf == 0 {
+			return f.finish(ctx)
+		}
+		if p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
 			return nil
 		}
 		if err := f.await(ctx, ev, idlePoll); err != nil {

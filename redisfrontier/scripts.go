@@ -26,6 +26,21 @@ import "github.com/redis/go-redis/v9"
 //
 // Times are microseconds on the Redis server's clock (TIME), so that the
 // clocks of the crawler machines never matter.
+//
+// Every script but Start's and Close's first checks that the crawl's meta
+// hash is there: a crawl whose meta hash is gone was deleted (Reset, or
+// its keys expired after it was done), and a script run on it would make
+// a half crawl of the keys it writes; it fails instead, before it writes
+// anything, with an error the Frontier turns into ErrCrawlDeleted. The
+// scripts of every URL (Push, Take, Ack) check with alive, in the HMGET of
+// the counters they read anyway, so that the check costs them no call;
+// the others with guard, before the prelude.
+const guard = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('NOCRAWL the crawl was deleted')
+end
+`
+
 const prelude = `
 local P = ARGV[1]
 local owner = ARGV[2]
@@ -113,6 +128,17 @@ local function spent()
   return base.pages + (cnt.pages or 0) >= MAXPAGES
 end
 local wakeup = false
+
+-- alive reads the meta counters ks (as load does) and the field sb, which
+-- every crawl has, in one HMGET, and reports whether the crawl's meta hash
+-- is there. A script that finds it gone returns NOCRAWL at once.
+local NOCRAWL = 'NOCRAWL the crawl was deleted'
+local function alive(ks)
+  local all = {'sb'}
+  for _, k in ipairs(ks) do all[#all + 1] = k end
+  load(all)
+  return base.sb ~= 0
+end
 
 -- wake returns when host h may start its next request, or nil when it has
 -- nothing it may start whatever the time; and whether it has new Requests
@@ -304,20 +330,32 @@ end
 // the same Options.Owner) and settles the hosts the budget held back (a
 // Run with a larger MaxPages may take them).
 // ARGV[10] roots (JSON), ARGV[11] scope, ARGV[12] seen bucket bits.
-// Reply: "ok:<bits>", or "other:" the crawl's roots, a tab, its scope.
+// Reply: "ok:<bits>:<fin>", fin the time the crawl was found done (µs)
+// if it is done, "0" if not, or "new:<bits>:0" for a crawl made now; or
+// "other:" the crawl's roots, a tab, its scope.
 var startScript = redis.NewScript(prelude + `
-local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb')
+local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb', 'unfinished', 'fin', 'fd', 'done', 'dl')
 if m[1] and (m[1] ~= ARGV[10] or m[2] ~= ARGV[11]) then
   return 'other:' .. m[1] .. '\t' .. m[2]
 end
+local state = 'ok:'
 if not m[1] then
   redis.call('HSET', meta, 'roots', ARGV[10], 'scope', ARGV[11], 'sb', ARGV[12], 'format', '1')
   m[3] = ARGV[12]
+  state = 'new:'
 end
+local fin = '0'
+if m[5] and (tonumber(m[4]) or 0) == 0 and m[6] == (m[7] or '0') then fin = m[5] end
 redis.call('DEL', ops)
--- An owner that dies leaves its replies: they go a week after its Start.
+-- An owner that dies leaves its replies: they go a week after its Start,
+-- or with the crawl's keys if they expire sooner.
 redis.call('ZADD', ops, 0, '0:')
-redis.call('PEXPIRE', ops, 604800000)
+local dl = tonumber(m[8]) or 0
+if dl > 0 and dl < now + 604800000000 then
+  redis.call('PEXPIREAT', ops, S(math.floor(dl / 1000)))
+else
+  redis.call('PEXPIRE', ops, 604800000)
+end
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
   local rec = unrec(all[i + 1])
@@ -328,7 +366,65 @@ for i = 1, #all, 2 do
 end
 unpark()
 done('')
-return 'ok:' .. m[3]
+return state .. m[3] .. ':' .. fin
+`)
+
+// finishScript records that the crawl is done, when a Join finds it so:
+// fin (when, µs), fd (the count done then) and dl (when its keys expire,
+// µs; "0" keeps them), unless the crawl is done as it was at the last
+// finish (nothing acked since: the time and the deadline stay). ARGV[10]
+// is the caller's TTL (µs; 0 or less keeps the keys).
+// Reply: "no" if the crawl is not done after all; "kept" if there is
+// nothing to sweep; or "sweep:<dl>:<fd>": the caller sets the expiry of
+// every key of the crawl to dl (PERSIST for "0"), then runs sweptScript.
+var finishScript = redis.NewScript(guard + prelude + `
+local m = redis.call('HMGET', meta, 'unfinished', 'done', 'fin', 'dl', 'fd', 'sw')
+if (tonumber(m[1]) or 0) ~= 0 then return 'no' end
+local dn = m[2] or '0'
+if m[3] and m[5] == dn then
+  if m[6] == dn then return 'kept' end
+  -- The same finish, its sweep not done (its process died, or another
+  -- process sweeps now): sweep again, to the same deadline.
+  return 'sweep:' .. m[4] .. ':' .. dn
+end
+local ttl = tonumber(ARGV[10])
+local dl = '0'
+if ttl > 0 then dl = S(now + ttl) end
+redis.call('HSET', meta, 'fin', S(now), 'fd', dn, 'dl', dl)
+if dl == '0' and (tonumber(m[4]) or 0) == 0 then
+  -- Kept, as its keys were: nothing to sweep.
+  redis.call('HSET', meta, 'sw', dn)
+  return 'kept'
+end
+return 'sweep:' .. dl .. ':' .. dn
+`)
+
+// sweptScript ends a sweep: if the finish it swept for is still the
+// crawl's (ARGV[10] dl, ARGV[11] fd), it records the sweep done and sets
+// the meta hash's expiry last, so that the crawl's keys never outlive
+// their meta hash by more than the sweep's own time.
+var sweptScript = redis.NewScript(guard + prelude + `
+local m = redis.call('HMGET', meta, 'dl', 'fd')
+if m[1] ~= ARGV[10] or m[2] ~= ARGV[11] then return '' end
+redis.call('HSET', meta, 'sw', ARGV[11])
+local dl = tonumber(ARGV[10])
+if dl > 0 then
+  redis.call('PEXPIREAT', meta, S(math.floor(dl / 1000)))
+else
+  redis.call('PERSIST', meta)
+end
+return ''
+`)
+
+// resetScript begins a Reset: unless ARGV[1] is "1" (forced), it refuses
+// a crawl with leases out; else it deletes the crawl's meta hash, so that
+// every script of a process still on the crawl fails (see guard).
+// KEYS[1] the meta hash, KEYS[2] the leases hash. Reply: {1, meta deleted
+// (0 or 1)}, or {0, leases out} refused.
+var resetScript = redis.NewScript(`
+local n = redis.call('HLEN', KEYS[2])
+if n > 0 and ARGV[1] ~= '1' then return {0, n} end
+return {1, redis.call('DEL', KEYS[1])}
 `)
 
 // closeScript puts back the leases of its owner, at once, and forgets the
@@ -352,6 +448,7 @@ return ''
 // Reply: framed, the server's run, then the number admitted; or "stale:"
 // and the server's run, having done nothing, if ARGV[10] is another.
 var pushScript = redis.NewScript(prelude + `
+if not alive({'unfinished', 'fresh', 'queued'}) then return redis.error_reply(NOCRAWL) end
 local run, stale = serverRun()
 if stale then return 'stale:' .. run end
 local added = admit(11)
@@ -369,6 +466,7 @@ return done(ns(run) .. ns(added))
 // then the microseconds until something may be taken, -1 if nothing is
 // timed.
 var takeScript = redis.NewScript(prelude + `
+if not alive({'lseq', 'fresh', 'pages', 'queued'}) then return redis.error_reply(NOCRAWL) end
 local want = tonumber(ARGV[10])
 local token = '-' .. ARGV[11]
 local ri = 12
@@ -554,6 +652,7 @@ return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 // "stale:" and the server's run, having done nothing, if ARGV[10] is
 // another.
 var ackScript = redis.NewScript(prelude + `
+if not alive({'unfinished', 'fresh', 'queued', 'done', 'pages'}) then return redis.error_reply(NOCRAWL) end
 local run, stale = serverRun()
 if stale then return 'stale:' .. run end
 local i = 12
@@ -637,7 +736,7 @@ return done(ns(run) .. ns(table.concat(out)))
 // is how many µs from now it may be taken again, ARGV[12] the Request as
 // it is now, ARGV[13] its tries; ARGV[14] "1" releases the lease instead,
 // as if it had never been taken. Reply: "1", or "0" if the lease is lost.
-var retryScript = redis.NewScript(prelude + `
+var retryScript = redis.NewScript(guard + prelude + `
 local id = ARGV[10]
 local rec = endLease(id, true)
 if not rec then return done('0') end
@@ -652,7 +751,7 @@ return done('1')
 
 // extendScript renews lease ARGV[10] for the term. Run twice, it renews
 // twice: no replay needed. Reply: "1", or "0" if the lease is lost.
-var extendScript = redis.NewScript(prelude + `
+var extendScript = redis.NewScript(guard + prelude + `
 local raw = redis.call('HGET', leases, ARGV[10])
 if not raw or unrec(raw).o ~= owner then return '0' end
 if TERM > 0 then redis.call('ZADD', exp, S(now + TERM), ARGV[10]) end
@@ -661,7 +760,7 @@ return '1'
 
 // pauseScript holds host ARGV[10] back for ARGV[11] µs from now. Run
 // twice, it pauses until the later time: no replay needed.
-var pauseScript = redis.NewScript(prelude + `
+var pauseScript = redis.NewScript(guard + prelude + `
 local hk = hkey(ARGV[10])
 local until_ = now + tonumber(ARGV[11])
 local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0

@@ -3,8 +3,6 @@ package redisfrontier
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,9 +51,10 @@ func TestSeenCacheTable(t *testing.T) {
 }
 
 // TestSeenCacheServerLost: a redis-server that comes back without the
-// writes the cache learned from (here, with no data at all) does not make
-// the Frontier drop URLs as seen: the script finds the server on another
-// run, and the URL is admitted.
+// writes the cache learned from (here, as it was when the crawl started:
+// with no data at all, the crawl would be gone, see ErrCrawlDeleted) does
+// not make the Frontier drop URLs as seen: the script finds the server on
+// another run, and the URL is admitted.
 func TestSeenCacheServerLost(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
@@ -66,6 +65,7 @@ func TestSeenCacheServerLost(t *testing.T) {
 	if err := f.Start(ctx, crawl.Policy{HostWorkers: 4}); err != nil {
 		t.Fatal(err)
 	}
+	started := s.Snapshot()
 	a := crawl.Request{URL: "https://a.example/1"}
 	if n, err := f.Push(ctx, a); n != 1 || err != nil {
 		t.Fatalf("Push of a new URL: %d, %v", n, err)
@@ -76,12 +76,7 @@ func TestSeenCacheServerLost(t *testing.T) {
 	if run := f.seen.run; run == "" {
 		t.Fatalf("the cache learned nothing from a Push")
 	}
-	s.Kill()
-	files, _ := filepath.Glob(filepath.Join(s.Dir(), "*"))
-	for _, p := range files {
-		os.RemoveAll(p)
-	}
-	s.Restart()
+	s.RestartFrom(started)
 	n, err := f.Push(ctx, a)
 	if n != 1 || err != nil {
 		t.Fatalf("Push of a URL the restarted server lost: %d, %v; want it admitted", n, err)
@@ -92,7 +87,8 @@ func TestSeenCacheServerLost(t *testing.T) {
 // caller's until the Ack returns; one that returns early (its ctx done
 // while the server is down) keeps a copy, so that when the server comes
 // back without the writes the cache learned from, the dropped links are
-// sent as they were, whatever the caller did to its slice since.
+// sent as they were, whatever the caller did to its slice since. The
+// server comes back as it was when the crawl started.
 func TestSeenCacheAckGivenUp(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
@@ -103,6 +99,7 @@ func TestSeenCacheAckGivenUp(t *testing.T) {
 	if err := f.Start(ctx, crawl.Policy{HostWorkers: 4}); err != nil {
 		t.Fatal(err)
 	}
+	started := s.Snapshot()
 	known := crawl.Request{URL: "https://a.example/known"}
 	if n, err := f.Push(ctx, crawl.Request{URL: "https://a.example/"}, known); n != 2 || err != nil {
 		t.Fatalf("Push of 2 new URLs: %d, %v", n, err)
@@ -112,10 +109,6 @@ func TestSeenCacheAckGivenUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Kill()
-	files, _ := filepath.Glob(filepath.Join(s.Dir(), "*"))
-	for _, p := range files {
-		os.RemoveAll(p)
-	}
 	links := []crawl.Request{known}
 	actx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	_, err = f.Ack(actx, l, crawl.Outcome{Links: links})
@@ -124,7 +117,7 @@ func TestSeenCacheAckGivenUp(t *testing.T) {
 		t.Fatalf("Ack while the server is down returned nil, want its ctx's error")
 	}
 	links[0] = crawl.Request{URL: "https://a.example/overwritten"}
-	s.Restart()
+	s.RestartFrom(started)
 	// The Ack goes on: once it is through, the known link is admitted on
 	// the server that lost it, and the overwritten one never was.
 	deadline := time.Now().Add(10 * time.Second)

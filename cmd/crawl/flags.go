@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/warc"
 )
 
@@ -66,6 +67,13 @@ type config struct {
 	lease       time.Duration // its lease term
 	redisWait   time.Duration // how long to wait for it at the start
 	waitGiven   bool          // whether -redis_wait was given
+	// The lifecycle of a crawl shared through Redis (lifecycle.go).
+	status   bool          // -status: print the crawl's state and exit
+	reset    bool          // -reset: delete the crawl's keys and exit
+	force    bool          // -force: -reset even with leases out
+	redisTTL time.Duration // -redis_ttl: a finished crawl's keys' life; 0 keeps them
+	ttlGiven bool          // whether -redis_ttl was given
+
 	warc        string
 	warcMaxSize int64
 	warcIndex   string
@@ -122,6 +130,7 @@ func newCLI(cfg *config) *cli {
 		demoLatency: 20 * time.Millisecond,
 		lease:       crawl.DefaultLeaseTerm,
 		redisWait:   30 * time.Second,
+		redisTTL:    redisfrontier.DefaultTTL,
 
 		maxURLLength:      crawl.DefaultMaxURLLength,
 		maxLinks:          crawl.DefaultMaxLinksPerPage,
@@ -194,9 +203,15 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Crawling on several machines")
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
-	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled)", "crawl")
+	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
 	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
 	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
+
+	// The lifecycle of a shared crawl.
+	c.add(&boolFlag{p: &cfg.status}, "", "with -redis and -crawl NAME, print the crawl's state (running or done, its counters, who holds leases and until when; a JSON object with -format jsonl) and exit; exit 1 if there is no such crawl", "status")
+	c.add(&boolFlag{p: &cfg.reset}, "", "with -redis and -crawl NAME, delete the crawl's keys and exit, so that the command run again crawls anew; refused while a process holds leases of it, unless -force", "reset")
+	c.add(&boolFlag{p: &cfg.force}, "", "with -reset, delete the crawl even while processes hold leases: their next call fails, and they exit 1 with an error that says the crawl was deleted", "force")
+	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis, how long the keys of a finished crawl stay in Redis, from when a process finds it done (0: for good); running the command again on a finished crawl fetches nothing and does not extend it", "redis_ttl")
 
 	c.group("Profiling")
 	c.add(&stringFlag{p: &cfg.cpuProfile}, "FILE", "write a CPU profile of the crawl to FILE (go tool pprof reads it; cmd/crawl/default.pgo was made so)", "cpuprofile")

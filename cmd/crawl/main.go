@@ -106,6 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 		return fail("%v (crawl -h lists the flags)", err)
 	}
+	if cfg.status || cfg.reset || cfg.force {
+		return runLifecycle(ctx, &cfg, stdout, stderr, fail)
+	}
 	switch {
 	case cfg.demo && len(cfg.roots) > 0:
 		return fail("-demo crawls the demo site: give no root URL with it")
@@ -327,11 +330,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return fail("%v", err)
 	}
 
+	// Run, with the name of a shared crawl said once Start has named it.
 	stopProgress := func() {}
-	if showLine {
-		stopProgress = showProgress(status, prog)
+	cr, err := c.Start(ctx, cfg.roots...)
+	var stats *crawl.Stats
+	if err == nil {
+		if shared != nil {
+			announce(stderr, &cfg, shared)
+		}
+		if showLine {
+			stopProgress = showProgress(status, prog)
+		}
+		cr.Close()
+		stats, err = cr.Wait()
 	}
-	stats, err := c.Run(ctx, cfg.roots...)
 	started = stats != nil
 	stopProgress()
 	if shared != nil {
@@ -358,6 +370,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		fmt.Fprintln(stderr, "crawl: interrupted; the report shows what was done")
 	case stats.Budget != "" && !cfg.quiet:
 		fmt.Fprintf(stderr, "crawl: stopped by -%s; Todo counts the URLs left\n", stats.Budget)
+	}
+	if shared != nil && !interrupted && prog.thisRun() == 0 {
+		alreadyDone(stderr, &cfg, shared)
 	}
 
 	if lines != nil {

@@ -26,6 +26,8 @@ func checkRedisFlags(cfg *config, leaseSet bool) error {
 			return fmt.Errorf("-lease is the lease term of a crawl shared through Redis: give -redis URL too")
 		case cfg.waitGiven:
 			return fmt.Errorf("-redis_wait is how long to wait for the Redis server of -redis: give -redis URL too")
+		case cfg.ttlGiven:
+			return fmt.Errorf("-redis_ttl is how long a finished crawl's keys stay in Redis: give -redis URL too")
 		}
 		return nil
 	}
@@ -61,7 +63,11 @@ func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfro
 	rdb.AddHook(&outageWatch{logger: logger, url: cfg.redis})
 	// The Frontier closes only a client Open made: this one, made here
 	// for the hook, lives as long as the process.
-	f := redisfrontier.New(rdb, &redisfrontier.Options{Name: cfg.crawlName})
+	ttl := cfg.redisTTL
+	if ttl == 0 {
+		ttl = -1 // -redis_ttl 0 keeps the keys
+	}
+	f := redisfrontier.New(rdb, &redisfrontier.Options{Name: cfg.crawlName, TTL: ttl})
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
 		f.Close()
 		rdb.Close()

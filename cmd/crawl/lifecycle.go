@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/redis/go-redis/v9"
+)
+
+// The lifecycle of a crawl shared through Redis: the name line at its
+// start, the word that a crawl run again was already done, -status and
+// -reset.
+
+// redactURL returns the -redis URL as the command prints it: without its
+// password.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a Redis URL)"
+	}
+	return u.Redacted()
+}
+
+// announce says on stderr, -q or not, which crawl this process is on: the
+// name -status and -reset take.
+func announce(w io.Writer, cfg *config, f *redisfrontier.Frontier) {
+	fmt.Fprintf(w, "crawl: crawl %s on %s\n", f.Name(), redactURL(cfg.redis))
+}
+
+// alreadyDone says on stderr, -q or not, that the crawl this process
+// joined was done before it started, so that it fetched nothing, when it
+// was.
+func alreadyDone(w io.Writer, cfg *config, f *redisfrontier.Frontier) {
+	at, ok := f.WasDone()
+	if !ok {
+		return
+	}
+	fmt.Fprintf(w, "crawl: fetched nothing: crawl %s was already done, since %s; crawl -redis %s -crawl %s -reset deletes it, to crawl it again\n",
+		f.Name(), stamp(at), redactURL(cfg.redis), f.Name())
+}
+
+// runLifecycle is the command with -status or -reset: it reads or deletes
+// the crawl named by -crawl on -redis, and returns the exit status.
+func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fail func(string, ...any) int) int {
+	what := "-status"
+	if cfg.reset {
+		what = "-reset"
+	}
+	switch {
+	case cfg.status && cfg.reset:
+		return fail("-status and -reset are exclusive: give one")
+	case cfg.force && !cfg.reset:
+		return fail("-force forces -reset: give -reset too")
+	case cfg.redis == "":
+		return fail("%s is of a crawl shared through Redis: give -redis URL and -crawl NAME", what)
+	case cfg.crawlName == "":
+		return fail("%s needs -crawl NAME: the name the crawl printed at its start (crawl: crawl NAME on ...)", what)
+	case len(cfg.roots) > 0:
+		return fail("%s takes no root URL (%s): -crawl names the crawl", what, cfg.roots[0])
+	}
+	o, err := redis.ParseURL(cfg.redis)
+	if err != nil {
+		return fail("-redis %s: %v (want redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS, or unix:///PATH)", cfg.redis, err)
+	}
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	where := redactURL(cfg.redis)
+	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
+		return fail("-redis %s: Redis at %s did not answer in %v (-redis_wait): %v", where, o.Addr, cfg.redisWait, err)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "crawl: interrupted")
+		return interruptedCode(ctx)
+	}
+	if cfg.reset {
+		return resetCrawl(ctx, cfg, rdb, where, stderr, fail)
+	}
+	st, err := redisfrontier.Inspect(ctx, rdb, cfg.crawlName)
+	if errors.Is(err, redisfrontier.ErrNoCrawl) {
+		return fail("no crawl %s on %s: it never started, or was reset, or its keys expired after it was done", cfg.crawlName, where)
+	}
+	if err != nil {
+		return fail("-status: %v", err)
+	}
+	if cfg.format == "jsonl" {
+		err = writeStatusJSON(stdout, st, where)
+	} else {
+		err = writeStatus(stdout, st, where)
+	}
+	if err != nil {
+		return fail("-status: %v", err)
+	}
+	return 0
+}
+
+// resetCrawl deletes the crawl; it refuses one with leases out, naming
+// their holders, unless -force.
+func resetCrawl(ctx context.Context, cfg *config, rdb *redis.Client, where string, stderr io.Writer, fail func(string, ...any) int) int {
+	n, err := redisfrontier.Reset(ctx, rdb, cfg.crawlName, cfg.force)
+	switch {
+	case errors.Is(err, redisfrontier.ErrNoCrawl):
+		return fail("no crawl %s on %s: nothing to reset", cfg.crawlName, where)
+	case errors.Is(err, redisfrontier.ErrLeased):
+		var held []string
+		if st, ierr := redisfrontier.Inspect(ctx, rdb, cfg.crawlName); ierr == nil {
+			for _, h := range st.Holders {
+				held = append(held, holderText(h))
+			}
+		}
+		return fail("-reset: crawl %s on %s is running: %s; stop its processes (their leases go back), or wait for the leases to end, or give -force", cfg.crawlName, where, strings.Join(held, "; "))
+	case err != nil:
+		return fail("-reset: %v", err)
+	}
+	fmt.Fprintf(stderr, "crawl: crawl %s on %s deleted: %d keys\n", cfg.crawlName, where, n)
+	return 0
+}
+
+// statusState names a crawl's state: done, or running.
+func statusState(st *redisfrontier.Status) string {
+	if st.Done {
+		return "done"
+	}
+	return "running"
+}
+
+// holderText says who holds leases, how many, until when.
+func holderText(h redisfrontier.Holder) string {
+	s := fmt.Sprintf("%s holds %d lease", h.Owner, h.Leases)
+	if h.Leases != 1 {
+		s += "s"
+	}
+	if !h.Until.IsZero() {
+		s += fmt.Sprintf(" until %s (in %v)", stamp(h.Until), time.Until(h.Until).Round(time.Second))
+	}
+	return s
+}
+
+// stamp formats a time of the status for a person.
+func stamp(t time.Time) string { return t.UTC().Format(time.DateTime + " UTC") }
+
+// writeStatus writes the crawl's state as lines for a person.
+func writeStatus(w io.Writer, st *redisfrontier.Status, where string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "crawl:     %s on %s\n", st.Name, where)
+	fmt.Fprintf(&b, "state:     %s\n", statusState(st))
+	fmt.Fprintf(&b, "roots:     %s\n", strings.Join(st.Roots, " "))
+	fmt.Fprintf(&b, "queued:    %d (%d waiting to be retried)\n", st.Queued, st.Retrying)
+	fmt.Fprintf(&b, "leased:    %d\n", st.Leased)
+	fmt.Fprintf(&b, "done:      %d\n", st.Acked)
+	fmt.Fprintf(&b, "pages:     %d\n", st.Pages)
+	for _, h := range st.Holders {
+		fmt.Fprintf(&b, "holder:    %s\n", holderText(h))
+	}
+	if !st.Finished.IsZero() {
+		fmt.Fprintf(&b, "finished:  %s\n", stamp(st.Finished))
+	}
+	if !st.Expires.IsZero() {
+		fmt.Fprintf(&b, "expires:   %s (in %v)\n", stamp(st.Expires), time.Until(st.Expires).Round(time.Second))
+	} else {
+		b.WriteString("expires:   never\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// statusJSON is the JSON object of -status -format jsonl.
+type statusJSON struct {
+	Crawl    string       `json:"crawl"`
+	Redis    string       `json:"redis"`
+	State    string       `json:"state"`
+	Roots    []string     `json:"roots"`
+	Queued   int          `json:"queued"`
+	Retrying int          `json:"retrying"`
+	Leased   int          `json:"leased"`
+	Done     int          `json:"done"`
+	Pages    int          `json:"pages"`
+	Pending  int          `json:"pending"`
+	Holders  []holderJSON `json:"holders"`
+	Finished *time.Time   `json:"finished,omitempty"`
+	Expires  *time.Time   `json:"expires,omitempty"`
+}
+
+type holderJSON struct {
+	Owner  string     `json:"owner"`
+	Leases int        `json:"leases"`
+	Until  *time.Time `json:"until,omitempty"`
+}
+
+// timeField returns t for a JSON field, nil if zero.
+func timeField(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// writeStatusJSON writes the crawl's state as one JSON object.
+func writeStatusJSON(w io.Writer, st *redisfrontier.Status, where string) error {
+	j := statusJSON{Crawl: st.Name, Redis: where, State: statusState(st), Roots: st.Roots,
+		Queued: st.Queued, Retrying: st.Retrying, Leased: st.Leased, Done: st.Acked, Pages: st.Pages, Pending: st.Pending,
+		Holders: []holderJSON{}, Finished: timeField(st.Finished), Expires: timeField(st.Expires)}
+	if j.Roots == nil {
+		j.Roots = []string{}
+	}
+	for _, h := range st.Holders {
+		j.Holders = append(j.Holders, holderJSON{Owner: h.Owner, Leases: h.Leases, Until: timeField(h.Until)})
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// nameLine is the line a shared crawl begins with on stderr.
+var nameLine = regexp.MustCompile(`(?m)^crawl: crawl (\S+) on (redis://\S+)$`)
+
+// crawlName returns the crawl's name from the name line of stderr, or
+// fails the test.
+func crawlName(t *testing.T, rs *redistest.Server, stderr string) string {
+	t.Helper()
+	m := nameLine.FindStringSubmatch(stderr)
+	if m == nil || m[2] != rs.URL() {
+		t.Fatalf("stderr %q: want the line \"crawl: crawl NAME on %s\"", stderr, rs.URL())
+	}
+	return m[1]
+}
+
+// keysOf returns the keys of crawl name, as SCAN finds them.
+func keysOf(t *testing.T, rdb *redis.Client, name string) []string {
+	t.Helper()
+	var keys []string
+	iter := rdb.Scan(t.Context(), 0, "crawl:{"+name+"}:*", 100).Iterator()
+	for iter.Next(t.Context()) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// requests returns how many requests the site has answered.
+func (s *sharedSite) requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.fetches)
+}
+
+// A shared crawl says its name on stderr at its start, -q or not; run
+// again once done, it fetches nothing and says that the crawl was already
+// done, and since when; its keys expire after -redis_ttl (every key has a
+// TTL, at most the flag's), and the rerun does not extend them; -status
+// reports it done, in lines and in JSON.
+func TestRedisLifecycleDone(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rdb.Close()
+	s := newSharedSite(t, 30, 0)
+	args := []string{"-q", "-redis", rs.URL(), "-redis_ttl", "1h", s.URL + "/p/0"}
+	r := runCrawl(t, args...)
+	if r.code != 0 {
+		t.Fatalf("crawl %q: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+	name := crawlName(t, rs, r.stderr)
+	if strings.Contains(r.stderr, "already done") {
+		t.Errorf("stderr of the first run: %q, want no word of a crawl already done", r.stderr)
+	}
+	keys := keysOf(t, rdb, name)
+	if len(keys) < 5 {
+		t.Fatalf("keys of the crawl %s: %q, want its meta, stats, seen sets and host", name, keys)
+	}
+	ttls := map[string]time.Duration{}
+	for _, k := range keys {
+		d := rdb.PTTL(t.Context(), k).Val()
+		ttls[k] = d
+		if d <= 0 || d > time.Hour {
+			t.Errorf("TTL of %s after the crawl with -redis_ttl 1h: %v, want in (0, 1h]", k, d)
+		}
+	}
+
+	sent := s.requests()
+	r = runCrawl(t, args...)
+	if r.code != 0 {
+		t.Fatalf("crawl %q again: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+	if again := crawlName(t, rs, r.stderr); again != name {
+		t.Errorf("the rerun's crawl is %s, want %s", again, name)
+	}
+	if !regexp.MustCompile(`crawl: fetched nothing: crawl ` + name + ` was already done, since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`).MatchString(r.stderr) {
+		t.Errorf("stderr of the rerun: %q, want it to say that it fetched nothing, the crawl being already done, and since when", r.stderr)
+	}
+	if n := s.requests(); n != sent {
+		t.Errorf("the rerun sent %d requests, want none", n-sent)
+	}
+	for _, k := range keys {
+		if d := rdb.PTTL(t.Context(), k).Val(); d > ttls[k] {
+			t.Errorf("TTL of %s after the rerun: %v, more than the %v it had", k, d, ttls[k])
+		}
+	}
+
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", name, "-status")
+	if r.code != 0 {
+		t.Fatalf("-status: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{"crawl:     " + name + " on " + rs.URL(), "state:     done", "queued:    0 (0 waiting to be retried)",
+		"leased:    0", "done:      " + strconv.Itoa(s.results()), "finished:  ", "expires:   "} {
+		if !strings.Contains(r.stdout, "\n"+want) && !strings.HasPrefix(r.stdout, want) {
+			t.Errorf("-status of the crawl done: %q, want a line %q", r.stdout, want)
+		}
+	}
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", name, "-status", "-format", "jsonl")
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("-status -format jsonl: exit %d, stdout %q (%v), stderr %q", r.code, r.stdout, err, r.stderr)
+	}
+	if st.Crawl != name || st.State != "done" || st.Done != s.results() || st.Leased != 0 || st.Pending != 0 || st.Finished == nil || st.Expires == nil {
+		t.Errorf("-status -format jsonl: %+v, want crawl %s done, %d done, none leased, finished and expiring", st, name, s.results())
+	}
+	if d := time.Until(*st.Expires); d <= 0 || d > time.Hour {
+		t.Errorf("-status says the keys expire in %v, want in (0, 1h]", d)
+	}
+}
+
+// -redis_ttl 0 keeps the keys of a crawl done.
+func TestRedisLifecycleKeep(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rdb.Close()
+	s := newSharedSite(t, 10, 0)
+	r := runCrawl(t, "-q", "-redis", rs.URL(), "-redis_ttl", "0", "-crawl", "kept", s.URL+"/p/0")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	keys := keysOf(t, rdb, "kept")
+	if len(keys) == 0 {
+		t.Fatalf("no key of the crawl kept")
+	}
+	for _, k := range keys {
+		if d := rdb.PTTL(t.Context(), k).Val(); d != -1 {
+			t.Errorf("TTL of %s after the crawl with -redis_ttl 0: %v, want none (-1)", k, d)
+		}
+	}
+}
+
+// -status of a crawl running names who holds its leases; -reset refuses
+// it, naming them, and leaves its keys; -reset -force deletes every key,
+// and the process on the crawl exits 1, saying that the crawl was
+// deleted, without making its keys again. -status and -reset of a crawl
+// that is not there exit 1 and say so.
+func TestRedisLifecycleReset(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rdb.Close()
+	for _, args := range [][]string{
+		{"-redis", rs.URL(), "-crawl", "none", "-status"},
+		{"-redis", rs.URL(), "-crawl", "none", "-reset"},
+	} {
+		if r := runCrawl(t, args...); r.code != 1 || !strings.Contains(r.stderr, "no crawl none on "+rs.URL()) {
+			t.Errorf("crawl %q: exit %d, stderr %q; want 1 and no crawl none", args, r.code, r.stderr)
+		}
+	}
+
+	s := newSharedSite(t, 200, 300*time.Millisecond)
+	ps := startProcs(t, s, 1, "-q", "-redis", rs.URL(), "-crawl", "busy", "-workers", "2", s.URL+"/p/0")
+	s.waitSent(t, ps[0].name, 3)
+	r := runCrawl(t, "-redis", rs.URL(), "-crawl", "busy", "-status", "-format", "jsonl")
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("-status -format jsonl: exit %d, stdout %q (%v), stderr %q", r.code, r.stdout, err, r.stderr)
+	}
+	if st.State != "running" || st.Leased == 0 || len(st.Holders) != 1 || st.Holders[0].Leases != st.Leased || st.Holders[0].Until == nil {
+		t.Errorf("-status of a crawl running: %+v, want running, its leases held by one process until a time", st)
+	}
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", "busy", "-status")
+	if r.code != 0 || !strings.Contains(r.stdout, "state:     running") || !strings.Contains(r.stdout, "holder:    ") {
+		t.Errorf("-status of a crawl running: exit %d, stdout %q; want running and a holder line", r.code, r.stdout)
+	}
+
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", "busy", "-reset")
+	if r.code != 1 || !strings.Contains(r.stderr, "is running") || !strings.Contains(r.stderr, "-force") {
+		t.Errorf("-reset of a crawl running: exit %d, stderr %q; want 1, running, and -force named", r.code, r.stderr)
+	}
+	if len(keysOf(t, rdb, "busy")) == 0 {
+		t.Fatalf("-reset refused, and the crawl's keys are gone")
+	}
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", "busy", "-reset", "-force")
+	if r.code != 0 || !strings.Contains(r.stderr, "crawl busy on "+rs.URL()+" deleted") {
+		t.Errorf("-reset -force: exit %d, stderr %q; want 0 and deleted", r.code, r.stderr)
+	}
+	p := ps[0].wait(t)
+	if p.code != 1 || !strings.Contains(p.stderr, "was deleted") {
+		t.Errorf("the process on a crawl reset: exit %d, stderr %q; want 1 and the crawl deleted", p.code, p.stderr)
+	}
+	if keys := keysOf(t, rdb, "busy"); len(keys) != 0 {
+		t.Errorf("keys after -reset -force and the process's exit: %q, want none", keys)
+	}
+}
+
+// The flags of the lifecycle are checked: each needs -redis (and -status
+// and -reset -crawl), takes no root, and -force needs -reset.
+func TestRedisLifecycleFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-status", "-crawl", "x"}, "give -redis URL"},
+		{[]string{"-reset", "-redis", "redis://127.0.0.1:1/0"}, "-reset needs -crawl NAME"},
+		{[]string{"-status", "-redis", "redis://127.0.0.1:1/0", "-crawl", "x", "http://a.example/"}, "-status takes no root URL"},
+		{[]string{"-status", "-reset", "-redis", "redis://127.0.0.1:1/0", "-crawl", "x"}, "exclusive"},
+		{[]string{"-force", "-redis", "redis://127.0.0.1:1/0", "-crawl", "x"}, "-force forces -reset"},
+		{[]string{"-redis_ttl", "1h", "http://a.example/"}, "-redis_ttl is"},
+		{[]string{"-redis", "redis://127.0.0.1:1/0", "-redis_ttl", "-1s", "http://a.example/"}, "-redis_ttl"},
+	} {
+		r := runCrawl(t, tt.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("crawl %q: exit %d, stderr %q; want 1 and %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}

@@ -1,0 +1,346 @@
+package redisfrontier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The lifecycle of a shared crawl: it is made by the first Start under its
+// name, found done by a Join (which records when, and sets its keys to
+// expire Options.TTL later), read by Inspect without joining it, and
+// deleted by Reset or by the expiry of its keys.
+
+// Errors of a crawl's lifecycle; test for them with errors.Is.
+var (
+	// ErrNoCrawl means that Redis holds no crawl of that name (Inspect,
+	// Reset).
+	ErrNoCrawl = errors.New("no such crawl")
+	// ErrCrawlDeleted means that the crawl a Frontier was started on was
+	// deleted while it ran: reset, or its keys expired after it was done.
+	// Every call but Start and Close then returns it, rather than make a
+	// half crawl of the keys it would write; a new Start makes the crawl
+	// anew.
+	ErrCrawlDeleted = errors.New("the crawl was deleted (reset, or its keys expired after it was done)")
+	// ErrLeased means that Reset refused a crawl with leases out: a
+	// process holds them, or held them and died (they end with their
+	// term).
+	ErrLeased = errors.New("leases are out")
+)
+
+// isNoCrawl reports whether err is the guard's reply: the crawl's meta
+// hash is gone.
+func isNoCrawl(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOCRAWL")
+}
+
+// deleted returns ErrCrawlDeleted, with the crawl's name.
+func (f *Frontier) deleted() error {
+	return fmt.Errorf("redisfrontier: crawl %q: %w", f.Name(), ErrCrawlDeleted)
+}
+
+// WasDone reports whether the crawl was already done when the latest
+// Start joined it (a Join had found nothing pending, and nothing was
+// acked since), and when it was found done, on the Redis server's clock.
+// A Run on a crawl that was done fetches nothing: its roots were seen.
+func (f *Frontier) WasDone() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.wasDone, !f.wasDone.IsZero()
+}
+
+// finish records that the crawl is done and sets its keys to expire, as
+// Options.TTL says, when this is a new finish or the sweep of one was not
+// completed.
+func (f *Frontier) finish(ctx context.Context) error {
+	ttl := f.opts.TTL.Microseconds()
+	if f.opts.TTL < 0 {
+		ttl = 0
+	}
+	reply, err := f.eval(ctx, finishScript, false, ttl)
+	if err != nil {
+		return err
+	}
+	rest, ok := strings.CutPrefix(reply, "sweep:")
+	if !ok {
+		return nil
+	}
+	dl, fd, _ := strings.Cut(rest, ":")
+	at, err := strconv.ParseInt(dl, 10, 64)
+	if err != nil {
+		return errCorrupt
+	}
+	prefix, _, _, _, err := f.state()
+	if err != nil {
+		return err
+	}
+	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, prefix, at) }); err != nil {
+		return err
+	}
+	_, err = f.eval(ctx, sweptScript, false, dl, fd)
+	return err
+}
+
+// sweep sets every key of the crawl under prefix but its meta hash to
+// expire at deadline (µs on the server's clock), or, for 0, to stay. It
+// finds them with SCAN (never KEYS, which blocks the server) and sets them
+// in pipelines of a SCAN's batch. Doing it twice does what doing it once
+// does.
+func sweep(ctx context.Context, rdb redis.UniversalClient, prefix string, deadline int64) error {
+	meta := prefix + "meta"
+	return scanKeys(ctx, rdb, prefix, func(keys []string) error {
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				switch {
+				case k == meta:
+				case deadline > 0:
+					p.PExpireAt(ctx, k, time.UnixMicro(deadline))
+				default:
+					p.Persist(ctx, k)
+				}
+			}
+			return nil
+		})
+		return err
+	})
+}
+
+// scanBatch is the COUNT of each SCAN: how many keys the server looks at
+// a call.
+const scanBatch = 1000
+
+// scanKeys calls fn with each batch of the keys under prefix that SCAN
+// finds.
+func scanKeys(ctx context.Context, rdb redis.UniversalClient, prefix string, fn func([]string) error) error {
+	pattern := globEscape(prefix) + "*"
+	var cursor uint64
+	for {
+		keys, next, err := rdb.Scan(ctx, cursor, pattern, scanBatch).Result()
+		if err != nil {
+			return err
+		}
+		if len(keys) > 0 {
+			if err := fn(keys); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// globEscape escapes the characters of s that a SCAN pattern reads as
+// glob syntax.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\^`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// keyPrefix returns the prefix of the keys of crawl name.
+func keyPrefix(name string) string { return "crawl:{" + name + "}:" }
+
+// Status is a crawl's state as Redis holds it, over every process, as
+// Inspect reads it.
+type Status struct {
+	// Name is the crawl's name; its keys are under "crawl:{Name}:".
+	Name string
+	// Roots and Scope are what the crawl was started with.
+	Roots []string
+	Scope string
+	// Done reports whether nothing is pending in the crawl: nothing
+	// queued, leased or waiting to be retried. A crawl that is not done
+	// is running if Leased is not 0, and else waits for a process (one
+	// that stopped, or one waiting out a host's delay).
+	Done bool
+	// Queued counts the Requests admitted and not taken, Retrying
+	// among them; Leased the leases out (robots.txt included); Acked
+	// the Requests acked (crawl.Counts.Done); Pages what
+	// Policy.MaxPages counts; Pending the Requests admitted and not
+	// acked.
+	Queued, Retrying, Leased, Acked, Pages, Pending int
+	// Finished is when a Join found the crawl done, on the Redis
+	// server's clock; zero if none has. A crawl given new URLs since is
+	// not Done, and keeps its Finished until it is done again.
+	Finished time.Time
+	// Expires is when the crawl's keys expire; zero if they do not.
+	Expires time.Time
+	// Holders are the processes holding leases, by Owner (see
+	// Options.Owner), in order of owner.
+	Holders []Holder
+}
+
+// Holder is a process holding leases of a crawl.
+type Holder struct {
+	// Owner is the holder's Options.Owner: by default its host name,
+	// process ID and a random number.
+	Owner string
+	// Leases is how many leases it holds.
+	Leases int
+	// Until is when the last of its leases ends unless it extends it
+	// (Policy.LeaseTerm), as the local clock reads it; zero when its
+	// leases have no term.
+	Until time.Time
+}
+
+// leaseHead reads the owner out of a lease record (see mkrec in
+// scripts.go).
+var leaseHead = regexp.MustCompile(`^[PR][01][01] \S+ \S+ (\d+) (\d+) `)
+
+// Inspect reads the state of crawl name on client, without joining it: it
+// starts nothing and changes nothing. It returns ErrNoCrawl if Redis holds
+// no such crawl. It reads the leases and the retries of every host: a few
+// round trips, and a SCAN of the keys of the database. It is safe for
+// concurrent use.
+func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*Status, error) {
+	prefix := keyPrefix(name)
+	var (
+		meta   *redis.MapStringStringCmd
+		leases *redis.MapStringStringCmd
+		exp    *redis.ZSliceCmd
+		clock  *redis.TimeCmd
+		pttl   *redis.DurationCmd
+	)
+	_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		meta = p.HGetAll(ctx, prefix+"meta")
+		leases = p.HGetAll(ctx, prefix+"leases")
+		exp = p.ZRangeWithScores(ctx, prefix+"exp", 0, -1)
+		pttl = p.PTTL(ctx, prefix+"meta")
+		clock = p.Time(ctx)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, err)
+	}
+	local := time.Now()
+	m := meta.Val()
+	if len(m) == 0 {
+		return nil, fmt.Errorf("redisfrontier: crawl %q: %w", name, ErrNoCrawl)
+	}
+	n := func(k string) int { v, _ := strconv.Atoi(m[k]); return v }
+	s := &Status{Name: name, Scope: m["scope"], Queued: n("queued"), Acked: n("done"), Pages: n("pages"), Pending: n("unfinished")}
+	json.Unmarshal([]byte(m["roots"]), &s.Roots)
+	s.Done = s.Pending == 0
+	if fin, _ := strconv.ParseInt(m["fin"], 10, 64); fin > 0 {
+		s.Finished = time.UnixMicro(fin)
+	}
+	if d := pttl.Val(); d > 0 {
+		s.Expires = local.Add(d)
+	}
+	// The leases' terms, on the server's clock, read on the local one.
+	serverNow := clock.Val().UnixMicro()
+	ends := map[string]time.Time{}
+	for _, z := range exp.Val() {
+		ends[z.Member.(string)] = local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)
+	}
+	holders := map[string]*Holder{}
+	for id, rec := range leases.Val() {
+		s.Leased++
+		owner := "?" // a record an earlier version wrote
+		if h := leaseHead.FindStringSubmatchIndex(rec); h != nil {
+			ol, _ := strconv.Atoi(rec[h[2]:h[3]])
+			if h[1]+ol <= len(rec) {
+				owner = rec[h[1] : h[1]+ol]
+			}
+		}
+		hd := holders[owner]
+		if hd == nil {
+			hd = &Holder{Owner: owner}
+			holders[owner] = hd
+		}
+		hd.Leases++
+		if end, ok := ends[id]; ok && end.After(hd.Until) {
+			hd.Until = end
+		}
+	}
+	for _, h := range holders {
+		s.Holders = append(s.Holders, *h)
+	}
+	sort.Slice(s.Holders, func(i, j int) bool { return s.Holders[i].Owner < s.Holders[j].Owner })
+	// The retries: each host's sorted set r:<host>.
+	err = scanKeys(ctx, client, prefix+"r:", func(keys []string) error {
+		cmds := make([]*redis.IntCmd, len(keys))
+		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, k := range keys {
+				cmds[i] = p.ZCard(ctx, k)
+			}
+			return nil
+		})
+		for _, c := range cmds {
+			s.Retrying += int(c.Val())
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, err)
+	}
+	return s, nil
+}
+
+// Reset deletes crawl name from client: every key under "crawl:{name}:",
+// found with SCAN (never KEYS, which blocks the server) and deleted in
+// batches (UNLINK). It refuses a crawl with leases out, returning an error
+// that wraps ErrLeased, unless force is set; it returns ErrNoCrawl if
+// there is no key to delete. It returns how many keys it deleted.
+//
+// Reset first deletes the crawl's meta hash, in one step with the check of
+// the leases, so that from then on every call of a process still on the
+// crawl (Take, Ack, Join, ...) returns ErrCrawlDeleted instead of making
+// a half crawl of the keys it would write; then the other keys; then the
+// meta hash again, in case a process started the crawl anew meanwhile
+// (its calls then fail too). It wakes the processes waiting on the
+// crawl, so that they find out at once. A crawl started again once Reset
+// has returned is a new crawl.
+func Reset(ctx context.Context, client redis.UniversalClient, name string, force bool) (int, error) {
+	prefix := keyPrefix(name)
+	forced := "0"
+	if force {
+		forced = "1"
+	}
+	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases"}, forced).Int64Slice()
+	if err != nil {
+		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+	}
+	if len(v) != 2 {
+		return 0, errCorrupt
+	}
+	if v[0] == 0 {
+		return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, v[1], ErrLeased)
+	}
+	deleted := int(v[1])
+	err = scanKeys(ctx, client, prefix, func(keys []string) error {
+		n, err := client.Unlink(ctx, keys...).Result()
+		deleted += int(n)
+		return err
+	})
+	if err == nil {
+		var n int64
+		n, err = client.Del(ctx, prefix+"meta").Result()
+		deleted += int(n)
+	}
+	// The processes waiting on the crawl ask again now, and find it gone.
+	client.Publish(ctx, prefix+"ev", "j")
+	if err != nil {
+		return deleted, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+	}
+	if deleted == 0 {
+		return 0, fmt.Errorf("redisfrontier: crawl %q: %w", name, ErrNoCrawl)
+	}
+	return deleted, nil
+}

@@ -1,0 +1,384 @@
+package redisfrontier_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// client returns a client of s of the test's own, closed when it ends.
+func client(t *testing.T, s *redistest.Server) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// crawlKeys returns the keys of crawl name, as SCAN finds them.
+func crawlKeys(t *testing.T, c *redis.Client, name string) []string {
+	t.Helper()
+	var keys []string
+	iter := c.Scan(t.Context(), 0, "crawl:{"+name+"}:*", 100).Iterator()
+	for iter.Next(t.Context()) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// ack acks l as a page fetched with status 200 and links.
+func ack(t *testing.T, f *redisfrontier.Frontier, l *crawl.Lease, links ...crawl.Request) {
+	t.Helper()
+	if _, err := f.Ack(t.Context(), l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}, Links: links}); err != nil {
+		t.Fatalf("Ack %s: %v", l.URL, err)
+	}
+}
+
+// crawlAll takes and acks every URL of f's crawl, then Joins it.
+func crawlAll(t *testing.T, f *redisfrontier.Frontier) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		c, err := f.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Queued == 0 && c.Leased == 0 {
+			break
+		}
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		ack(t, f, l)
+	}
+	if err := f.Join(ctx); err != nil {
+		t.Fatalf("Join: %v", err)
+	}
+}
+
+// Inspect reads a crawl's state without joining it: a missing crawl is
+// ErrNoCrawl; a running one has its counters, its retries and who holds
+// its leases, until when; a done one is Done, with when it finished and
+// when its keys expire.
+func TestInspect(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	if st, err := redisfrontier.Inspect(t.Context(), c, "none"); !errors.Is(err, redisfrontier.ErrNoCrawl) {
+		t.Fatalf("Inspect of a crawl never started: got %+v, %v; want ErrNoCrawl", st, err)
+	}
+
+	const term = time.Minute
+	p := crawl.Policy{HostWorkers: 4, LeaseTerm: term}
+	f := open(t, s, &redisfrontier.Options{Name: "insp", Owner: "proc-a"})
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.Push(t.Context(), siteURL(0), siteURL(4), siteURL(8)); n != 3 || err != nil {
+		t.Fatalf("Push: %d, %v; want 3, nil", n, err)
+	}
+	held, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	retried, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Retry(t.Context(), retried, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	st, err := redisfrontier.Inspect(t.Context(), c, "insp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Done || st.Queued != 2 || st.Retrying != 1 || st.Leased != 1 || st.Acked != 0 || st.Pending != 3 || !st.Finished.IsZero() {
+		t.Errorf("Inspect of a crawl of 3 URLs, 1 leased, 1 retrying: got %+v; want not Done, Queued 2, Retrying 1, Leased 1, Acked 0, Pending 3, no Finished", st)
+	}
+	if len(st.Holders) != 1 || st.Holders[0].Owner != "proc-a" || st.Holders[0].Leases != 1 {
+		t.Errorf("Holders %+v, want proc-a with 1 lease", st.Holders)
+	} else if u := st.Holders[0].Until; u.Before(before.Add(term-5*time.Second)) || u.After(before.Add(term+5*time.Second)) {
+		t.Errorf("proc-a's lease until %v, want about %v (the term from now)", u, before.Add(term))
+	}
+	if len(st.Roots) != 0 || st.Name != "insp" {
+		t.Errorf("Name %q, Roots %q; want insp and none", st.Name, st.Roots)
+	}
+
+	ack(t, f, held)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The retry's time is an hour away: a process started anew takes it
+	// only once Retry puts it back at once.
+	g := open(t, s, &redisfrontier.Options{Name: "insp", TTL: time.Hour})
+	if err := g.Start(t.Context(), crawl.Policy{HostWorkers: 4}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := g.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack(t, g, l)
+	st, err = redisfrontier.Inspect(t.Context(), c, "insp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Done || st.Retrying != 1 || st.Leased != 0 || len(st.Holders) != 0 {
+		t.Errorf("Inspect with only a retry left: got %+v; want not Done, Retrying 1, no lease", st)
+	}
+	// Ask for the retry now: Take hands it out only at its time, so
+	// the test ends it through the server instead.
+	if err := c.Del(t.Context(), "crawl:{insp}:r:https://h0.example").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.HSet(t.Context(), "crawl:{insp}:meta", "unfinished", 0, "queued", 0)
+	c.HDel(t.Context(), "crawl:{insp}:h:https://h0.example", "rn")
+	c.ZRem(t.Context(), "crawl:{insp}:ready", "https://h0.example")
+	joined := time.Now()
+	if err := g.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, err = redisfrontier.Inspect(t.Context(), c, "insp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Done || st.Acked != 2 || st.Finished.IsZero() {
+		t.Errorf("Inspect of a crawl done: got %+v; want Done, Acked 2, Finished set", st)
+	}
+	if d := st.Expires.Sub(joined); d < time.Hour-time.Minute || d > time.Hour+time.Minute {
+		t.Errorf("a crawl done under TTL 1h expires %v after its Join, want about 1h", d)
+	}
+}
+
+// A crawl done expires TTL after the Join that found it done: every key
+// has a TTL, at most the Options' (and not long below it); a later
+// process that joins it, finds it done as it was and is told so
+// (WasDone), and moves neither its time nor its deadline. A negative TTL
+// keeps the keys (but a process's replies, which have a week of their
+// own).
+func TestTTL(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 2, LeaseTerm: time.Minute}
+	for _, tt := range []struct {
+		name string
+		ttl  time.Duration
+		want time.Duration // the keys' TTL: -1 for none
+	}{
+		{"day", 24 * time.Hour, 24 * time.Hour},
+		{"default", 0, redisfrontier.DefaultTTL},
+		{"kept", -1, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := open(t, s, &redisfrontier.Options{Name: tt.name, TTL: tt.ttl})
+			if err := f.Start(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Push(t.Context(), siteURL(0), siteURL(1), siteURL(2)); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := f.WasDone(); ok {
+				t.Errorf("WasDone of a crawl started now: true, want false")
+			}
+			crawlAll(t, f)
+			keys := crawlKeys(t, c, tt.name)
+			if len(keys) < 5 {
+				t.Fatalf("keys of the crawl done: %q, want its meta, stats, seen sets and hosts", keys)
+			}
+			for _, k := range keys {
+				d, err := c.PTTL(t.Context(), k).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case tt.want < 0 && strings.Contains(k, ":ops:"):
+					// A process's replies, which go a week after
+					// its Start, or at its Close.
+				case tt.want < 0 && d != -1:
+					t.Errorf("TTL of %s: got %v, want none (-1)", k, d)
+				case tt.want > 0 && (d <= tt.want-time.Minute || d > tt.want):
+					t.Errorf("TTL of %s: got %v, want in (%v, %v]", k, d, tt.want-time.Minute, tt.want)
+				}
+			}
+			fin, err := redisfrontier.Inspect(t.Context(), c, tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline, _ := c.PExpireTime(t.Context(), "crawl:{"+tt.name+"}:meta").Result()
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			// A rerun: another process joins the crawl done, with a
+			// longer TTL, and finds nothing to do.
+			time.Sleep(5 * time.Millisecond)
+			g := open(t, s, &redisfrontier.Options{Name: tt.name, TTL: 48 * time.Hour})
+			if err := g.Start(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			if at, ok := g.WasDone(); !ok || !at.Equal(fin.Finished) {
+				t.Errorf("WasDone of a rerun: %v, %v; want true and %v, when it was found done", at, ok, fin.Finished)
+			}
+			if n, err := g.Push(t.Context(), siteURL(0)); n != 0 || err != nil {
+				t.Errorf("Push of a root of the crawl done: %d, %v; want 0, nil", n, err)
+			}
+			if err := g.Join(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			again, _ := c.PExpireTime(t.Context(), "crawl:{"+tt.name+"}:meta").Result()
+			if again != deadline {
+				t.Errorf("the meta hash's expiry after a rerun: %v, want %v as the first Join set it", again, deadline)
+			}
+			st, err := redisfrontier.Inspect(t.Context(), c, tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.Finished.Equal(fin.Finished) {
+				t.Errorf("Finished after a rerun: %v, want %v", st.Finished, fin.Finished)
+			}
+			for _, k := range crawlKeys(t, c, tt.name) {
+				if d, _ := c.PTTL(t.Context(), k).Result(); tt.want > 0 && d > tt.want {
+					t.Errorf("TTL of %s after a rerun: %v, want at most %v", k, d, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// The keys of a crawl expired (a TTL of 200ms, waited out): the process
+// still on it gets ErrCrawlDeleted from its calls instead of making a half
+// crawl, and a new Start makes the crawl anew.
+func TestTTLExpired(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 2}
+	f := open(t, s, &redisfrontier.Options{Name: "short", TTL: 200 * time.Millisecond})
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0)); err != nil {
+		t.Fatal(err)
+	}
+	crawlAll(t, f)
+	for len(crawlKeys(t, c, "short")) > 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := f.Push(t.Context(), siteURL(1)); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+		t.Errorf("Push on a crawl expired: got %v, want ErrCrawlDeleted", err)
+	}
+	if err := f.Join(t.Context()); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+		t.Errorf("Join on a crawl expired: got %v, want ErrCrawlDeleted", err)
+	}
+	if keys := crawlKeys(t, c, "short"); len(keys) != 0 {
+		t.Errorf("keys after calls on a crawl expired: %q, want none", keys)
+	}
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.Push(t.Context(), siteURL(0)); n != 1 || err != nil {
+		t.Errorf("Push of a URL of the expired crawl, started anew: %d, %v; want 1, nil", n, err)
+	}
+}
+
+// Reset refuses a crawl with a lease out, unless forced; forced, it
+// deletes every key (SCAN finds none), the process that held the lease
+// gets ErrCrawlDeleted from Take, Ack and Join (a Take blocked is woken),
+// and Close; a second Reset finds no crawl.
+func TestReset(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+	f := open(t, s, &redisfrontier.Options{Name: "rst"})
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	other := open(t, s, &redisfrontier.Options{Name: "other"})
+	if err := other.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Push(t.Context(), siteURL(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(4), siteURL(1)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := crawlKeys(t, c, "rst")
+	if n, err := redisfrontier.Reset(t.Context(), c, "rst", false); !errors.Is(err, redisfrontier.ErrLeased) {
+		t.Fatalf("Reset of a crawl with a lease out: %d, %v; want ErrLeased", n, err)
+	}
+	if got := crawlKeys(t, c, "rst"); len(got) != len(keys) {
+		t.Errorf("keys after a Reset refused: %q, want %q", got, keys)
+	}
+	l2, err := f.Take(t.Context()) // another host's URL: h1
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan error, 1)
+	go func() {
+		// h0 is at its HostWorkers: this Take waits.
+		_, err := f.Take(t.Context())
+		blocked <- err
+	}()
+	n, err := redisfrontier.Reset(t.Context(), c, "rst", true)
+	if err != nil || n == 0 {
+		t.Errorf("Reset forced: %d, %v; want the keys deleted, nil", n, err)
+	}
+	if got := crawlKeys(t, c, "rst"); len(got) != 0 {
+		t.Errorf("keys after Reset: %q, want none", got)
+	}
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+			t.Errorf("Take blocked during a Reset: got %v, want ErrCrawlDeleted", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("Take blocked during a Reset still blocked 10s later")
+	}
+	if _, err := f.Ack(t.Context(), l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}, Links: []crawl.Request{siteURL(9)}}); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+		t.Errorf("Ack after Reset: got %v, want ErrCrawlDeleted", err)
+	}
+	if err := f.Retry(t.Context(), l2, time.Time{}); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+		t.Errorf("Retry after Reset: got %v, want ErrCrawlDeleted", err)
+	}
+	if err := f.Join(t.Context()); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+		t.Errorf("Join after Reset: got %v, want ErrCrawlDeleted", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("Close after Reset: %v, want nil", err)
+	}
+	if got := crawlKeys(t, c, "rst"); len(got) != 0 {
+		t.Errorf("keys after the calls of a process on the crawl reset: %q, want none", got)
+	}
+	if got := crawlKeys(t, c, "other"); len(got) == 0 {
+		t.Errorf("the other crawl's keys are gone after the Reset of rst")
+	}
+	if n, err := redisfrontier.Reset(t.Context(), c, "rst", false); !errors.Is(err, redisfrontier.ErrNoCrawl) {
+		t.Errorf("Reset of a crawl reset: %d, %v; want ErrNoCrawl", n, err)
+	}
+	// A name with glob characters: SCAN's pattern matches it alone.
+	g := open(t, s, &redisfrontier.Options{Name: "o*"})
+	if err := g.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redisfrontier.Reset(t.Context(), c, "o*", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := crawlKeys(t, c, "other"); len(got) == 0 {
+		t.Errorf("the crawl other's keys are gone after the Reset of o*")
+	}
+}
