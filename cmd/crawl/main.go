@@ -350,7 +350,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		// A Run stopped while Redis cannot be reached returns all the
 		// same, a few seconds later, its URLs left to expire.
 		if name := shared.Name(); name != "" {
-			logger.Info("the crawl is kept in Redis", "crawl", name, "keys", "crawl:{"+name+"}:*")
+			logger.Info("the crawl is kept in Redis, until -redis_ttl after it is done", "crawl", name, "keys", "crawl:{"+name+"}:*")
 		}
 	}
 	if archive != nil && archive.Err() != nil {
