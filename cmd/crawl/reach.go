@@ -118,11 +118,13 @@ func why(err error) string {
 }
 
 // innermost returns the text of the error at the end of err's chain,
-// which says what went wrong without the URLs the wrappers add.
+// which says what went wrong without the URLs the wrappers add; for an
+// address the private-network guard refused, the error that wraps
+// crawl.ErrBlockedAddress, which names the address.
 func innermost(err error) string {
 	for {
 		u := errors.Unwrap(err)
-		if u == nil {
+		if u == nil || u == crawl.ErrBlockedAddress {
 			return err.Error()
 		}
 		err = u

@@ -53,6 +53,8 @@ func TestNoRootAnswered(t *testing.T) {
 		{"robots.txt 500", []string{down.URL("/")}, 1, []string{down.URL("/") + ": robots.txt unavailable: status 500"}, 1},
 		{"redirected to a broken URL", []string{s.URL("/to-broken")}, 1, []string{s.URL("/to-broken") + " (redirected to " + s.URL("/broken") + "): "}, 2},
 		{"two dead roots", []string{"-robots=false", closed, s.URL("/broken")}, 1, []string{closed + ": connection refused", s.URL("/broken") + ": "}, 2},
+		{"blocked", []string{"-block_private", "-robots=false", closed}, 1, []string{closed + ": dial tcp ", ": host is 127.0.0.1: blocked address"}, 1},
+		{"blocked, robots.txt", []string{"-block_private", closed}, 1, []string{closed + ": robots.txt unavailable: dial tcp ", ": host is 127.0.0.1: blocked address"}, 1},
 		{"one root answers", []string{closed, s.URL("/")}, 0, nil, 3},
 		{"an error status", []string{s.URL("/gone")}, 0, nil, 1},
 		{"a redirect out of scope", []string{s.URL("/away")}, 0, nil, 1},
