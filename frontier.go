@@ -645,29 +645,19 @@ func (f *MemoryFrontier) lease(h *host, l Lease, taken bool, now time.Time) *Lea
 }
 
 // wakeTime returns when h may start its next request, and false when it
-// has nothing it may start (no work, all its slots in use, or its
-// robots.txt in flight) whatever the time. held reports that the page
-// budget alone holds back new requests h could start otherwise, so that h
-// must be settled again when the budget frees up.
+// has nothing it may start whatever the time, as sched.Want.Wake decides.
 func (f *MemoryFrontier) wakeTime(h *host) (wake time.Time, ok, held bool) {
-	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
-		return time.Time{}, false, false
+	w := sched.Want{
+		Next:    h.next,
+		Blocked: h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1),
+		Robots:  h.gate == gateRobots,
+		Queued:  h.queue.len() > 0,
+		Spent:   f.spent(),
 	}
-	queued := h.queue.len() > 0
-	spent := f.spent()
-	held = queued && spent
-	if h.gate == gateRobots {
-		// Its robots.txt goes first, for a new request within the
-		// budget or for a retry (which the budget does not hold back).
-		return h.next, queued && !spent || len(h.later) > 0, held
+	if len(h.later) > 0 {
+		w.Retry, w.HasRetry = h.later[0].at, true
 	}
-	if queued && !spent {
-		return h.next, true, false
-	}
-	if len(h.later) == 0 {
-		return time.Time{}, false, held
-	}
-	return maxTime(h.next, h.later[0].at), true, held
+	return w.Wake()
 }
 
 // unpark brings the hosts the page budget held back back to the schedule
@@ -682,14 +672,6 @@ func (f *MemoryFrontier) unpark(now time.Time) {
 	for e := f.parked.Front(); e != nil; e = f.parked.Front() {
 		f.settle(e.Value.(*host), now) // which takes it off the list
 	}
-}
-
-// maxTime returns the later of two times.
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // settle puts h where it belongs after a change: in the ring if it may

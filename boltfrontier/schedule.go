@@ -832,26 +832,19 @@ func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.
 }
 
 // wakeTime returns when h may start its next request, and whether it has
-// one; held reports that new requests are queued that only the spent page
-// budget holds back.
+// one, as sched.Want.Wake decides.
 func (f *Frontier) wakeTime(h *host) (wake time.Time, ok, held bool) {
-	if h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1) {
-		return time.Time{}, false, false
+	w := sched.Want{
+		Next:    h.next,
+		Blocked: h.gate == gateFetching || h.inflight >= max(f.policy.HostWorkers, 1),
+		Robots:  h.gate == gateRobots,
+		Queued:  h.fresh() > 0,
+		Spent:   f.spent(),
 	}
-	queued := h.fresh() > 0
-	spent := f.spent()
-	held = queued && spent
-	if h.gate == gateRobots {
-		// With the budget spent, a retry still goes, its robots.txt first.
-		return h.next, queued && !spent || len(h.later) > 0, held
+	if len(h.later) > 0 {
+		w.Retry, w.HasRetry = h.later[0].at, true
 	}
-	if queued && !spent {
-		return h.next, true, false
-	}
-	if len(h.later) == 0 {
-		return time.Time{}, false, held
-	}
-	return maxTime(h.next, h.later[0].at), true, held
+	return w.Wake()
 }
 
 // unpark brings the hosts the page budget held back back to the schedule
@@ -866,13 +859,6 @@ func (f *Frontier) unpark(now time.Time) {
 	for e := f.parked.Front(); e != nil; e = f.parked.Front() {
 		f.settle(e.Value.(*host), now) // which takes it off the list
 	}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // settle puts h in the schedule where its wake time says.

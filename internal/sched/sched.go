@@ -172,3 +172,47 @@ func (t *timers[H]) Pop() any {
 	*t = old[:len(old)-1]
 	return h
 }
+
+// Want is what a frontier knows of a host when it decides when the host
+// may next start a request: the politeness rule both frontiers share.
+type Want struct {
+	// Next is the earliest start its delay, or a Pause, allows.
+	Next time.Time
+	// Blocked says that it may start nothing whatever the time: its
+	// robots.txt is in flight, or all its worker slots are in use.
+	Blocked bool
+	// Robots says that its robots.txt must go before anything else.
+	Robots bool
+	// Queued says that it has new requests queued; Spent that the page
+	// budget is spent, which holds new requests back but not retries.
+	Queued, Spent bool
+	// Retry is when its earliest retry is due, if HasRetry.
+	Retry    time.Time
+	HasRetry bool
+}
+
+// Wake returns when the host may start its next request, and false when
+// it has nothing it may start, whatever the time. held reports that the
+// page budget alone holds back new requests it could start otherwise, so
+// that the frontier must settle it again when the budget frees up.
+func (w Want) Wake() (wake time.Time, ok, held bool) {
+	if w.Blocked {
+		return time.Time{}, false, false
+	}
+	held = w.Queued && w.Spent
+	if w.Robots {
+		// Its robots.txt goes first, for a new request within the
+		// budget or for a retry (which the budget does not hold back).
+		return w.Next, w.Queued && !w.Spent || w.HasRetry, held
+	}
+	if w.Queued && !w.Spent {
+		return w.Next, true, false
+	}
+	if !w.HasRetry {
+		return time.Time{}, false, held
+	}
+	if w.Retry.After(w.Next) {
+		return w.Retry, true, held
+	}
+	return w.Next, true, held
+}

@@ -97,3 +97,32 @@ func TestHostsRuns(t *testing.T) {
 		t.Fatalf("got %q, want the host at the back, whose run was over", h.name)
 	}
 }
+
+// Want.Wake is the politeness rule both frontiers share: robots.txt
+// first, the worker limit, the delay, and a spent budget that holds back
+// new requests but not retries.
+func TestWantWake(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	next, retry := t0.Add(time.Second), t0.Add(2*time.Second)
+	for _, tt := range []struct {
+		name     string
+		w        Want
+		wake     time.Time
+		ok, held bool
+	}{
+		{"blocked", Want{Next: next, Blocked: true, Queued: true, HasRetry: true, Retry: retry}, time.Time{}, false, false},
+		{"nothing", Want{Next: next}, time.Time{}, false, false},
+		{"queued", Want{Next: next, Queued: true}, next, true, false},
+		{"queued, spent", Want{Next: next, Queued: true, Spent: true}, time.Time{}, false, true},
+		{"queued, spent, a retry", Want{Next: next, Queued: true, Spent: true, HasRetry: true, Retry: retry}, retry, true, true},
+		{"a retry before the delay", Want{Next: retry, HasRetry: true, Retry: next}, retry, true, false},
+		{"robots.txt first, queued", Want{Next: next, Robots: true, Queued: true}, next, true, false},
+		{"robots.txt first, spent", Want{Next: next, Robots: true, Queued: true, Spent: true}, next, false, true},
+		{"robots.txt first for a retry", Want{Next: next, Robots: true, HasRetry: true, Retry: retry}, next, true, false},
+	} {
+		wake, ok, held := tt.w.Wake()
+		if !wake.Equal(tt.wake) || ok != tt.ok || held != tt.held {
+			t.Errorf("%s: Wake() = %v, %v, %v; want %v, %v, %v", tt.name, wake, ok, held, tt.wake, tt.ok, tt.held)
+		}
+	}
+}
