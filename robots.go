@@ -307,7 +307,8 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 }
 
 // headerRobots returns what the X-Robots-Tag headers of a response say to
-// the robot named token ("asyncrawl"). A value may name the robot it is for
+// the robot named token ("asyncrawl"), read as a robots meta tag's content
+// is (extract.RobotsDirectives). A value may name the robot it is for
 // ("otherbot: noindex"), and then applies to it alone.
 func headerRobots(h http.Header, token string) extract.Meta {
 	var m extract.Meta
@@ -322,16 +323,7 @@ func headerRobots(h http.Header, token string) extract.Meta {
 				v = rest
 			}
 		}
-		for d := range strings.SplitSeq(v, ",") {
-			switch strings.ToLower(strings.TrimSpace(d)) {
-			case "noindex":
-				m.NoIndex = true
-			case "nofollow":
-				m.NoFollow = true
-			case "none":
-				m.NoIndex, m.NoFollow = true, true
-			}
-		}
+		extract.RobotsDirectives([]byte(v), &m)
 	}
 	return m
 }

@@ -194,22 +194,10 @@ func (s *scope) trap(key string, u *url.URL) refusal {
 	if s.maxURLLength > 0 && len(key) > s.maxURLLength {
 		return refuseURLLength
 	}
-	if s.maxSegmentRepeats > 0 && segmentRepeats(escapedPath(u), s.maxSegmentRepeats) {
+	if s.maxSegmentRepeats > 0 && segmentRepeats(urlstd.EscapedPath(u), s.maxSegmentRepeats) {
 		return refuseSegmentRepeats
 	}
 	return refuseNone
-}
-
-// escapedPath returns u's path as sent: for a path that urlstd.URL.SetURL put in
-// Opaque, the Opaque after "//" and the host, else its EscapedPath.
-func escapedPath(u *url.URL) string {
-	if u.Opaque != "" {
-		if p, ok := strings.CutPrefix(u.Opaque, "//"+u.Host); ok {
-			return p
-		}
-		return u.Opaque
-	}
-	return u.EscapedPath()
 }
 
 // segmentRepeats reports whether one segment of the escaped path, which

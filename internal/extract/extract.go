@@ -500,6 +500,16 @@ func getAttr(attrs []attr, key string) ([]byte, bool) {
 	return nil, false
 }
 
+// addAttr records the URL in attribute key of a tag, as add does, and
+// reports whether the tag has the attribute.
+func (s *linkScanner) addAttr(attrs []attr, key string, role Role, source string, level int, res uint8) bool {
+	v, ok := getAttr(attrs, key)
+	if ok {
+		s.add(v, role, source, "", level, res)
+	}
+	return ok
+}
+
 // element records the references in the attributes of a start tag.
 func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 	// Attributes any element may have.
@@ -607,20 +617,14 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			}
 		}
 	case "source":
-		if v, ok := getAttr(attrs, "src"); ok {
-			s.add(v, Requisite, "source src", "", level, res)
-		}
+		s.addAttr(attrs, "src", Requisite, "source src", level, res)
 		if v, ok := getAttr(attrs, "srcset"); ok {
 			s.srcset(v, Requisite, "source srcset", level, res)
 		}
 	case "script":
-		if v, ok := getAttr(attrs, "src"); ok {
-			s.add(v, Requisite, "script src", "", level, res)
-		}
-		if v, ok := getAttr(attrs, "href"); ok {
-			s.add(v, Requisite, "script href", "", level, res)
-		} else if v, ok := getAttr(attrs, "xlink:href"); ok {
-			s.add(v, Requisite, "script xlink:href", "", level, res)
+		s.addAttr(attrs, "src", Requisite, "script src", level, res)
+		if !s.addAttr(attrs, "href", Requisite, "script href", level, res) {
+			s.addAttr(attrs, "xlink:href", Requisite, "script xlink:href", level, res)
 		}
 	case "use", "feimage":
 		if v, ok := getAttr(attrs, "href"); ok {
@@ -629,43 +633,25 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.add(v, Requisite, string(name)+" xlink:href", "", level, res)
 		}
 	case "video":
-		if v, ok := getAttr(attrs, "src"); ok {
-			s.add(v, Requisite, "video src", "", level, res)
-		}
-		if v, ok := getAttr(attrs, "poster"); ok {
-			s.add(v, Requisite, "video poster", "", level, res)
-		}
+		s.addAttr(attrs, "src", Requisite, "video src", level, res)
+		s.addAttr(attrs, "poster", Requisite, "video poster", level, res)
 	case "audio", "track", "bgsound", "layer", "ilayer":
 		if v, ok := getAttr(attrs, "src"); ok {
 			s.add(v, Requisite, string(name)+" src", "", level, res)
 		}
 	case "embed":
-		if v, ok := getAttr(attrs, "src"); ok {
-			s.add(v, Requisite, "embed src", "", level, res)
-		}
-		if v, ok := getAttr(attrs, "pluginspage"); ok {
-			s.add(v, Reference, "embed pluginspage", "", level, res)
-		}
+		s.addAttr(attrs, "src", Requisite, "embed src", level, res)
+		s.addAttr(attrs, "pluginspage", Reference, "embed pluginspage", level, res)
 	case "object":
-		if v, ok := getAttr(attrs, "data"); ok {
-			s.add(v, Requisite, "object data", "", level, res)
-		}
-		if v, ok := getAttr(attrs, "codebase"); ok {
-			s.add(v, Reference, "object codebase", "", level, res)
-		}
-		if v, ok := getAttr(attrs, "classid"); ok {
-			s.add(v, Reference, "object classid", "", level, res)
-		}
+		s.addAttr(attrs, "data", Requisite, "object data", level, res)
+		s.addAttr(attrs, "codebase", Reference, "object codebase", level, res)
+		s.addAttr(attrs, "classid", Reference, "object classid", level, res)
 		if v, ok := getAttr(attrs, "archive"); ok {
 			s.addList(v, Reference, "object archive", level, res)
 		}
 	case "applet":
-		if v, ok := getAttr(attrs, "code"); ok {
-			s.add(v, Reference, "applet code", "", level, res)
-		}
-		if v, ok := getAttr(attrs, "codebase"); ok {
-			s.add(v, Reference, "applet codebase", "", level, res)
-		}
+		s.addAttr(attrs, "code", Reference, "applet code", level, res)
+		s.addAttr(attrs, "codebase", Reference, "applet codebase", level, res)
 		if v, ok := getAttr(attrs, "archive"); ok {
 			// A comma-separated list, unlike object's.
 			for r := range bytes.SplitSeq(v, []byte(",")) {
@@ -699,31 +685,23 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.add(v, role, "input src", "", level, res)
 		}
 	case "isindex":
-		if v, ok := getAttr(attrs, "action"); ok {
-			s.add(v, Reference, "isindex action", "", level, res)
-		}
+		s.addAttr(attrs, "action", Reference, "isindex action", level, res)
 	case "blockquote", "q", "ins", "del":
 		if v, ok := getAttr(attrs, "cite"); ok {
 			s.add(v, Navigation, string(name)+" cite", "", level, res)
 		}
 	case "html":
-		if v, ok := getAttr(attrs, "manifest"); ok {
-			s.add(v, Requisite, "html manifest", "", level, res)
-		}
+		s.addAttr(attrs, "manifest", Requisite, "html manifest", level, res)
 	case "head":
 		if v, ok := getAttr(attrs, "profile"); ok {
 			s.addList(v, Reference, "head profile", level, res)
 		}
 	case "xml":
-		if v, ok := getAttr(attrs, "src"); ok {
-			s.add(v, Reference, "xml src", "", level, res)
-		}
+		s.addAttr(attrs, "src", Reference, "xml src", level, res)
 	case "import":
 		// Internet Explorer's <IMPORT namespace implementation>: the
 		// behaviour (HTC) file of a namespace's custom elements.
-		if v, ok := getAttr(attrs, "implementation"); ok {
-			s.add(v, Reference, "import implementation", "", level, res)
-		}
+		s.addAttr(attrs, "implementation", Reference, "import implementation", level, res)
 	case "meta":
 		s.metaTag(attrs, level, res)
 	}

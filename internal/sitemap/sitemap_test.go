@@ -452,6 +452,8 @@ func hostileSitemap(shape string, n int) []byte {
 	return b.Bytes()
 }
 
+var hostileSitemaps = []string{"urls", "comments", "extensions", "attrs", "long-locs", "text", "text-long-lines"}
+
 // BenchmarkHostileSitemap parses 1 MiB and 4 MiB sitemaps of hostile
 // shapes (entries, comments, extension elements, attributes, over-long
 // locs and lines), with no URL limit, reporting ns/byte. The bound:
@@ -459,7 +461,7 @@ func hostileSitemap(shape string, n int) []byte {
 // is the most of it; a text sitemap is under 50).
 func BenchmarkHostileSitemap(b *testing.B) {
 	for _, size := range []int{1 << 20, 4 << 20} {
-		for _, shape := range []string{"urls", "comments", "extensions", "attrs", "long-locs", "text", "text-long-lines"} {
+		for _, shape := range hostileSitemaps {
 			body := hostileSitemap(shape, size)
 			b.Run(fmt.Sprintf("%s/%dMiB", shape, size>>20), func(b *testing.B) {
 				b.SetBytes(int64(len(body)))
@@ -477,7 +479,7 @@ func BenchmarkHostileSitemap(b *testing.B) {
 // each hostile shape of n and of 2n bytes: at most about twice as many.
 func TestHostileSitemapLinear(t *testing.T) {
 	const n = 256 << 10
-	for _, shape := range []string{"urls", "comments", "extensions", "attrs", "long-locs", "text", "text-long-lines"} {
+	for _, shape := range hostileSitemaps {
 		allocs := func(size int) float64 {
 			body := hostileSitemap(shape, size)
 			return testing.AllocsPerRun(2, func() { Parse(body, 1<<30, 1<<30) })

@@ -213,6 +213,19 @@ func String(u *url.URL) string {
 	return s
 }
 
+// EscapedPath returns u's path as sent: for a path that URL.SetURL put in
+// Opaque, the Opaque after "//" and the host (or after originForm, the
+// Opaque as it is), else u.EscapedPath().
+func EscapedPath(u *url.URL) string {
+	if u.Opaque != "" {
+		if p, ok := strings.CutPrefix(u.Opaque, "//"+u.Host); ok {
+			return p
+		}
+		return u.Opaque
+	}
+	return u.EscapedPath()
+}
+
 // FromURL returns an http(s) url.URL parsed anew as the URL Standard
 // parses its string form (see RefString).
 func FromURL(u *url.URL) (URL, error) {
