@@ -458,3 +458,54 @@ func TestResetCut(t *testing.T) {
 		t.Errorf("Push of the root to the crawl made anew: %d, %v; want 1, nil", n, err)
 	}
 }
+
+// A Join that finds the crawl done and whose sweep (the TTL set on every
+// key) is cut by its context leaves the keys as they were, the meta hash
+// without expiry; the next process to join the crawl sweeps it, to the
+// deadline of that first finish, not to one of its own.
+func TestTTLSweepCut(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 2, LeaseTerm: time.Minute}
+	cut := client(t, s)
+	cut.AddHook(scanFails{})
+	f := redisfrontier.New(cut, &redisfrontier.Options{Name: "swc", TTL: time.Hour})
+	t.Cleanup(func() { f.Close() })
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l, err := f.Take(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ack(t, f, l)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := f.Join(ctx); err == nil {
+		t.Fatal("Join whose sweep fails until its context ends: got nil, want an error")
+	}
+	if d, _ := c.PTTL(t.Context(), "crawl:{swc}:meta").Result(); d != -1 {
+		t.Errorf("TTL of the meta hash after a sweep cut: %v, want none (-1): it goes last", d)
+	}
+	g := open(t, s, &redisfrontier.Options{Name: "swc", TTL: 48 * time.Hour})
+	if err := g.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	keys := crawlKeys(t, c, "swc")
+	if len(keys) < 4 {
+		t.Fatalf("keys of the crawl done: %q, want its meta, stats, seen sets and hosts", keys)
+	}
+	for _, k := range keys {
+		if d, _ := c.PTTL(t.Context(), k).Result(); d <= time.Hour-time.Minute || d > time.Hour {
+			t.Errorf("TTL of %s after the sweep done again: got %v, want in (%v, %v], the first finish's", k, d, time.Hour-time.Minute, time.Hour)
+		}
+	}
+}
