@@ -155,11 +155,12 @@
 // keeps a crawl longer. Inspect reads a crawl's state (done or not, the
 // counters, the retries, who holds leases and until when) without
 // joining it. Reset deletes its keys (SCAN, then UNLINK in batches),
-// refusing while leases are out unless forced. A process still on a
-// crawl that was reset, or whose keys expired, gets ErrCrawlDeleted from
-// its next call: every script checks first that the meta hash is there,
-// so that none makes a half crawl of the keys it writes; a new Start
-// makes the crawl anew. The keys are found by SCAN over the database:
+// refusing while leases are out unless forced; one cut short leaves the
+// crawl marked, and Start refuses it until a Reset is run again. A
+// process still on a crawl that was reset, or whose keys expired, gets
+// ErrCrawlDeleted from its next call: every script checks first that the
+// meta hash is there, so that none makes a half crawl of the keys it
+// writes; a new Start makes the crawl anew. The keys are found by SCAN over the database:
 // one server (a Redis Cluster's SCAN is per node).
 //
 // # Seen set and memory

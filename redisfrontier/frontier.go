@@ -251,6 +251,9 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if err != nil {
 		return err
 	}
+	if reply == "reset:" {
+		return fmt.Errorf("redisfrontier: crawl %q: a Reset of it was cut short, its keys half deleted: Reset it again", f.name)
+	}
 	if other, ok := strings.CutPrefix(reply, "other:"); ok {
 		r, s, _ := strings.Cut(other, "\t")
 		return fmt.Errorf("redisfrontier: crawl %q was started with Roots %s and Scope %q, not Roots %s and Scope %q",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -233,6 +234,9 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	if len(m) == 0 {
 		return nil, fmt.Errorf("redisfrontier: crawl %q: %w", name, ErrNoCrawl)
 	}
+	if m["reset"] != "" {
+		return nil, fmt.Errorf("redisfrontier: crawl %q: a Reset of it was cut short, its keys half deleted: Reset it again", name)
+	}
 	n := func(k string) int { v, _ := strconv.Atoi(m[k]); return v }
 	s := &Status{Name: name, Scope: m["scope"], Queued: n("queued"), Acked: n("done"), Pages: n("pages"), Pending: n("unfinished")}
 	json.Unmarshal([]byte(m["roots"]), &s.Roots)
@@ -299,14 +303,17 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 // that wraps ErrLeased, unless force is set; it returns ErrNoCrawl if
 // there is no key to delete. It returns how many keys it deleted.
 //
-// Reset first deletes the crawl's meta hash, in one step with the check of
-// the leases, so that from then on every call of a process still on the
-// crawl (Take, Ack, Join, ...) returns ErrCrawlDeleted instead of making
-// a half crawl of the keys it would write; then the other keys; then the
-// meta hash again, in case a process started the crawl anew meanwhile
-// (its calls then fail too). It wakes the processes waiting on the
-// crawl, so that they find out at once. A crawl started again once Reset
-// has returned is a new crawl.
+// Reset first replaces the crawl's meta hash with a mark, in one step with
+// the check of the leases, so that from then on every call of a process
+// still on the crawl (Take, Ack, Join, ...) returns ErrCrawlDeleted
+// instead of making a half crawl of the keys it would write, and Start
+// and Inspect return an error; then it deletes the other keys; then the
+// mark. A Reset cut short between the two (its process killed, ctx
+// cancelled) leaves the mark: Start refuses the crawl, rather than make it
+// anew over the seen set and queues left, until a Reset, forced or not,
+// is run again. It wakes the processes waiting on the crawl, so that they
+// find out at once. A crawl started again once Reset has returned is a
+// new crawl.
 func Reset(ctx context.Context, client redis.UniversalClient, name string, force bool) (int, error) {
 	prefix := keyPrefix(name)
 	forced := "0"
@@ -324,15 +331,19 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, v[1], ErrLeased)
 	}
 	deleted := int(v[1])
+	meta := prefix + "meta"
 	err = scanKeys(ctx, client, prefix, func(keys []string) error {
+		// The mark goes last.
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == meta })
+		if len(keys) == 0 {
+			return nil
+		}
 		n, err := client.Unlink(ctx, keys...).Result()
 		deleted += int(n)
 		return err
 	})
 	if err == nil {
-		var n int64
-		n, err = client.Del(ctx, prefix+"meta").Result()
-		deleted += int(n)
+		err = client.Del(ctx, meta).Err()
 	}
 	// The processes waiting on the crawl ask again now, and find it gone.
 	client.Publish(ctx, prefix+"ev", "j")

@@ -382,3 +382,130 @@ func TestReset(t *testing.T) {
 		t.Errorf("the crawl other's keys are gone after the Reset of o*")
 	}
 }
+
+// scanFails is a client hook that fails every SCAN: a Reset cut (its
+// process killed, its context cancelled) after it deleted the meta hash
+// and before it deleted the other keys.
+type scanFails struct{}
+
+var errScanCut = errors.New("SCAN cut")
+
+func (scanFails) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (scanFails) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "scan" {
+			cmd.SetErr(errScanCut)
+			return errScanCut
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (scanFails) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A Reset cut between the deletion of the meta hash and that of the other
+// keys leaves the crawl marked half reset: a Start under its name is
+// refused (it would make a crawl anew over the old seen set and queues,
+// its roots taken as seen), Inspect says so, and a Reset run again,
+// unforced though leases were out, deletes every key, after which a Start
+// makes the crawl anew, its root admitted.
+func TestResetCut(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+	f := open(t, s, &redisfrontier.Options{Name: "cut"})
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Take(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cut := client(t, s)
+	cut.AddHook(scanFails{})
+	if n, err := redisfrontier.Reset(t.Context(), cut, "cut", true); !errors.Is(err, errScanCut) {
+		t.Fatalf("Reset cut at its SCAN: %d, %v; want %v", n, err, errScanCut)
+	}
+	if len(crawlKeys(t, c, "cut")) == 0 {
+		t.Fatal("no key left by the Reset cut: the test cuts nothing")
+	}
+	g := open(t, s, &redisfrontier.Options{Name: "cut"})
+	if err := g.Start(t.Context(), p); err == nil {
+		t.Errorf("Start on a crawl half reset: got nil, want an error")
+	}
+	if st, err := redisfrontier.Inspect(t.Context(), c, "cut"); err == nil {
+		t.Errorf("Inspect of a crawl half reset: got %+v, want an error", st)
+	}
+	if n, err := redisfrontier.Reset(t.Context(), c, "cut", false); err != nil || n == 0 {
+		t.Fatalf("Reset again: %d, %v; want the keys deleted, nil", n, err)
+	}
+	if got := crawlKeys(t, c, "cut"); len(got) != 0 {
+		t.Errorf("keys after the Reset run again: %q, want none", got)
+	}
+	if n, err := redisfrontier.Reset(t.Context(), c, "cut", false); !errors.Is(err, redisfrontier.ErrNoCrawl) {
+		t.Errorf("Reset of a crawl reset: %d, %v; want ErrNoCrawl", n, err)
+	}
+	h := open(t, s, &redisfrontier.Options{Name: "cut"})
+	if err := h.Start(t.Context(), p); err != nil {
+		t.Fatalf("Start after the Reset completed: %v", err)
+	}
+	if n, err := h.Push(t.Context(), siteURL(0)); n != 1 || err != nil {
+		t.Errorf("Push of the root to the crawl made anew: %d, %v; want 1, nil", n, err)
+	}
+}
+
+// A Join that finds the crawl done and whose sweep (the TTL set on every
+// key) is cut by its context leaves the keys as they were, the meta hash
+// without expiry; the next process to join the crawl sweeps it, to the
+// deadline of that first finish, not to one of its own.
+func TestTTLSweepCut(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 2, LeaseTerm: time.Minute}
+	cut := client(t, s)
+	cut.AddHook(scanFails{})
+	f := redisfrontier.New(cut, &redisfrontier.Options{Name: "swc", TTL: time.Hour})
+	t.Cleanup(func() { f.Close() })
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l, err := f.Take(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ack(t, f, l)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := f.Join(ctx); err == nil {
+		t.Fatal("Join whose sweep fails until its context ends: got nil, want an error")
+	}
+	if d, _ := c.PTTL(t.Context(), "crawl:{swc}:meta").Result(); d != -1 {
+		t.Errorf("TTL of the meta hash after a sweep cut: %v, want none (-1): it goes last", d)
+	}
+	g := open(t, s, &redisfrontier.Options{Name: "swc", TTL: 48 * time.Hour})
+	if err := g.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	keys := crawlKeys(t, c, "swc")
+	if len(keys) < 4 {
+		t.Fatalf("keys of the crawl done: %q, want its meta, stats, seen sets and hosts", keys)
+	}
+	for _, k := range keys {
+		if d, _ := c.PTTL(t.Context(), k).Result(); d <= time.Hour-time.Minute || d > time.Hour {
+			t.Errorf("TTL of %s after the sweep done again: got %v, want in (%v, %v], the first finish's", k, d, time.Hour-time.Minute, time.Hour)
+		}
+	}
+}

@@ -34,9 +34,11 @@ import "github.com/redis/go-redis/v9"
 // anything, with an error the Frontier turns into ErrCrawlDeleted. The
 // scripts of every URL (Push, Take, Ack) check with alive, in the HMGET of
 // the counters they read anyway, so that the check costs them no call;
-// the others with guard, before the prelude.
+// the others with guard, before the prelude. Both test the field sb, which
+// every crawl's meta hash has and the mark of a Reset cut short (see
+// resetScript) has not.
 const guard = `
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('HEXISTS', KEYS[1], 'sb') == 0 then
   return redis.error_reply('NOCRAWL the crawl was deleted')
 end
 `
@@ -334,7 +336,8 @@ end
 // if it is done, "0" if not, or "new:<bits>:0" for a crawl made now; or
 // "other:" the crawl's roots, a tab, its scope.
 var startScript = redis.NewScript(prelude + `
-local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb', 'unfinished', 'fin', 'fd', 'done', 'dl')
+local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb', 'unfinished', 'fin', 'fd', 'done', 'dl', 'reset')
+if m[9] then return 'reset:' end
 if m[1] and (m[1] ~= ARGV[10] or m[2] ~= ARGV[11]) then
   return 'other:' .. m[1] .. '\t' .. m[2]
 end
@@ -417,14 +420,23 @@ return ''
 `)
 
 // resetScript begins a Reset: unless ARGV[1] is "1" (forced), it refuses
-// a crawl with leases out; else it deletes the crawl's meta hash, so that
-// every script of a process still on the crawl fails (see guard).
-// KEYS[1] the meta hash, KEYS[2] the leases hash. Reply: {1, meta deleted
-// (0 or 1)}, or {0, leases out} refused.
+// a crawl with leases out; else it replaces the crawl's meta hash with a
+// mark, a hash of the one field reset, so that every script of a process
+// still on the crawl fails (see guard) and Start refuses the crawl until
+// the Reset has deleted the other keys and then the mark: a Reset cut
+// short (its process killed, its context cancelled) leaves the mark, and
+// no crawl is made anew over the seen set and queues it left. A crawl
+// marked so is reset again, forced or not. KEYS[1] the meta hash, KEYS[2]
+// the leases hash. Reply: {1, meta deleted (0 or 1)}, or {0, leases out}
+// refused.
 var resetScript = redis.NewScript(`
+local cut = redis.call('HEXISTS', KEYS[1], 'reset') == 1
 local n = redis.call('HLEN', KEYS[2])
-if n > 0 and ARGV[1] ~= '1' then return {0, n} end
-return {1, redis.call('DEL', KEYS[1])}
+if n > 0 and ARGV[1] ~= '1' and not cut then return {0, n} end
+local d = redis.call('DEL', KEYS[1])
+if cut then d = 0 end
+redis.call('HSET', KEYS[1], 'reset', '1')
+return {1, d}
 `)
 
 // closeScript puts back the leases of its owner, at once, and forgets the

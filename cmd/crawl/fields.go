@@ -110,8 +110,18 @@ func isAttrName(s string) bool {
 // empty reports whether no -select was given.
 func (fs *fieldSet) empty() bool { return len(fs.names) == 0 }
 
-// hook is the page hook: it takes the page's fields.
-func (fs *fieldSet) hook(p *crawl.Page) { fs.collector.Hook(p) }
+// hook is the page hook: it takes the page's fields. A page fetched
+// again (its Result not delivered the first time: an Ack that failed, a
+// lease lost and given back to this process) drops the fields of the
+// fetch before, so that a field this fetch did not match is not taken
+// from that one.
+func (fs *fieldSet) hook(p *crawl.Page) {
+	key := crawl.URLKey(p.URL.String())
+	fs.mu.Lock()
+	delete(fs.pending, key)
+	fs.mu.Unlock()
+	fs.collector.Hook(p)
+}
 
 func (fs *fieldSet) set(pageURL, name, value string) {
 	key := crawl.URLKey(pageURL)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl"
 )
 
 // TestSelectDemo checks that -select gives every HTML page of the demo
@@ -218,5 +221,32 @@ func TestSelectManyPages(t *testing.T) {
 		if got := res.Fields["title"]; got != want {
 			t.Errorf("%s: got title %q, want %q", res.URL, got, want)
 		}
+	}
+}
+
+// TestSelectFetchedAgain checks that a page whose Result was not delivered
+// (an Ack that failed, a lease lost) and that is fetched again gives the
+// fields of the fetch whose Result comes, not those of the one before.
+func TestSelectFetchedAgain(t *testing.T) {
+	fs := newFieldSet()
+	for _, s := range []string{"title=title", "h1=h1"} {
+		if err := fs.Set(s); err != nil {
+			t.Fatalf("Set(%q): %v", s, err)
+		}
+	}
+	u, _ := url.Parse("http://example.test/a")
+	page := func(body string) *crawl.Page {
+		return &crawl.Page{URL: u, Status: 200, ContentType: "text/html", Encoding: "utf-8", Body: []byte(body)}
+	}
+	fs.hook(page("<title>Before</title><h1>Gone since</h1>"))
+	// No Result: the page is fetched again, its h1 gone.
+	fs.hook(page("<title>After</title>"))
+	got := fs.take(u.String())
+	want := map[string]string{"title": "After"}
+	if !maps.Equal(got, want) {
+		t.Errorf("fields of the second fetch: got %q, want %q", got, want)
+	}
+	if got := fs.take(u.String()); got != nil {
+		t.Errorf("take again: got %q, want nil", got)
 	}
 }
