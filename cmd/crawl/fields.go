@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/andybalholm/cascadia"
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/scrape"
 )
@@ -14,13 +15,12 @@ import (
 // page's JSON line. It is the flag's value: each -select given compiles its
 // selector, so that a bad one stops the command before any fetch.
 //
-// The page hook (hook) runs the selectors and keeps a page's fields until
-// its Result comes to the result hook, which takes them: the crawler calls
-// both for a URL on one worker, the page hook first. It is safe for
-// concurrent use.
+// The page hook (hook) parses the page once and takes each field's first
+// match, then keeps the page's fields until its Result comes to the result
+// hook, which takes them: the crawler calls both for a URL on one worker,
+// the page hook first. It is safe for concurrent use.
 type fieldSet struct {
-	names     []string // in the order given
-	collector *scrape.Collector
+	fields []field // in the order given
 
 	mu sync.Mutex
 	// pending maps a page URL's key (crawl.URLKey) to its fields. A
@@ -30,15 +30,26 @@ type fieldSet struct {
 	pending map[string]map[string]string
 }
 
+// field is one -select: the text of the first element m matches, or with
+// attr that element's attribute.
+type field struct {
+	name, attr string
+	m          cascadia.Selector
+}
+
 func newFieldSet() *fieldSet {
-	return &fieldSet{collector: scrape.New(), pending: map[string]map[string]string{}}
+	return &fieldSet{pending: map[string]map[string]string{}}
 }
 
 func (fs *fieldSet) String() string {
 	if fs == nil {
 		return ""
 	}
-	return strings.Join(fs.names, " ")
+	names := make([]string, len(fs.fields))
+	for i, f := range fs.fields {
+		names[i] = f.name
+	}
+	return strings.Join(names, " ")
 }
 
 // Set adds the field of a -select NAME=SELECTOR or NAME=SELECTOR@ATTR.
@@ -50,34 +61,17 @@ func (fs *fieldSet) Set(s string) error {
 	case name == "":
 		return errors.New("empty NAME: want NAME=SELECTOR or NAME=SELECTOR@ATTR")
 	}
-	for _, n := range fs.names {
-		if n == name {
+	for _, f := range fs.fields {
+		if f.name == name {
 			return fmt.Errorf("field %q given twice", name)
 		}
 	}
 	selector, attr := splitAttr(spec)
-	err := fs.collector.OnHTML(selector, func(e *scrape.Element) {
-		if e.Index > 0 {
-			return // the first match only
-		}
-		v := ""
-		if attr == "" {
-			v = e.Text()
-		} else {
-			v = scrape.Collapse(e.Attr(attr))
-		}
-		if v != "" {
-			fs.set(e.Page.URL.String(), name, v)
-		}
-	})
+	m, err := cascadia.Compile(selector)
 	if err != nil {
-		var se *scrape.SelectorError
-		if errors.As(err, &se) {
-			return se
-		}
-		return err
+		return &scrape.SelectorError{Selector: selector, Err: err}
 	}
-	fs.names = append(fs.names, name)
+	fs.fields = append(fs.fields, field{name: name, attr: attr, m: m})
 	return nil
 }
 
@@ -108,31 +102,45 @@ func isAttrName(s string) bool {
 }
 
 // empty reports whether no -select was given.
-func (fs *fieldSet) empty() bool { return len(fs.names) == 0 }
+func (fs *fieldSet) empty() bool { return len(fs.fields) == 0 }
 
-// hook is the page hook: it takes the page's fields. A page fetched
+// hook is the page hook: it parses an HTML page once (scrape.Document) and
+// takes each field's first match, white space collapsed. A page fetched
 // again (its Result not delivered the first time: an Ack that failed, a
-// lease lost and given back to this process) drops the fields of the
+// lease lost and given back to this process) replaces the fields of the
 // fetch before, so that a field this fetch did not match is not taken
 // from that one.
 func (fs *fieldSet) hook(p *crawl.Page) {
+	var m map[string]string
+	if doc, ok := scrape.Document(p); ok {
+		for _, f := range fs.fields {
+			first := doc.FindMatcher(f.m).First()
+			if first.Length() == 0 {
+				continue
+			}
+			var v string
+			if f.attr == "" {
+				v = scrape.Collapse(first.Text())
+			} else {
+				v = scrape.Collapse(first.AttrOr(f.attr, ""))
+			}
+			if v == "" {
+				continue
+			}
+			if m == nil {
+				m = make(map[string]string, len(fs.fields))
+			}
+			m[f.name] = v
+		}
+	}
 	key := crawl.URLKey(p.URL.String())
 	fs.mu.Lock()
-	delete(fs.pending, key)
-	fs.mu.Unlock()
-	fs.collector.Hook(p)
-}
-
-func (fs *fieldSet) set(pageURL, name, value string) {
-	key := crawl.URLKey(pageURL)
-	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	m := fs.pending[key]
 	if m == nil {
-		m = make(map[string]string, len(fs.names))
+		delete(fs.pending, key)
+	} else {
 		fs.pending[key] = m
 	}
-	m[name] = value
 }
 
 // take returns the fields of the page of the Result for u and forgets

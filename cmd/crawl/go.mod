@@ -3,6 +3,7 @@ module github.com/asyncrawl/crawl/cmd/crawl
 go 1.26.0
 
 require (
+	github.com/andybalholm/cascadia v1.3.4
 	github.com/asyncrawl/crawl v0.0.0
 	github.com/asyncrawl/crawl/redisfrontier v0.0.0
 	github.com/asyncrawl/crawl/scrape v0.0.0
@@ -12,7 +13,6 @@ require (
 
 require (
 	github.com/PuerkitoBio/goquery v1.13.0 // indirect
-	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
