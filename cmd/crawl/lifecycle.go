@@ -65,15 +65,15 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 	case len(cfg.roots) > 0:
 		return fail("%s takes no root URL (%s): -crawl names the crawl", what, cfg.roots[0])
 	}
-	o, err := redis.ParseURL(cfg.redis)
+	o, err := redisOptions(cfg)
 	if err != nil {
-		return fail("-redis %s: %v (want redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS, or unix:///PATH)", cfg.redis, err)
+		return fail("%v", err)
 	}
 	rdb := redis.NewClient(o)
 	defer rdb.Close()
 	where := redactURL(cfg.redis)
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
-		return fail("-redis %s: Redis at %s did not answer in %v (-redis_wait): %v", where, o.Addr, cfg.redisWait, err)
+		return fail("%v", waitRedisErr(cfg, o, err))
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "crawl: interrupted")

@@ -37,10 +37,23 @@ func checkRedisFlags(cfg *config, leaseSet bool) error {
 	case cfg.demo:
 		return fmt.Errorf("-redis cannot share -demo: the demo site is on a loopback port of this process")
 	}
-	if _, err := redis.ParseURL(cfg.redis); err != nil {
-		return fmt.Errorf("-redis %s: %v (want redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS, or unix:///PATH)", cfg.redis, err)
+	_, err := redisOptions(cfg)
+	return err
+}
+
+// redisOptions parses -redis, with the error every use of it gives.
+func redisOptions(cfg *config) (*redis.Options, error) {
+	o, err := redis.ParseURL(cfg.redis)
+	if err != nil {
+		return nil, fmt.Errorf("-redis %s: %v (want redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS, or unix:///PATH)", redactURL(cfg.redis), err)
 	}
-	return nil
+	return o, nil
+}
+
+// waitRedisErr is the error of a server that did not answer within
+// -redis_wait.
+func waitRedisErr(cfg *config, o *redis.Options, err error) error {
+	return fmt.Errorf("-redis %s: Redis at %s did not answer in %v (-redis_wait): %w", redactURL(cfg.redis), o.Addr, cfg.redisWait, err)
 }
 
 // openRedis opens the crawl on the Redis server of -redis once the server
@@ -51,9 +64,9 @@ func checkRedisFlags(cfg *config, leaseSet bool) error {
 // cannot be reached, the crawl waits for it (the Frontier does); logger
 // says so once an outage, and once it is over.
 func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfrontier.Frontier, error) {
-	o, err := redis.ParseURL(cfg.redis)
+	o, err := redisOptions(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("-redis %s: %w", cfg.redis, err)
+		return nil, err
 	}
 	// The client logs each failed dial while the server is down (every
 	// few hundred milliseconds): through the command's log at debug
@@ -71,7 +84,7 @@ func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfro
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
 		f.Close()
 		rdb.Close()
-		return nil, fmt.Errorf("-redis %s: Redis at %s did not answer in %v (-redis_wait): %w", cfg.redis, o.Addr, cfg.redisWait, err)
+		return nil, waitRedisErr(cfg, o, err)
 	}
 	return f, nil
 }
