@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -22,11 +23,21 @@ import (
 // Options configure a Frontier. The zero value (or nil) is the default.
 type Options struct {
 	// Name is the crawl's name: its keys are all under "crawl:{Name}:",
-	// one hash tag, so that a Redis Cluster keeps a crawl on one shard.
-	// Empty: Start derives it from Policy.Roots and Policy.Scope (a short
-	// hash), so that the same command run on N machines shares one
-	// crawl.
+	// one hash tag, or, in a crawl of several Shards, under that tag and
+	// one tag of each shard, "crawl:{Name:N}:". Empty: Start derives it
+	// from Policy.Roots and Policy.Scope (a short hash), so that the same
+	// command run on N machines shares one crawl.
 	Name string
+	// Shards is the number of parts a crawl's hosts are spread over, each
+	// under a hash tag of its own, so that a Redis Cluster spreads the
+	// crawl over its masters; a host's part is a hash of its host key,
+	// modulo Shards. It is fixed when the crawl is made: later Starts
+	// use the crawl's, whatever theirs. 0 or 1 keeps the whole crawl
+	// under one hash tag (on one master of a cluster); OpenCluster makes
+	// 0 mean DefaultShards. At most 4096. See docs/cluster.md for what a crawl of
+	// several shards does differently (its page budget is handed to the
+	// shards in parts, and it has no seen cache).
+	Shards int
 	// Owner names this Frontier among the crawl's processes: its leases
 	// are its own, and another owner's Ack, Retry or Extend of them is
 	// refused. Empty: the host name, the process ID and a random number,
@@ -91,6 +102,8 @@ type Frontier struct {
 	name     string
 	prefix   string
 	keys     []string
+	shards   int      // the crawl's, once started: 1 for one hash tag
+	sprefix  []string // each shard's key prefix, if shards > 1
 	started  bool
 	policy   crawl.Policy
 	bits     uint
@@ -110,6 +123,13 @@ type Frontier struct {
 	opMu     sync.Mutex
 	opSeq    uint64
 	inflight map[uint64]struct{}
+
+	smu    sync.Mutex // guards what follows, to the blank line
+	due    []int64    // per shard, when a Take may find work (µs; 0 now)
+	hot    []bool     // per shard, whether it is known to have work now
+	cursor int        // the shard the next Take asks first
+	probed time.Time  // when every shard was last asked
+	balAt  time.Time  // when the budget was last balanced by a Take
 
 	tmu      sync.Mutex // guards the takers
 	leaders  int        // Takes asking the server
@@ -160,6 +180,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 	if f.opts.TTL == 0 {
 		f.opts.TTL = DefaultTTL
 	}
+	f.opts.Shards = min(max(f.opts.Shards, 1), maxShards)
 	switch {
 	case f.opts.SeenCache == 0:
 		f.seen = newSeenCache(1 << 20)
@@ -186,6 +207,33 @@ func Open(ctx context.Context, redisURL string, opts *Options) (*Frontier, error
 		return nil, fmt.Errorf("redisfrontier: %w", err)
 	}
 	f := New(redis.NewClient(o), opts)
+	f.ownClient = true
+	return f, nil
+}
+
+// OpenCluster returns a Frontier on the Redis Cluster whose nodes include
+// addrs ("HOST:PORT" each; any of the cluster's nodes will do: the client
+// learns the others from them), with the crawl spread over the cluster's
+// masters by host (Options.Shards; 0 means DefaultShards here). The
+// Frontier owns the client it makes: Close closes it. Like Open, it does
+// not contact the cluster: Start does, and waits for it.
+func OpenCluster(ctx context.Context, addrs []string, opts *Options) (*Frontier, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("redisfrontier: OpenCluster: no address")
+	}
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("redisfrontier: OpenCluster: address %q: want HOST:PORT", a)
+		}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Shards == 0 {
+		o.Shards = DefaultShards
+	}
+	f := New(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), &o)
 	f.ownClient = true
 	return f, nil
 }
@@ -247,9 +295,24 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	for 1<<bits < f.opts.SeenBuckets {
 		bits++
 	}
-	reply, err := f.eval(ctx, startScript, false, string(roots), p.Scope, bits)
-	if err != nil {
-		return err
+	shards := max(1, f.opts.Shards)
+	var reply string
+	for {
+		f.mu.Lock()
+		f.shards = 1 // the control keys first
+		f.mu.Unlock()
+		reply, err = f.eval(ctx, startScript, false, string(roots), p.Scope, bits, shards)
+		if err != nil {
+			return err
+		}
+		n, ok := strings.CutPrefix(reply, "shards:")
+		if !ok {
+			break
+		}
+		// The crawl's number of shards, not ours: take it.
+		if shards, err = strconv.Atoi(n); err != nil || shards < 1 || shards > maxShards {
+			return errCorrupt
+		}
 	}
 	if reply == "reset:" {
 		return fmt.Errorf("redisfrontier: crawl %q: a Reset of it was cut short, its keys half deleted: Reset it again", f.name)
@@ -272,6 +335,22 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		f.seen.reset("")
 	}
 	f.mu.Lock()
+	f.bits = uint(b)
+	f.shards = shards
+	if shards > 1 {
+		f.seen = nil // see Options.Shards
+		f.sprefix = make([]string, shards)
+		for v := range f.sprefix {
+			f.sprefix[v] = shardPrefix(f.name, v)
+		}
+	}
+	f.mu.Unlock()
+	if shards > 1 {
+		if finAt, err = f.startShards(ctx, string(roots), p.Scope, bits, finAt); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return crawl.ErrFrontierClosed
@@ -280,10 +359,13 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if finAt > 0 {
 		f.wasDone = time.UnixMicro(finAt)
 	}
-	f.bits = uint(b)
 	if !f.started {
 		f.started = true
-		f.pubsub = f.rdb.Subscribe(context.Background(), f.prefix+"ev")
+		if shards > 1 {
+			f.pubsub = f.rdb.PSubscribe(context.Background(), shardPattern(f.name))
+		} else {
+			f.pubsub = f.rdb.Subscribe(context.Background(), f.prefix+"ev")
+		}
 		f.subDone = make(chan struct{})
 		go f.listen(f.pubsub, f.subDone)
 	}
@@ -292,10 +374,14 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 }
 
 // listen wakes the waiting Takes and Joins when another process says
-// that work came up or the crawl may be over.
+// that work came up or the crawl may be over (on which shard, in a
+// sharded crawl).
 func (f *Frontier) listen(ps *redis.PubSub, done chan struct{}) {
 	defer close(done)
-	for range ps.Channel() {
+	for m := range ps.Channel() {
+		if m.Pattern != "" {
+			f.markDue(f.shardOfChannel(m.Channel))
+		}
 		f.notify()
 	}
 }
@@ -375,16 +461,16 @@ func (f *Frontier) eval(ctx context.Context, script *redis.Script, replay bool, 
 // evalAs is eval as call number seq (0 for none), low the lowest number in
 // flight.
 func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low uint64, args ...any) (string, error) {
-	prefix, keys, p, _, err := f.state()
+	return f.evalOn(ctx, -1, script, seq, low, args...)
+}
+
+// evalOn is evalAs on shard (-1: the crawl's control keys, which are its
+// keys in a crawl of one shard).
+func (f *Frontier) evalOn(ctx context.Context, shard int, script *redis.Script, seq, low uint64, args ...any) (string, error) {
+	keys, all, err := f.callArgs(shard, seq, low, args)
 	if err != nil {
 		return "", err
 	}
-	robots := "0"
-	if p.Robots {
-		robots = "1"
-	}
-	all := append([]any{prefix, f.owner, seq, low,
-		p.HostWorkers, p.HostDelay.Microseconds(), robots, p.MaxPages, p.LeaseTerm.Microseconds()}, args...)
 	backoff := 10 * time.Millisecond
 	for {
 		v, err := script.Run(ctx, f.rdb, keys, all...).Text()
@@ -493,6 +579,9 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 	_, _, _, bits, err := f.state()
 	if err != nil {
 		return 0, err
+	}
+	if n := f.sharded(); n > 0 {
+		return f.pushShards(ctx, reqs, bits, n)
 	}
 	// Bounded batches keep each script short: a long one blocks the
 	// server for everyone.
@@ -676,6 +765,9 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 // takeN runs the take script for up to n leases. It returns them, or, with
 // none, how long until something may be taken (-1: nothing is timed).
 func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Duration, error) {
+	if shards := f.sharded(); shards > 0 {
+		return f.takeShards(ctx, n, shards)
+	}
 	args := make([]any, 0, 2+n)
 	args = append(args, n, leaseToken())
 	for range n {
@@ -851,6 +943,9 @@ func (f *Frontier) hostRules(ctx context.Context, host, version string) (*crawl.
 	f.mu.Lock()
 	c, ok := f.rules[host]
 	prefix := f.prefix
+	if f.shards > 1 {
+		prefix = f.sprefix[shardOf(host, f.shards)]
+	}
 	f.mu.Unlock()
 	if ok && c.version == version {
 		return c.rules, nil
@@ -891,7 +986,13 @@ const maxCachedRules = 1024
 func (f *Frontier) release(l *crawl.Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f.eval(ctx, retryScript, true, l.ID, 0, "", 0, "1") // lost: it expires
+	shard, id, ok := f.route(l.ID)
+	if !ok {
+		return
+	}
+	seq, low := f.beginOp()
+	defer f.endOp(seq)
+	f.evalOn(ctx, shard, retryScript, seq, low, id, 0, "", 0, "1") // lost: it expires
 }
 
 // Ack ends a lease as done, admits o.Links and counts o.Result in the
@@ -932,7 +1033,14 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	a := f.sift(links, bits)
 	a.done = make(chan struct{})
 	a.args = make([]any, 0, 17+2*len(o.Refused))
-	a.args = append(a.args, l.ID, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
+	id := l.ID
+	if f.sharded() > 0 {
+		var ok bool
+		if a.shard, id, ok = f.route(l.ID); !ok {
+			a.shard = -1 // no lease of the crawl: lost, its links admitted
+		}
+	}
+	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
 	a.args = appendStats(a.args, o)
 	f.amu.Lock()
 	f.acks = append(f.acks, a)
@@ -977,6 +1085,7 @@ const maxBatch = 500
 type pendingAck struct {
 	args  []any       // but the links
 	links []admission // the links to send
+	shard int         // the lease's shard, in a crawl of several (-1: none)
 	// The links the seen cache dropped, as of its run: they are sent
 	// after all if the server is no longer on that run. Until the Ack
 	// returns they are the caller's Requests, those of from whose bit is
@@ -1144,6 +1253,11 @@ func (f *Frontier) flushAcks() {
 		if f.seen == nil {
 			f.dropSeen(batch)
 		}
+		if n := f.sharded(); n > 0 {
+			f.flushShards(batch, n)
+			f.notify()
+			continue
+		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
 		r, err := f.evalAdmitting(context.Background(), ackScript, batch, bits, func(args []any) []any {
@@ -1189,12 +1303,19 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 	if err != nil {
 		return
 	}
+	f.mu.Lock()
+	shards, sprefix := f.shards, f.sprefix
+	f.mu.Unlock()
 	var cmds []*redis.BoolCmd
 	ctx := context.Background()
 	_, err = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, a := range batch {
 			for _, l := range a.links {
-				cmds = append(cmds, p.SIsMember(ctx, prefix+"s:"+l.bucket, l.member))
+				pre := prefix
+				if shards > 1 {
+					pre = sprefix[shardOf(l.host, shards)]
+				}
+				cmds = append(cmds, p.SIsMember(ctx, pre+"s:"+l.bucket, l.member))
 			}
 		}
 		return nil
@@ -1280,7 +1401,16 @@ func (f *Frontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) erro
 	if !at.IsZero() {
 		delay = max(0, time.Until(at).Microseconds())
 	}
-	reply, err := f.eval(ctx, retryScript, true, l.ID, delay, encodeRequest(&l.Request), l.Tries, "0")
+	shard, id, ok := f.route(l.ID)
+	if !ok {
+		if _, _, _, _, err := f.state(); err != nil {
+			return err
+		}
+		return crawl.ErrLeaseLost
+	}
+	seq, low := f.beginOp()
+	reply, err := f.evalOn(ctx, shard, retryScript, seq, low, id, delay, encodeRequest(&l.Request), l.Tries, "0")
+	f.endOp(seq)
 	if err != nil {
 		return err
 	}
@@ -1293,7 +1423,14 @@ func (f *Frontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) erro
 
 // Extend renews a lease for another Policy.LeaseTerm from now.
 func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
-	reply, err := f.eval(ctx, extendScript, false, l.ID)
+	shard, id, ok := f.route(l.ID)
+	if !ok {
+		if _, _, _, _, err := f.state(); err != nil {
+			return err
+		}
+		return crawl.ErrLeaseLost
+	}
+	reply, err := f.evalOn(ctx, shard, extendScript, 0, 0, id)
 	if err != nil {
 		return err
 	}
@@ -1306,7 +1443,11 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 // Pause holds back every request to host until the given time, measured
 // from now on the server's clock, for every process.
 func (f *Frontier) Pause(ctx context.Context, host string, until time.Time) error {
-	_, err := f.eval(ctx, pauseScript, false, host, max(0, time.Until(until).Microseconds()))
+	shard := -1
+	if n := f.sharded(); n > 0 {
+		shard = shardOf(host, n)
+	}
+	_, err := f.evalOn(ctx, shard, pauseScript, 0, 0, host, max(0, time.Until(until).Microseconds()))
 	return err
 }
 
@@ -1317,6 +1458,9 @@ func (f *Frontier) Pause(ctx context.Context, host string, until time.Time) erro
 // before it returns. It returns ErrCrawlDeleted if the crawl was deleted
 // meanwhile.
 func (f *Frontier) Join(ctx context.Context) error {
+	if f.sharded() > 0 {
+		return f.joinShards(ctx)
+	}
 	for {
 		prefix, _, p, _, err := f.state()
 		if err != nil {
@@ -1364,6 +1508,9 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 	if err != nil {
 		return crawl.Counts{}, err
 	}
+	if f.sharded() > 0 {
+		return f.countShards(ctx)
+	}
 	var (
 		hm *redis.SliceCmd
 		hl *redis.IntCmd
@@ -1392,10 +1539,21 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 	if err != nil {
 		return crawl.Stats{}, err
 	}
-	var m map[string]string
+	f.mu.Lock()
+	prefixes := []string{prefix}
+	if f.shards > 1 {
+		prefixes = f.sprefix
+	}
+	f.mu.Unlock()
+	var cmds []*redis.MapStringStringCmd
 	err = f.retryRead(ctx, func() error {
-		var err error
-		m, err = f.rdb.HGetAll(ctx, prefix+"stats").Result()
+		cmds = cmds[:0]
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, pre := range prefixes {
+				cmds = append(cmds, p.HGetAll(ctx, pre+"stats"))
+			}
+			return nil
+		})
 		return err
 	})
 	if err != nil {
@@ -1405,25 +1563,27 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 	counts := map[string]*int{"done": &s.Done, "html": &s.HTML, "other": &s.Other,
 		"redirect": &s.Redirects, "error": &s.Errors, "fail": &s.Failures}
 	sizes := map[string]*int64{"html_bytes": &s.HTMLBytes, "other_bytes": &s.OtherBytes, "error_bytes": &s.ErrorBytes}
-	for k, v := range m {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if c := counts[k]; c != nil {
-			*c = int(n)
-			continue
-		}
-		if b := sizes[k]; b != nil {
-			*b = n
-			continue
-		}
-		name, rest, _ := strings.Cut(k, ":")
-		switch name {
-		case "fail":
-			s.FailKinds[rest] = int(n)
-		case "status":
-			code, _ := strconv.Atoi(rest)
-			s.StatusCounts[code] = int(n)
-		case "refused":
-			s.Refused[rest] = int(n)
+	for _, c := range cmds {
+		for k, v := range c.Val() {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			if c := counts[k]; c != nil {
+				*c += int(n)
+				continue
+			}
+			if b := sizes[k]; b != nil {
+				*b += n
+				continue
+			}
+			name, rest, _ := strings.Cut(k, ":")
+			switch name {
+			case "fail":
+				s.FailKinds[rest] += int(n)
+			case "status":
+				code, _ := strconv.Atoi(rest)
+				s.StatusCounts[code] += int(n)
+			case "refused":
+				s.Refused[rest] += int(n)
+			}
 		}
 	}
 	return s, nil
@@ -1450,7 +1610,15 @@ func (f *Frontier) Close() error {
 	if started {
 		// Give the server a while; if it is down, the leases expire.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = f.eval(ctx, closeScript, false)
+		if n := f.sharded(); n > 0 {
+			calls := make([]*call, n)
+			for v := range calls {
+				calls[v] = &call{shard: v, script: closeScript}
+			}
+			err = f.evalMany(ctx, calls)
+		} else {
+			_, err = f.eval(ctx, closeScript, false)
+		}
 		cancel()
 	}
 	f.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,6 +72,12 @@ func (f *Frontier) finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return f.sweepAfter(ctx, reply)
+}
+
+// sweepAfter does what finishScript's reply asks: sets the expiry of the
+// crawl's keys, then runs sweptScript.
+func (f *Frontier) sweepAfter(ctx context.Context, reply string) error {
 	rest, ok := strings.CutPrefix(reply, "sweep:")
 	if !ok {
 		return nil
@@ -80,11 +87,8 @@ func (f *Frontier) finish(ctx context.Context) error {
 	if err != nil {
 		return errCorrupt
 	}
-	prefix, _, _, _, err := f.state()
-	if err != nil {
-		return err
-	}
-	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, prefix, at) }); err != nil {
+	name := f.Name()
+	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, name, at) }); err != nil {
 		return err
 	}
 	_, err = f.eval(ctx, sweptScript, false, dl, fd)
@@ -96,9 +100,9 @@ func (f *Frontier) finish(ctx context.Context) error {
 // finds them with SCAN (never KEYS, which blocks the server) and sets them
 // in pipelines of a SCAN's batch. Doing it twice does what doing it once
 // does.
-func sweep(ctx context.Context, rdb redis.UniversalClient, prefix string, deadline int64) error {
-	meta := prefix + "meta"
-	return scanKeys(ctx, rdb, prefix, func(keys []string) error {
+func sweep(ctx context.Context, rdb redis.UniversalClient, name string, deadline int64) error {
+	meta := keyPrefix(name) + "meta"
+	return scanKeys(ctx, rdb, name, "", func(keys []string) error {
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
 				switch {
@@ -119,26 +123,80 @@ func sweep(ctx context.Context, rdb redis.UniversalClient, prefix string, deadli
 // a call.
 const scanBatch = 1000
 
-// scanKeys calls fn with each batch of the keys under prefix that SCAN
-// finds.
-func scanKeys(ctx context.Context, rdb redis.UniversalClient, prefix string, fn func([]string) error) error {
-	pattern := globEscape(prefix) + "*"
-	var cursor uint64
-	for {
-		keys, next, err := rdb.Scan(ctx, cursor, pattern, scanBatch).Result()
-		if err != nil {
-			return err
-		}
-		if len(keys) > 0 {
-			if err := fn(keys); err != nil {
+// scanKeys calls fn with each batch of the keys of crawl name that SCAN
+// finds whose name goes on with sub after the crawl's prefix (its control
+// keys' and, in a crawl of several shards, each shard's): on each master
+// of a Redis Cluster, fn called from one goroutine per master.
+func scanKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, fn func([]string) error) error {
+	one := keyPrefix(name) + sub
+	pattern := globEscape("crawl:{"+name) + "*" + globEscape(sub) + "*"
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, pattern, scanBatch).Result()
+			if err != nil {
 				return err
 			}
+			keys = slices.DeleteFunc(keys, func(k string) bool {
+				return !strings.HasPrefix(k, one) && !isShardKey(k, name, sub)
+			})
+			if len(keys) > 0 {
+				if err := fn(keys); err != nil {
+					return err
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
 		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
 	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	}
+	return scan(ctx, rdb)
+}
+
+// isShardKey reports whether k is a key of a shard of crawl name, its name
+// going on with sub after the shard's prefix.
+func isShardKey(k, name, sub string) bool {
+	rest, ok := strings.CutPrefix(k, "crawl:{"+name+":")
+	if !ok {
+		return false
+	}
+	i := strings.Index(rest, "}:")
+	if i <= 0 {
+		return false
+	}
+	for _, c := range rest[:i] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return strings.HasPrefix(rest[i+2:], sub)
+}
+
+// byTag groups keys by their hash tag, so that a command on several keys
+// stays within one slot of a Redis Cluster.
+func byTag(keys []string) [][]string {
+	idx := map[string]int{}
+	var out [][]string
+	for _, k := range keys {
+		tag := k
+		if i := strings.IndexByte(k, '{'); i >= 0 {
+			if j := strings.IndexByte(k[i+1:], '}'); j > 0 {
+				tag = k[i+1 : i+1+j]
+			}
+		}
+		n, ok := idx[tag]
+		if !ok {
+			n = len(out)
+			idx[tag] = n
+			out = append(out, nil)
+		}
+		out[n] = append(out[n], k)
+	}
+	return out
 }
 
 // globEscape escapes the characters of s that a SCAN pattern reads as
@@ -240,6 +298,43 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	n := func(k string) int { v, _ := strconv.Atoi(m[k]); return v }
 	s := &Status{Name: name, Scope: m["scope"], Queued: n("queued"), Acked: n("done"), Pages: n("pages"), Pending: n("unfinished")}
 	json.Unmarshal([]byte(m["roots"]), &s.Roots)
+	recs, ends := leases.Val(), exp.Val()
+	if shards, _ := strconv.Atoi(m["shards"]); shards > 1 && shards <= maxShards {
+		// A crawl of several shards: its counters and leases are the
+		// shards'.
+		var (
+			sm []*redis.SliceCmd
+			sl []*redis.MapStringStringCmd
+			se []*redis.ZSliceCmd
+		)
+		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for v := range shards {
+				pre := shardPrefix(name, v)
+				sm = append(sm, p.HMGet(ctx, pre+"meta", "queued", "done", "pages", "unfinished"))
+				sl = append(sl, p.HGetAll(ctx, pre+"leases"))
+				se = append(se, p.ZRangeWithScores(ctx, pre+"exp", 0, -1))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, err)
+		}
+		recs = map[string]string{}
+		for v := range shards {
+			x := sm[v].Val()
+			s.Queued += int(num(x[0]))
+			s.Acked += int(num(x[1]))
+			s.Pages += int(num(x[2]))
+			s.Pending += int(num(x[3]))
+			for id, rec := range sl[v].Val() {
+				recs[leaseID(v, id)] = rec
+			}
+			for _, z := range se[v].Val() {
+				z.Member = leaseID(v, z.Member.(string))
+				ends = append(ends, z)
+			}
+		}
+	}
 	s.Done = s.Pending == 0
 	if fin, _ := strconv.ParseInt(m["fin"], 10, 64); fin > 0 {
 		s.Finished = time.UnixMicro(fin)
@@ -249,12 +344,12 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	}
 	// The leases' terms, on the server's clock, read on the local one.
 	serverNow := clock.Val().UnixMicro()
-	ends := map[string]time.Time{}
-	for _, z := range exp.Val() {
-		ends[z.Member.(string)] = local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)
+	until := map[string]time.Time{}
+	for _, z := range ends {
+		until[z.Member.(string)] = local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)
 	}
 	holders := map[string]*Holder{}
-	for id, rec := range leases.Val() {
+	for id, rec := range recs {
 		s.Leased++
 		owner := "?" // a record an earlier version wrote
 		if h := leaseHead.FindStringSubmatchIndex(rec); h != nil {
@@ -269,7 +364,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 			holders[owner] = hd
 		}
 		hd.Leases++
-		if end, ok := ends[id]; ok && end.After(hd.Until) {
+		if end, ok := until[id]; ok && end.After(hd.Until) {
 			hd.Until = end
 		}
 	}
@@ -278,7 +373,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	}
 	sort.Slice(s.Holders, func(i, j int) bool { return s.Holders[i].Owner < s.Holders[j].Owner })
 	// The retries: each host's sorted set r:<host>.
-	err = scanKeys(ctx, client, prefix+"r:", func(keys []string) error {
+	err = scanKeys(ctx, client, name, "r:", func(keys []string) error {
 		cmds := make([]*redis.IntCmd, len(keys))
 		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, k := range keys {
@@ -320,6 +415,27 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 	if force {
 		forced = "1"
 	}
+	shards, err := client.HGet(ctx, prefix+"meta", "shards").Int()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+	}
+	if shards > maxShards {
+		return 0, errCorrupt
+	}
+	if shards > 1 {
+		// The leases are the shards': the control keys' script checks
+		// none. A lease taken between this check and the mark ends with
+		// its process's next call, which finds the crawl deleted.
+		n, err := shardLeases(ctx, client, name, shards)
+		if err != nil {
+			return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+		}
+		cut, _ := client.HExists(ctx, prefix+"meta", "reset").Result()
+		if n > 0 && !force && !cut {
+			return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, n, ErrLeased)
+		}
+		forced = "1"
+	}
 	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases"}, forced).Int64Slice()
 	if err != nil {
 		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
@@ -332,21 +448,47 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 	}
 	deleted := int(v[1])
 	meta := prefix + "meta"
-	err = scanKeys(ctx, client, prefix, func(keys []string) error {
+	if shards > 1 {
+		// The shards' meta hashes first: every script of a process still
+		// on a shard fails from then on, rather than write keys the
+		// SCAN below has passed.
+		var dels []*redis.IntCmd
+		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for v := range shards {
+				dels = append(dels, p.Del(ctx, shardPrefix(name, v)+"meta"))
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+		}
+		for _, d := range dels {
+			deleted += int(d.Val())
+		}
+	}
+	var dmu sync.Mutex
+	err = scanKeys(ctx, client, name, "", func(keys []string) error {
 		// The mark goes last.
 		keys = slices.DeleteFunc(keys, func(k string) bool { return k == meta })
-		if len(keys) == 0 {
-			return nil
+		for _, g := range byTag(keys) {
+			n, err := client.Unlink(ctx, g...).Result()
+			dmu.Lock()
+			deleted += int(n)
+			dmu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
-		n, err := client.Unlink(ctx, keys...).Result()
-		deleted += int(n)
-		return err
+		return nil
 	})
 	if err == nil {
 		err = client.Del(ctx, meta).Err()
 	}
 	// The processes waiting on the crawl ask again now, and find it gone.
 	client.Publish(ctx, prefix+"ev", "j")
+	for v := range shards {
+		client.Publish(ctx, shardPrefix(name, v)+"ev", "j")
+	}
 	if err != nil {
 		return deleted, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
 	}
@@ -354,4 +496,20 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		return 0, fmt.Errorf("redisfrontier: crawl %q: %w", name, ErrNoCrawl)
 	}
 	return deleted, nil
+}
+
+// shardLeases counts the leases out on the shards of crawl name.
+func shardLeases(ctx context.Context, client redis.UniversalClient, name string, shards int) (int, error) {
+	var cmds []*redis.IntCmd
+	_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for v := range shards {
+			cmds = append(cmds, p.HLen(ctx, shardPrefix(name, v)+"leases"))
+		}
+		return nil
+	})
+	n := 0
+	for _, c := range cmds {
+		n += int(c.Val())
+	}
+	return n, err
 }

@@ -124,8 +124,16 @@ local function incr(key, d, known)
   end
   redis.call('HSET', key, unpack(kv))
 end
+-- spent reports whether the page budget is spent: on a crawl of one
+-- shard, when its pages reach MAXPAGES; on a shard of a sharded crawl
+-- (MAXPAGES -1), when its pages reach what it holds of the budget, the
+-- pages granted to it (cg) less those it gave back (cb).
 local function spent()
-  if MAXPAGES <= 0 then return false end
+  if MAXPAGES == 0 then return false end
+  if MAXPAGES < 0 then
+    load({'pages', 'cg', 'cb'})
+    return base.pages + (cnt.pages or 0) >= base.cg + (cnt.cg or 0) - base.cb - (cnt.cb or 0)
+  end
   load({'pages'})
   return base.pages + (cnt.pages or 0) >= MAXPAGES
 end
@@ -172,7 +180,9 @@ local function settle(h)
   else
     redis.call('ZREM', ready, h)
   end
-  if park then redis.call('SADD', parked, h) end
+  -- A shard of a sharded crawl that parks a host wakes the processes:
+  -- one of them hands it a part of the budget.
+  if park and redis.call('SADD', parked, h) == 1 and MAXPAGES < 0 then wakeup = true end
   return w
 end
 
@@ -331,19 +341,25 @@ end
 // others; it takes back the leases of its owner (a process restarted under
 // the same Options.Owner) and settles the hosts the budget held back (a
 // Run with a larger MaxPages may take them).
-// ARGV[10] roots (JSON), ARGV[11] scope, ARGV[12] seen bucket bits.
+// ARGV[10] roots (JSON), ARGV[11] scope, ARGV[12] seen bucket bits,
+// ARGV[13] the caller's number of shards ("" on a shard of a sharded
+// crawl, whose control keys hold it).
 // Reply: "ok:<bits>:<fin>", fin the time the crawl was found done (µs)
 // if it is done, "0" if not, or "new:<bits>:0" for a crawl made now; or
-// "other:" the crawl's roots, a tab, its scope.
+// "other:" the crawl's roots, a tab, its scope; or "shards:" and the
+// crawl's number of shards, having done nothing, if it is not the
+// caller's.
 var startScript = redis.NewScript(prelude + `
-local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb', 'unfinished', 'fin', 'fd', 'done', 'dl', 'reset')
+local m = redis.call('HMGET', meta, 'roots', 'scope', 'sb', 'unfinished', 'fin', 'fd', 'done', 'dl', 'reset', 'shards')
 if m[9] then return 'reset:' end
 if m[1] and (m[1] ~= ARGV[10] or m[2] ~= ARGV[11]) then
   return 'other:' .. m[1] .. '\t' .. m[2]
 end
+if m[1] and ARGV[13] ~= '' and (m[10] or '1') ~= ARGV[13] then return 'shards:' .. (m[10] or '1') end
 local state = 'ok:'
 if not m[1] then
   redis.call('HSET', meta, 'roots', ARGV[10], 'scope', ARGV[11], 'sb', ARGV[12], 'format', '1')
+  if ARGV[13] ~= '' and ARGV[13] ~= '1' then redis.call('HSET', meta, 'shards', ARGV[13]) end
   m[3] = ARGV[12]
   state = 'new:'
 end
@@ -376,14 +392,16 @@ return state .. m[3] .. ':' .. fin
 // fin (when, µs), fd (the count done then) and dl (when its keys expire,
 // µs; "0" keeps them), unless the crawl is done as it was at the last
 // finish (nothing acked since: the time and the deadline stay). ARGV[10]
-// is the caller's TTL (µs; 0 or less keeps the keys).
+// is the caller's TTL (µs; 0 or less keeps the keys). On the control keys
+// of a sharded crawl, ARGV[11] is the count done over its shards, which
+// the caller found done (the control keys count nothing themselves).
 // Reply: "no" if the crawl is not done after all; "kept" if there is
 // nothing to sweep; or "sweep:<dl>:<fd>": the caller sets the expiry of
 // every key of the crawl to dl (PERSIST for "0"), then runs sweptScript.
 var finishScript = redis.NewScript(guard + prelude + `
 local m = redis.call('HMGET', meta, 'unfinished', 'done', 'fin', 'dl', 'fd', 'sw')
 if (tonumber(m[1]) or 0) ~= 0 then return 'no' end
-local dn = m[2] or '0'
+local dn = ARGV[11] or m[2] or '0'
 if m[3] and m[5] == dn then
   if m[6] == dn then return 'kept' end
   -- The same finish, its sweep not done (its process died, or another
@@ -781,4 +799,100 @@ local pz = tonumber(redis.call('HGET', hk, 'pz')) or 0
 if until_ > pz then redis.call('HSET', hk, 'pz', S(until_)) end
 settle(ARGV[10])
 return done('')
+`)
+
+// The scripts of a sharded crawl only (see Options.Shards).
+
+// pushGroupsScript admits groups of links on a shard: the links of other
+// shards' Acks, sent before those Acks end their leases, so that a link
+// is counted on its shard before its page's lease ends on another.
+// ARGV[10] "-" (a sharded crawl has no seen cache), ARGV[11] the number
+// of groups, then each as admit reads them. Reply: framed, "-", then the
+// number admitted of each group, spaced.
+var pushGroupsScript = redis.NewScript(prelude + `
+if not alive({'unfinished', 'fresh', 'queued'}) then return redis.error_reply(NOCRAWL) end
+local i = 12
+local out = {}
+for g = 1, tonumber(ARGV[11]) do
+  local added
+  added, i = admit(i)
+  out[g] = digits(added)
+end
+return done(ns('-') .. ns(table.concat(out, ' ')))
+`)
+
+// shardGrantScript brings a shard's part of the page budget to what the
+// control keys granted it: ARGV[10], the pages granted to it in all (a
+// total, so that the script run twice, or after a later grant, adds
+// nothing twice), and settles the hosts the budget held back.
+var shardGrantScript = redis.NewScript(guard + prelude + `
+load({'cg'})
+local g = tonumber(ARGV[10])
+if g > base.cg then
+  add('cg', g - base.cg)
+  unpark()
+end
+return done('')
+`)
+
+// shardGiveScript gives back the part of the page budget a shard holds
+// and does not use. A shard that took more pages than it holds (taken
+// while the crawl had no budget, a Run before this one) grants itself
+// what it took beyond, for the control keys to count as granted. Reply:
+// the pages granted to it in all, a space, those it gave back in all,
+// for the control keys (see ctlSyncScript).
+var shardGiveScript = redis.NewScript(guard + prelude + `
+load({'pages', 'cg', 'cb'})
+local spare = base.cg - base.cb - base.pages
+if spare > 0 then add('cb', spare) elseif spare < 0 then add('cg', -spare) end
+done('')
+return S(base.cg + (cnt.cg or 0)) .. ' ' .. S(base.cb + (cnt.cb or 0))
+`)
+
+// ctlGrantScript grants shard ARGV[10] up to ARGV[12] pages of the budget
+// (MAXPAGES) not yet granted, on the control keys' budget hash: g:<v>
+// the pages granted to shard v in all, b:<v> those it gave back in all,
+// net what is granted and not given back. ARGV[11] is the total the
+// shard holds (its cg): a grant it has not applied yet is not made again.
+// Reply: the shard's total granted, for shardGrantScript.
+var ctlGrantScript = redis.NewScript(guard + prelude + `
+local B = P .. 'budget'
+local gf = 'g:' .. ARGV[10]
+local r = redis.call('HMGET', B, gf, 'net')
+local gv = tonumber(r[1]) or 0
+if gv > tonumber(ARGV[11]) then return S(gv) end
+local net = tonumber(r[2]) or 0
+local n = math.min(tonumber(ARGV[12]), MAXPAGES - net)
+if n <= 0 then return S(gv) end
+redis.call('HSET', B, gf, S(gv + n), 'net', S(net + n))
+return S(gv + n)
+`)
+
+// ctlSyncScript brings the control keys' record of shard ARGV[10] up to
+// what the shard says: ARGV[11] the pages granted to it in all (more than
+// the control keys granted if it granted itself what it took beyond its
+// part), ARGV[12] those it gave back in all; each counted once.
+var ctlSyncScript = redis.NewScript(guard + prelude + `
+local B = P .. 'budget'
+local gf, bf = 'g:' .. ARGV[10], 'b:' .. ARGV[10]
+local r = redis.call('HMGET', B, gf, bf, 'net')
+local gv, bv, net = tonumber(r[1]) or 0, tonumber(r[2]) or 0, tonumber(r[3]) or 0
+local cg, cb = tonumber(ARGV[11]), tonumber(ARGV[12])
+local set = {}
+if cg > gv then
+  net = net + cg - gv
+  set[#set + 1] = gf
+  set[#set + 1] = S(cg)
+end
+if cb > bv then
+  net = net - (cb - bv)
+  set[#set + 1] = bf
+  set[#set + 1] = S(cb)
+end
+if #set > 0 then
+  set[#set + 1] = 'net'
+  set[#set + 1] = S(net)
+  redis.call('HSET', B, unpack(set))
+end
+return ''
 `)
