@@ -1,0 +1,131 @@
+package redistest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestCluster starts a cluster of 3 masters with a replica each, writes 300
+// keys of distinct hash tags to the masters MasterOf names (each then WAITs
+// for its replica), reads them back through go-redis's ClusterClient,
+// checks KeysPerMaster against MasterOf, kills the master of one key and
+// checks that its replica takes over and that every key is read back.
+func TestCluster(t *testing.T) {
+	ctx := context.Background()
+	begin := time.Now()
+	c := redistest.StartCluster(t, 3, 1)
+	t.Logf("cluster of 3 masters and 3 replicas started in %v", time.Since(begin))
+
+	addrs := c.Addrs()
+	if len(addrs) != 6 {
+		t.Fatalf("Addrs() = %v: got %d nodes, want 6", addrs, len(addrs))
+	}
+	masters := c.Masters()
+	if got, want := sorted(masters), sorted(addrs[:3]); !slices.Equal(got, want) {
+		t.Fatalf("Masters() = %v, want the first 3 of Addrs() %v", got, want)
+	}
+
+	const n = 300
+	keys := make([]string, n)
+	byMaster := map[string][]string{}
+	for i := range keys {
+		keys[i] = fmt.Sprintf("{h%d}:k", i)
+		m := c.MasterOf(keys[i])
+		byMaster[m] = append(byMaster[m], keys[i])
+	}
+
+	// Written on one connection to each master, MasterOf's: a node that
+	// does not serve a key's slot answers MOVED, an error.
+	for m, ks := range byMaster {
+		if !slices.Contains(masters, m) {
+			t.Fatalf("MasterOf(%s) = %s, not one of Masters() %v", ks[0], m, masters)
+		}
+		client := redis.NewClient(&redis.Options{Addr: m})
+		conn := client.Conn()
+		for _, k := range ks {
+			if err := conn.Set(ctx, k, "v"+k, 0).Err(); err != nil {
+				t.Fatalf("SET %s on %s, its MasterOf: %v", k, m, err)
+			}
+		}
+		// WAIT counts the replicas that have every write of this
+		// connection.
+		got, err := conn.Wait(ctx, 1, time.Second).Result()
+		if err != nil || got != 1 {
+			t.Fatalf("WAIT 1 1000 on %s: got %d, %v, want 1 replica", m, got, err)
+		}
+		conn.Close()
+		client.Close()
+	}
+
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer func() { cc.Close() }()
+	readAll := func(when string) {
+		t.Helper()
+		for _, k := range keys {
+			got, err := cc.Get(ctx, k).Result()
+			if err != nil || got != "v"+k {
+				t.Fatalf("%s: GET %s through ClusterClient: got %q, %v, want %q", when, k, got, err, "v"+k)
+			}
+		}
+	}
+	readAll("before the kill")
+
+	counts := c.KeysPerMaster("{h*}:k")
+	total := 0
+	for _, m := range masters {
+		if got, want := counts[m], len(byMaster[m]); got != want {
+			t.Errorf("KeysPerMaster()[%s] = %d, want %d, the keys MasterOf gives it", m, got, want)
+		}
+		if got := counts[m]; got < n/5 || got > n/2 {
+			t.Errorf("KeysPerMaster()[%s] = %d of %d keys, want 20%%..50%%", m, got, n)
+		}
+		total += counts[m]
+	}
+	if total != n {
+		t.Errorf("KeysPerMaster() = %v: got %d keys in all, want %d", counts, total, n)
+	}
+
+	victim := c.MasterOf(keys[0])
+	begin = time.Now()
+	c.KillMaster(victim)
+	promoted := c.WaitFailover(t, victim)
+	t.Logf("failover of %s to %s took %v", victim, promoted, time.Since(begin))
+
+	if promoted == victim || !slices.Contains(addrs[3:], promoted) {
+		t.Errorf("WaitFailover(%s) = %s, want one of the replicas %v", victim, promoted, addrs[3:])
+	}
+	after := c.Masters()
+	if len(after) != 3 || !slices.Contains(after, promoted) || slices.Contains(after, victim) {
+		t.Errorf("Masters() after the failover = %v, want 3 with %s, without %s", after, promoted, victim)
+	}
+	if got := c.MasterOf(keys[0]); got != promoted {
+		t.Errorf("MasterOf(%s) after the failover = %s, want %s", keys[0], got, promoted)
+	}
+	// A ClusterClient reloads its map of slots on a MOVED reply, or every
+	// ClusterStateReloadInterval (60 s by default), but not when a master
+	// refuses connections: one made before the failover may go on dialling
+	// the dead master. A new one, seeded with every node, dead or not, as
+	// a configuration would be, finds the live map.
+	cc.Close()
+	cc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	readAll("after the failover")
+	total = 0
+	for _, v := range c.KeysPerMaster("{h*}:k") {
+		total += v
+	}
+	if total != n {
+		t.Errorf("KeysPerMaster() after the failover: got %d keys in all, want %d", total, n)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
