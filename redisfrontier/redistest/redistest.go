@@ -56,7 +56,7 @@ func lookPath(t testing.TB, name string) string {
 	bin, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not found (%v): .ci/run installs it (apt-get install redis-server)", name, err)
+			t.Fatalf("%s not found (%v): .ci/run installs it (apt-get install redis-server redis-tools)", name, err)
 		}
 		t.Skipf("%s not installed: %v", name, err)
 	}
