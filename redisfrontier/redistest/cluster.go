@@ -142,9 +142,9 @@ func (c *Cluster) Addrs() []string {
 
 // Node returns the server of the node at addr, or nil if addr is none of
 // the cluster's. Its Kill crashes the node (as KillMaster does, without
-// noting which slots it served); its Restart brings it back on its files,
-// where it rejoins the cluster, as a replica if another node took over its
-// slots meanwhile.
+// noting which slots it served); its Restart brings it back on its files
+// (nodes.conf among them), where it rejoins the cluster, as a replica if
+// another node took over its slots meanwhile: WaitStable waits for that.
 func (c *Cluster) Node(addr string) *Server {
 	for _, s := range c.nodes {
 		if s.Addr() == addr {
@@ -285,6 +285,24 @@ func (c *Cluster) WaitFailover(t testing.TB, addr string) string {
 	return promoted
 }
 
+// WaitStable waits until every live node says cluster_state:ok, every live
+// node maps each slot to the same master, and every live replica is in
+// sync with its master: after a node's Restart, say, which rejoins the
+// cluster. It fails t if that takes longer than the wait timeout (30 s by
+// default; see WithWaitTimeout).
+func (c *Cluster) WaitStable(t testing.TB) {
+	t.Helper()
+	err := c.poll(c.timeout, func() error {
+		if err := c.agreed(); err != nil {
+			return err
+		}
+		return c.synced()
+	})
+	if err != nil {
+		t.Fatalf("cluster not stable in %v: %v", c.timeout, err)
+	}
+}
+
 // poll calls check until it returns nil, for at most d, and returns its
 // last error otherwise.
 func (c *Cluster) poll(d time.Duration, check func() error) error {
@@ -321,7 +339,12 @@ func (c *Cluster) formed(masters, replicas int) error {
 			return fmt.Errorf("master %s has %d replicas, want %d", m, n, replicas)
 		}
 	}
-	for _, s := range c.nodes {
+	return c.synced()
+}
+
+// synced reports, as an error, a live replica not in sync with its master.
+func (c *Cluster) synced() error {
+	for _, s := range c.live() {
 		v, err := do(s.Addr(), "INFO", "replication")
 		if err != nil {
 			return fmt.Errorf("INFO replication on %s: %v", s.Addr(), err)

@@ -3,7 +3,9 @@ package redistest_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +33,15 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("Masters() = %v, want the first 3 of Addrs() %v", got, want)
 	}
 
+	// The defaults StartCluster documents.
+	for _, addr := range addrs {
+		got, err := nodeClient(t, addr).ConfigGet(ctx, "cluster-*").Result()
+		if err != nil || got["cluster-node-timeout"] != "1000" || got["cluster-replica-validity-factor"] != "0" {
+			t.Fatalf("CONFIG GET cluster-* on %s: got node timeout %q, replica validity factor %q, %v; want 1000, 0",
+				addr, got["cluster-node-timeout"], got["cluster-replica-validity-factor"], err)
+		}
+	}
+
 	const n = 300
 	keys := make([]string, n)
 	byMaster := map[string][]string{}
@@ -46,8 +57,7 @@ func TestCluster(t *testing.T) {
 		if !slices.Contains(masters, m) {
 			t.Fatalf("MasterOf(%s) = %s, not one of Masters() %v", ks[0], m, masters)
 		}
-		client := redis.NewClient(&redis.Options{Addr: m})
-		conn := client.Conn()
+		conn := nodeClient(t, m).Conn()
 		for _, k := range ks {
 			if err := conn.Set(ctx, k, "v"+k, 0).Err(); err != nil {
 				t.Fatalf("SET %s on %s, its MasterOf: %v", k, m, err)
@@ -60,7 +70,6 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("WAIT 1 1000 on %s: got %d, %v, want 1 replica", m, got, err)
 		}
 		conn.Close()
-		client.Close()
 	}
 
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
@@ -122,6 +131,26 @@ func TestCluster(t *testing.T) {
 	if total != n {
 		t.Errorf("KeysPerMaster() after the failover: got %d keys in all, want %d", total, n)
 	}
+
+	// The old master, restarted, rejoins as a replica of the node that
+	// took over from it.
+	c.Node(victim).Restart()
+	c.WaitStable(t)
+	info, err := nodeClient(t, victim).Info(ctx, "replication").Result()
+	_, port, _ := net.SplitHostPort(promoted)
+	if err != nil || !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_port:"+port+"\r\n") {
+		t.Errorf("INFO replication on %s, restarted: got %q, %v, want a replica of %s", victim, info, err, promoted)
+	}
+	if got := c.Masters(); !slices.Equal(sorted(got), sorted(after)) {
+		t.Errorf("Masters() after the restart of %s = %v, want %v", victim, got, after)
+	}
+}
+
+// nodeClient returns a client of the one node at addr, closed when t ends.
+func nodeClient(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func sorted(s []string) []string {
