@@ -134,6 +134,7 @@ func (s *Server) launch() error {
 		"--daemonize", "no", "--logfile", filepath.Join(s.dir, logName),
 		"--maxmemory-policy", "noeviction")
 	cmd.Args = append(cmd.Args, s.extra...)
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
