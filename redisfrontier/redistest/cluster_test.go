@@ -158,3 +158,27 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// BenchmarkCluster measures how long StartCluster takes to start a cluster
+// of 3 masters with a replica each (start-s/op), and a replica to take over
+// from a killed master at the default node timeout of 1 s (failover-s/op):
+// what each test of the cluster frontier spends before it starts, and on a
+// failover.
+func BenchmarkCluster(b *testing.B) {
+	var start, failover time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		c := redistest.StartCluster(b, 3, 1)
+		start += time.Since(t0)
+		victim := c.Masters()[0]
+		t0 = time.Now()
+		c.KillMaster(victim)
+		c.WaitFailover(b, victim)
+		failover += time.Since(t0)
+		for _, addr := range c.Addrs() {
+			c.Node(addr).Kill() // now rather than when b ends
+		}
+	}
+	b.ReportMetric(start.Seconds()/float64(b.N), "start-s/op")
+	b.ReportMetric(failover.Seconds()/float64(b.N), "failover-s/op")
+}
