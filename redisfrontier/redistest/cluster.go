@@ -69,9 +69,12 @@ func WithWaitTimeout(d time.Duration) ClusterOption {
 // same master, and every replica is in sync with its master
 // (master_link_status:up). Each node runs as Start's server does (appendonly
 // yes, appendfsync everysec, in a t.TempDir), with cluster-enabled yes, the
-// node timeout of WithNodeTimeout, and cluster-replica-validity-factor 0 so
+// node timeout of WithNodeTimeout, cluster-replica-validity-factor 0 so
 // that a replica may always take over from its master, however long it was
-// cut from it. Every process is killed when t ends.
+// cut from it, and cluster-allow-replica-migration no. Replicas sync at
+// once (repl-diskless-sync-delay 0) and are pinged each second
+// (repl-ping-replica-period 1), so that a cluster of 3 masters and 3
+// replicas starts in about 2.5 s. Every process is killed when t ends.
 //
 // A test that calls StartCluster is skipped when redis-server or redis-cli
 // is not installed, except when the environment variable CI is set: then it
@@ -242,9 +245,10 @@ func (c *Cluster) KillMaster(addr string) {
 // WaitFailover waits until the slots that the node at addr served when
 // KillMaster killed it are served by another node, as every live node sees
 // it, every live node says cluster_state:ok, and every live node maps the
-// slots alike; it returns the address of the node that took over. It fails
-// t if that takes longer than the wait timeout (30 s by default; see
-// WithWaitTimeout), as it will when the killed master had no replica.
+// slots alike; it returns the address of the node that took over (empty
+// if the killed node served no slot: a replica). It fails t if that takes
+// longer than the wait timeout (30 s by default; see WithWaitTimeout), as
+// it will when the killed master had no replica.
 func (c *Cluster) WaitFailover(t testing.TB, addr string) string {
 	t.Helper()
 	c.mu.Lock()

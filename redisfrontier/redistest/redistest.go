@@ -8,9 +8,19 @@
 //	s := redistest.Start(t)
 //	f, err := redisfrontier.Open(ctx, s.URL(), nil)
 //
+// StartCluster starts a Redis Cluster of such servers, formed by redis-cli,
+// with replicas that take over from a master KillMaster crashes:
+//
+//	c := redistest.StartCluster(t, 3, 1) // 3 masters, a replica each
+//	m := c.MasterOf(key)
+//	c.KillMaster(m)
+//	promoted := c.WaitFailover(t, m)
+//
 // A test that calls Start is skipped when redis-server is not installed,
+// and one that calls StartCluster when redis-server or redis-cli is not,
 // except when the environment variable CI is set: then it fails, so that a
-// CI without Redis does not pass by skipping (.ci/run installs it).
+// CI without Redis does not pass by skipping (.ci/run installs them). On Linux the servers die with
+// the test binary, even when it ends without running its cleanups.
 package redistest
 
 import (
