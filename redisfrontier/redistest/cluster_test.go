@@ -146,6 +146,27 @@ func TestCluster(t *testing.T) {
 	}
 }
 
+// TestClusterOptions starts a cluster of 4 masters without replicas with a
+// node timeout of 2 s, and checks that every node has it, and that 4
+// masters serve the slots.
+func TestClusterOptions(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 4, 0, redistest.WithNodeTimeout(2*time.Second))
+	addrs := c.Addrs()
+	if len(addrs) != 4 {
+		t.Fatalf("Addrs() = %v: got %d nodes, want 4", addrs, len(addrs))
+	}
+	if got, want := sorted(c.Masters()), sorted(addrs); !slices.Equal(got, want) {
+		t.Errorf("Masters() = %v, want every node %v", got, want)
+	}
+	for _, addr := range addrs {
+		got, err := nodeClient(t, addr).ConfigGet(ctx, "cluster-node-timeout").Result()
+		if err != nil || got["cluster-node-timeout"] != "2000" {
+			t.Errorf("CONFIG GET cluster-node-timeout on %s: got %q, %v, want 2000", addr, got["cluster-node-timeout"], err)
+		}
+	}
+}
+
 // nodeClient returns a client of the one node at addr, closed when t ends.
 func nodeClient(t *testing.T, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr})
