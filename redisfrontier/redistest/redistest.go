@@ -8,9 +8,19 @@
 //	s := redistest.Start(t)
 //	f, err := redisfrontier.Open(ctx, s.URL(), nil)
 //
+// StartCluster starts a Redis Cluster of such servers, formed by redis-cli,
+// with replicas that take over from a master KillMaster crashes:
+//
+//	c := redistest.StartCluster(t, 3, 1) // 3 masters, a replica each
+//	m := c.MasterOf(key)
+//	c.KillMaster(m)
+//	promoted := c.WaitFailover(t, m)
+//
 // A test that calls Start is skipped when redis-server is not installed,
+// and one that calls StartCluster when redis-server or redis-cli is not,
 // except when the environment variable CI is set: then it fails, so that a
-// CI without Redis does not pass by skipping (.ci/run installs it).
+// CI without Redis does not pass by skipping (.ci/run installs them). On Linux the servers die with
+// the test binary, even when it ends without running its cleanups.
 package redistest
 
 import (
@@ -31,10 +41,11 @@ import (
 // Server is a redis-server a test started. Its methods are safe for
 // concurrent use.
 type Server struct {
-	t    testing.TB
-	bin  string
-	dir  string
-	port int
+	t     testing.TB
+	bin   string
+	dir   string
+	port  int
+	extra []string // arguments of redis-server after Start's own
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -44,25 +55,37 @@ type Server struct {
 // until it answers PING, and stops it when t ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	return start(t, lookPath(t, "redis-server"), nil, false)
+}
+
+// lookPath returns the path of the program name, installed with Redis. It
+// skips the test when the program is missing, or fails it when the
+// environment variable CI is set.
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("redis-server not found (%v): .ci/run installs it (apt-get install redis-server)", err)
+			t.Fatalf("%s not found (%v): .ci/run installs it (apt-get install redis-server redis-tools)", name, err)
 		}
-		t.Skipf("redis-server not installed: %v", err)
+		t.Skipf("%s not installed: %v", name, err)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	return bin
+}
+
+// start starts the redis-server bin with the arguments extra after its own
+// on a free loopback port, in a t.TempDir, and stops it when t ends. With
+// bus set the port's cluster bus port (the port + 10000) must be free too.
+func start(t testing.TB, bin string, extra []string, bus bool) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), extra: extra}
 	t.Cleanup(s.stop)
 	// The port is free when picked, but another process may take it
 	// before redis-server binds it: try again with another.
-	for range 5 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if err = s.launch(); err == nil {
+	for range 10 {
+		s.port = freePort(t, bus)
+		err := s.launch()
+		if err == nil {
 			return s
 		}
 		t.Logf("redis-server on port %d: %v; trying another port", s.port, err)
@@ -70,6 +93,39 @@ func Start(t testing.TB) *Server {
 	t.Fatalf("redis-server would not start")
 	return nil
 }
+
+// freePort returns a loopback port free when asked; with bus set, one
+// whose cluster bus port (the port + 10000) is free as well.
+func freePort(t testing.TB, bus bool) int {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if !bus {
+			l.Close()
+			return port
+		}
+		if port+busOffset > 65535 {
+			l.Close()
+			continue
+		}
+		lb, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+busOffset)))
+		l.Close()
+		if err == nil {
+			lb.Close()
+			return port
+		}
+	}
+	t.Fatalf("no free loopback port with a free cluster bus port")
+	return 0
+}
+
+// busOffset is how far above its port a cluster node listens for the
+// cluster bus (Redis's fixed default).
+const busOffset = 10000
 
 // Addr returns the server's "127.0.0.1:PORT".
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -87,6 +143,8 @@ func (s *Server) launch() error {
 		"--dir", s.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
 		"--daemonize", "no", "--logfile", filepath.Join(s.dir, logName),
 		"--maxmemory-policy", "noeviction")
+	cmd.Args = append(cmd.Args, s.extra...)
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
