@@ -38,6 +38,19 @@ type Options struct {
 	// several shards does differently (its page budget is handed to the
 	// shards in parts, and it has no seen cache).
 	Shards int
+	// WaitReplicas, if not 0, makes every write of the crawl wait until
+	// that many replicas of its master have it (Redis's WAIT, on the
+	// connection of the write), so that a replica promoted after its
+	// master died has every write a call returned for: a failover then
+	// loses nothing. A write that fewer replicas acknowledge within
+	// WaitTimeout is made again (it is safe to run twice), so the crawl
+	// waits while a master has fewer replicas up. 0, the default, does
+	// not wait: Redis replicates asynchronously, and a failover may lose
+	// the writes of the master's last moment (see docs/cluster.md).
+	WaitReplicas int
+	// WaitTimeout bounds each wait for the replicas (WaitReplicas);
+	// 0 means 1 second.
+	WaitTimeout time.Duration
 	// Owner names this Frontier among the crawl's processes: its leases
 	// are its own, and another owner's Ack, Retry or Extend of them is
 	// refused. Empty: the host name, the process ID and a random number,
