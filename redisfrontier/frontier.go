@@ -573,7 +573,10 @@ func transient(err error) bool {
 	if !errors.As(err, &rerr) {
 		return true // the network, a closed connection, the pool
 	}
-	for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "MISCONF"} {
+	// MOVED and ASK reach here when go-redis's redirections ran out
+	// (a failover under way): the slots are read anew, and the call made
+	// again.
+	for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "MISCONF", "MOVED", "ASK"} {
 		if strings.HasPrefix(err.Error(), p) {
 			return true
 		}
@@ -819,62 +822,14 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	if f.afterTakeScript != nil {
 		f.afterTakeScript()
 	}
-	r := fields{s: reply}
-	k := int(r.int())
-	type leased struct {
-		kind            byte
-		id, extra, body string
+	got, wait, perr := parseTake(reply)
+	ids := make([]string, len(got))
+	for i, g := range got {
+		ids[i] = g.id
 	}
-	got := make([]leased, 0, k)
-	for range k {
-		var l leased
-		var err error
-		l.kind, l.id, l.extra, l.body, err = leaseField(r.next())
-		if r.err == nil && err != nil {
-			r.err = err
-		}
-		if r.err != nil {
-			break
-		}
-		got = append(got, l)
-	}
-	wait := r.int()
-	// The script has leased: from here the call completes, whatever ctx,
-	// or gives the leases back, so that no lease is left out with no
-	// holder. The rules are read with a ctx that ctx's end does not cut
-	// at once (see rulesCtx).
-	giveBack := func(err error) ([]*crawl.Lease, time.Duration, error) {
-		waitAtMost(rulesGrace, func() {
-			for _, l := range got {
-				f.release(&crawl.Lease{ID: l.id})
-			}
-		})
+	leases, err := f.makeLeases(ctx, got, ids, perr)
+	if err != nil {
 		return nil, 0, err
-	}
-	if r.err != nil {
-		return giveBack(r.err)
-	}
-	rctx, cancel := rulesCtx(ctx)
-	defer cancel()
-	leases := make([]*crawl.Lease, 0, len(got))
-	for _, g := range got {
-		l := &crawl.Lease{ID: g.id}
-		if g.kind == 'R' {
-			tries, _ := strconv.Atoi(g.extra)
-			l.Request = crawl.Request{URL: g.body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
-		} else {
-			req, err := decodeRequest(g.body)
-			if err != nil {
-				return giveBack(err)
-			}
-			l.Request = req
-			if g.extra != "" {
-				if l.Rules, err = f.hostRules(rctx, crawl.HostKey(req.URL), g.extra); err != nil {
-					return giveBack(err)
-				}
-			}
-		}
-		leases = append(leases, l)
 	}
 	if wait < 0 {
 		return leases, -1, nil

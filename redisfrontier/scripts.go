@@ -418,7 +418,9 @@ if not m[1] then
   state = 'new:'
 end
 local fin = '0'
-if m[5] and (tonumber(m[4]) or 0) == 0 and m[6] == (m[7] or '0') then fin = m[5] end
+-- A sharded crawl's control keys count nothing: its caller checks the
+-- shards (startShards).
+if m[5] and ((tonumber(m[10]) or 1) > 1 or (tonumber(m[4]) or 0) == 0 and m[6] == (m[7] or '0')) then fin = m[5] end
 redis.call('DEL', ops)
 -- An owner that dies leaves its replies: they go a week after its Start,
 -- or with the crawl's keys if they expire sooner.

@@ -334,6 +334,12 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 // it if the crawl is done as it was then, else 0.
 func (f *Frontier) startShards(ctx context.Context, roots, scope string, bits uint, finAt int64) (int64, error) {
 	n := f.sharded()
+	f.smu.Lock()
+	if len(f.due) != n {
+		f.due = make([]int64, n)
+		f.hot = make([]bool, n)
+	}
+	f.smu.Unlock()
 	calls := make([]*call, n)
 	for v := range calls {
 		calls[v] = &call{shard: v, script: startScript, args: []any{roots, scope, bits, ""}}
@@ -547,38 +553,15 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		next = min(next, d)
 	}
 	f.smu.Unlock()
-	giveBack := func(err error) ([]*crawl.Lease, time.Duration, error) {
-		waitAtMost(rulesGrace, func() {
-			for _, g := range all {
-				f.release(&crawl.Lease{ID: leaseID(g.shard, g.id)})
-			}
-		})
+	ids := make([]string, len(all))
+	ls := make([]leased, len(all))
+	for i, g := range all {
+		ids[i] = leaseID(g.shard, g.id)
+		ls[i] = g.leased
+	}
+	leases, err := f.makeLeases(ctx, ls, ids, perr)
+	if err != nil {
 		return nil, 0, err
-	}
-	if perr != nil {
-		return giveBack(perr)
-	}
-	rctx, cancel := rulesCtx(ctx)
-	defer cancel()
-	leases := make([]*crawl.Lease, 0, len(all))
-	for _, g := range all {
-		l := &crawl.Lease{ID: leaseID(g.shard, g.id)}
-		if g.kind == 'R' {
-			tries, _ := strconv.Atoi(g.extra)
-			l.Request = crawl.Request{URL: g.body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
-		} else {
-			req, err := decodeRequest(g.body)
-			if err != nil {
-				return giveBack(err)
-			}
-			l.Request = req
-			if g.extra != "" {
-				if l.Rules, err = f.hostRules(rctx, crawl.HostKey(req.URL), g.extra); err != nil {
-					return giveBack(err)
-				}
-			}
-		}
-		leases = append(leases, l)
 	}
 	if len(leases) == 0 {
 		p := f.policyNow()
@@ -598,6 +581,49 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		return leases, -1, nil
 	}
 	return leases, time.Duration(next-after) * time.Microsecond, nil
+}
+
+// makeLeases makes the Leases of what a take script leased, got, handed
+// out under ids, reading their hosts' rules. The script has leased: from
+// here the call completes, whatever ctx, or gives the leases back (as if
+// never taken) and returns the error, so that no lease is left out with no
+// holder; perr, the reply's, is such an error. The rules are read with a
+// ctx that ctx's end does not cut at once (see rulesCtx).
+func (f *Frontier) makeLeases(ctx context.Context, got []leased, ids []string, perr error) ([]*crawl.Lease, error) {
+	giveBack := func(err error) ([]*crawl.Lease, error) {
+		waitAtMost(rulesGrace, func() {
+			for _, id := range ids {
+				f.release(&crawl.Lease{ID: id})
+			}
+		})
+		return nil, err
+	}
+	if perr != nil {
+		return giveBack(perr)
+	}
+	rctx, cancel := rulesCtx(ctx)
+	defer cancel()
+	leases := make([]*crawl.Lease, 0, len(got))
+	for i, g := range got {
+		l := &crawl.Lease{ID: ids[i]}
+		if g.kind == 'R' {
+			tries, _ := strconv.Atoi(g.extra)
+			l.Request = crawl.Request{URL: g.body + "/robots.txt", Kind: crawl.RobotsRequest, Tries: tries}
+		} else {
+			req, err := decodeRequest(g.body)
+			if err != nil {
+				return giveBack(err)
+			}
+			l.Request = req
+			if g.extra != "" {
+				if l.Rules, err = f.hostRules(rctx, crawl.HostKey(req.URL), g.extra); err != nil {
+					return giveBack(err)
+				}
+			}
+		}
+		leases = append(leases, l)
+	}
+	return leases, nil
 }
 
 // policyNow returns the policy of the latest Start.
@@ -891,7 +917,9 @@ func (f *Frontier) finishShards(ctx context.Context, done int64) error {
 }
 
 // pushShards is Push in a crawl of n shards: each shard admits the
-// Requests of its hosts, in calls of at most maxBatch, run together.
+// Requests of its hosts, in calls of at most maxBatch, run together. A
+// Push cut by ctx is completed (within rulesGrace) rather than left made
+// on some masters and not on others.
 func (f *Frontier) pushShards(ctx context.Context, reqs []crawl.Request, bits uint, n int) (int, error) {
 	by := make(map[int][]admission)
 	for _, a := range admissions(reqs, bits) {
@@ -910,7 +938,19 @@ func (f *Frontier) pushShards(ctx context.Context, reqs []crawl.Request, bits ui
 		}
 	}
 	if err := f.evalMany(ctx, calls); err != nil {
-		return 0, err
+		if ctx.Err() == nil {
+			return 0, err
+		}
+		// Cut by ctx, the calls to some masters may have been made and
+		// others not: a Push is made whole or not at all, so those
+		// made are completed by the others (sent again, a call made
+		// replays its reply), given rulesGrace.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rulesGrace)
+		defer cancel()
+		if f.evalMany(cctx, calls) == nil {
+			f.notify()
+		}
+		return 0, ctx.Err()
 	}
 	total := 0
 	for _, c := range calls {
@@ -921,6 +961,9 @@ func (f *Frontier) pushShards(ctx context.Context, reqs []crawl.Request, bits ui
 			return total, r.err
 		}
 		total += int(k)
+		if k > 0 {
+			f.markDue(c.shard) // before the shard's event comes back
+		}
 	}
 	if total > 0 {
 		f.notify()
@@ -994,6 +1037,9 @@ func (f *Frontier) flushShards(batch []*pendingAck, n int) {
 				return
 			}
 			foreign[g.ack] += k
+			if k > 0 {
+				f.markDue(c.shard)
+			}
 		}
 	}
 	if f.afterForward != nil {
