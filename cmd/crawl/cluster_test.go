@@ -339,71 +339,82 @@ func TestClusterFailover(t *testing.T) {
 	}
 }
 
-// -status and -reset on a crawl of a cluster: -status counts what the
-// crawl did, in lines and in JSON; the crawl run again fetches nothing
-// and says that it was done; -reset deletes every key of the crawl on
-// every master. The seed nodes are given one a flag.
+// The lifecycle of a crawl on a cluster, the seed nodes given one a flag:
+// -status counts what the crawl did, in lines and in JSON; -reset deletes
+// every key of the crawl on every master; the crawl run again once done
+// fetches nothing and says that it was done.
 func TestClusterLifecycle(t *testing.T) {
 	t.Parallel()
 	c := redistest.StartCluster(t, 3, 1)
-	s := newHostsSite(t, 30, 3, 0)
 	masters := c.Masters()
 	nodes := []string{"-redis_cluster", masters[0], "-redis_cluster", masters[1] + "," + masters[2]}
-	args := append(append(slices.Clone(nodes), "-crawl", "life", "-resolve", s.resolve(), "-q"), s.roots()...)
-	r := runCrawl(t, args...)
-	if r.code != 0 {
-		t.Fatalf("crawl %q: exit %d, stderr %q", args, r.code, r.stderr)
-	}
 	where := "cluster " + strings.Join(masters, ",")
-	if want := "crawl: crawl life on " + where + "\n"; !strings.Contains(r.stderr, want) {
-		t.Errorf("stderr %q, want the name line %q", r.stderr, want)
-	}
-	pages := len(s.urls())
-
-	r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-status")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "state:     done\n") || !strings.Contains(r.stdout, fmt.Sprintf("done:      %d\n", pages)) ||
-		!strings.Contains(r.stdout, "crawl:     life on "+where+"\n") {
-		t.Errorf("-status: exit %d, stdout %q, stderr %q; want the crawl life on %s done, %d done", r.code, r.stdout, r.stderr, where, pages)
-	}
-	r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-status", "-format", "jsonl")...)
-	var st statusJSON
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
-		t.Fatalf("-status -format jsonl: exit %d, stdout %q (%v), stderr %q", r.code, r.stdout, err, r.stderr)
-	}
-	if st.Crawl != "life" || st.State != "done" || st.Done != pages || st.Queued != 0 || st.Leased != 0 || st.Pending != 0 || len(st.Roots) != s.hosts {
-		t.Errorf("-status -format jsonl: %+v, want crawl life done, %d done, %d roots, nothing queued, leased or pending", st, pages, s.hosts)
-	}
-
-	before := s.pagesFetched()
-	r = runCrawl(t, args...)
-	if r.code != 0 || !strings.Contains(r.stderr, "crawl life was already done") || !strings.Contains(r.stderr, "crawl -redis_cluster "+strings.Join(masters, ",")+" -crawl life -reset") {
-		t.Errorf("the crawl run again: exit %d, stderr %q; want 0 and that it was already done, with the -reset to give", r.code, r.stderr)
-	}
-	if after := s.pagesFetched(); after != before {
-		t.Errorf("the crawl run again requested %d new pages, want none", after-before)
-	}
-
-	keys := c.KeysPerMaster("crawl:{life*")
-	held := 0
-	for _, n := range keys {
-		held += n
-	}
-	if held == 0 {
-		t.Fatalf("keys of the crawl per master: %v, want some before -reset", keys)
-	}
-	r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-reset")...)
-	if r.code != 0 || !strings.Contains(r.stderr, "crawl life on "+where+" deleted") {
-		t.Errorf("-reset: exit %d, stderr %q; want 0 and the crawl deleted", r.code, r.stderr)
-	}
-	for m, n := range c.KeysPerMaster("crawl:{life*") {
-		if n != 0 {
-			t.Errorf("after -reset, master %s holds %d keys of the crawl, want 0 (before: %v)", m, n, keys)
+	// crawlDone crawls s as crawl name to its end.
+	crawlDone := func(t *testing.T, s *hostsSite, name string) []string {
+		t.Helper()
+		args := append(append(slices.Clone(nodes), "-crawl", name, "-resolve", s.resolve(), "-q"), s.roots()...)
+		r := runCrawl(t, args...)
+		if r.code != 0 {
+			t.Fatalf("crawl %q: exit %d, stderr %q", args, r.code, r.stderr)
 		}
+		if want := "crawl: crawl " + name + " on " + where + "\n"; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q, want the name line %q", r.stderr, want)
+		}
+		return args
 	}
-	r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-status")...)
-	if r.code != 1 || !strings.Contains(r.stderr, "no crawl life on "+where) {
-		t.Errorf("-status after -reset: exit %d, stderr %q; want 1 and no such crawl", r.code, r.stderr)
-	}
+
+	t.Run("status-reset", func(t *testing.T) {
+		s := newHostsSite(t, 30, 3, 0)
+		crawlDone(t, s, "life")
+		pages := len(s.urls())
+		r := runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-status")...)
+		if r.code != 0 || !strings.Contains(r.stdout, "state:     done\n") || !strings.Contains(r.stdout, fmt.Sprintf("done:      %d\n", pages)) ||
+			!strings.Contains(r.stdout, "crawl:     life on "+where+"\n") {
+			t.Errorf("-status: exit %d, stdout %q, stderr %q; want the crawl life on %s done, %d done", r.code, r.stdout, r.stderr, where, pages)
+		}
+		r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-status", "-format", "jsonl")...)
+		var st statusJSON
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+			t.Fatalf("-status -format jsonl: exit %d, stdout %q (%v), stderr %q", r.code, r.stdout, err, r.stderr)
+		}
+		if st.Crawl != "life" || st.State != "done" || st.Done != pages || st.Pages != pages || st.Queued != 0 || st.Leased != 0 || st.Pending != 0 || len(st.Roots) != s.hosts {
+			t.Errorf("-status -format jsonl: %+v, want crawl life done, %d done, %d pages, %d roots, nothing queued, leased or pending", st, pages, pages, s.hosts)
+		}
+
+		keys := c.KeysPerMaster("crawl:{life*")
+		for m, n := range keys {
+			if n == 0 {
+				t.Errorf("master %s holds no key of the crawl before -reset, want some: %v", m, keys)
+			}
+		}
+		r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-reset")...)
+		if r.code != 0 || !strings.Contains(r.stderr, "crawl life on "+where+" deleted") {
+			t.Errorf("-reset: exit %d, stderr %q; want 0 and the crawl deleted", r.code, r.stderr)
+		}
+		for m, n := range c.KeysPerMaster("crawl:{life*") {
+			if n != 0 {
+				t.Errorf("after -reset, master %s holds %d keys of the crawl, want 0 (before: %v)", m, n, keys)
+			}
+		}
+		r = runCrawl(t, append(slices.Clone(nodes), "-crawl", "life", "-status")...)
+		if r.code != 1 || !strings.Contains(r.stderr, "no crawl life on "+where) {
+			t.Errorf("-status after -reset: exit %d, stderr %q; want 1 and no such crawl", r.code, r.stderr)
+		}
+	})
+
+	t.Run("rerun", func(t *testing.T) {
+		s := newHostsSite(t, 10, 2, 0)
+		args := crawlDone(t, s, "again")
+		before := s.pagesFetched()
+		r := runCrawl(t, args...)
+		reset := "crawl -redis_cluster " + strings.Join(masters, ",") + " -crawl again -reset"
+		if r.code != 0 || !strings.Contains(r.stderr, "crawl again was already done") || !strings.Contains(r.stderr, reset) {
+			t.Errorf("the crawl run again: exit %d, stderr %q; want 0 and that it was already done, with %q", r.code, r.stderr, reset)
+		}
+		if after := s.pagesFetched(); after != before {
+			t.Errorf("the crawl run again requested %d new pages, want none", after-before)
+		}
+	})
 }
 
 // The flags of -redis_cluster are checked before anything starts: with
