@@ -153,6 +153,10 @@ type Frontier struct {
 	// script's reply and the reading of the hosts' rules: a test's hook,
 	// set while no Take is under way.
 	afterTakeScript func()
+	// afterForward, when not nil, is called by flushShards between the
+	// links sent to their shards and the acks: a test's hook, set before
+	// any Ack.
+	afterForward func()
 }
 
 // cachedRules are a host's rules as the server last gave them.
@@ -246,7 +250,10 @@ func OpenCluster(ctx context.Context, addrs []string, opts *Options) (*Frontier,
 	if o.Shards == 0 {
 		o.Shards = DefaultShards
 	}
-	f := New(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), &o)
+	// The slots are read anew every second in use (go-redis's default is
+	// a minute): after a failover the client would dial the dead master
+	// until it did.
+	f := New(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: time.Second}), &o)
 	f.ownClient = true
 	return f, nil
 }
@@ -480,6 +487,11 @@ func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low ui
 // evalOn is evalAs on shard (-1: the crawl's control keys, which are its
 // keys in a crawl of one shard).
 func (f *Frontier) evalOn(ctx context.Context, shard int, script *redis.Script, seq, low uint64, args ...any) (string, error) {
+	if f.opts.WaitReplicas > 0 {
+		c := &call{shard: shard, script: script, seq: seq, low: low, args: args}
+		err := f.evalMany(ctx, []*call{c})
+		return c.reply, err
+	}
 	keys, all, err := f.callArgs(shard, seq, low, args)
 	if err != nil {
 		return "", err
@@ -502,6 +514,7 @@ func (f *Frontier) evalOn(ctx context.Context, shard int, script *redis.Script, 
 		if !transient(err) {
 			return "", fmt.Errorf("redisfrontier: %w", err)
 		}
+		f.reload()
 		if err := f.await(ctx, nil, backoff); err != nil {
 			return "", err
 		}
@@ -526,6 +539,7 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		if !transient(err) {
 			return fmt.Errorf("redisfrontier: %w", err)
 		}
+		f.reload()
 		if err := f.await(ctx, nil, backoff); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asyncrawl/crawl"
@@ -161,6 +162,7 @@ type call struct {
 	seq, low uint64
 	args     []any
 	reply    string
+	full     bool // sent with its source (EVAL), the node lacking it
 }
 
 // evalMany runs calls in one pipeline (one round trip to each master of a
@@ -172,40 +174,21 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 	pending := calls
 	backoff := 10 * time.Millisecond
 	for len(pending) > 0 {
-		cmds := make([]*redis.Cmd, len(pending))
-		var perr error
-		f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, c := range pending {
-				keys, args, err := f.callArgs(c.shard, c.seq, c.low, c.args)
-				if err != nil {
-					perr = err
-					return err
-				}
-				cmds[i] = c.script.EvalSha(ctx, p, keys, args...)
-			}
-			return nil
-		})
+		errs, perr := f.pipeline(ctx, pending)
 		if perr != nil {
 			return perr
 		}
 		var again []*call
 		wait := false
-		loaded := map[*redis.Script]bool{}
 		for i, c := range pending {
-			v, err := cmds[i].Text()
+			err := errs[i]
 			switch {
 			case err == nil:
-				c.reply = v
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
 				// A node that has not seen the script (a replica
-				// promoted since, a server restarted): load it on
-				// every node, and go again at once.
-				if !loaded[c.script] {
-					loaded[c.script] = true
-					if lerr := c.script.Load(ctx, f.rdb).Err(); lerr != nil {
-						wait = true
-					}
-				}
+				// promoted since, a server restarted): sent again at
+				// once with its source, which the node then keeps.
+				c.full = true
 				again = append(again, c)
 			case ctx.Err() != nil:
 				return ctx.Err()
@@ -216,6 +199,7 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 			case transient(err):
 				wait = true
 				again = append(again, c)
+				f.reload()
 			default:
 				return fmt.Errorf("redisfrontier: %w", err)
 			}
@@ -899,6 +883,9 @@ func (f *Frontier) flushShards(batch []*pendingAck, n int) {
 			foreign[g.ack] += k
 		}
 	}
+	if f.afterForward != nil {
+		f.afterForward()
+	}
 	byShard := map[int][]int{}
 	for i, a := range batch {
 		if a.shard >= 0 {
@@ -986,4 +973,117 @@ func (f *Frontier) countShards(ctx context.Context) (crawl.Counts, error) {
 		c.Leased += int(hl[i].Val())
 	}
 	return c, nil
+}
+
+// reload has a cluster client read the cluster's slots anew (after a
+// failover, a client dials the dead master until it does).
+func (f *Frontier) reload() {
+	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+}
+
+// errFewReplicas is the error of a write fewer replicas acknowledged than
+// Options.WaitReplicas asks: it is made again.
+var errFewReplicas = errors.New("redisfrontier: fewer replicas than Options.WaitReplicas acknowledged a write")
+
+// errMoved is the error of a write sent to a node that no longer serves
+// its slot: the slots are read anew and it is sent again.
+var errMoved = errors.New("redisfrontier: the slot moved")
+
+// pipeline runs calls in one pipeline and returns each one's error,
+// having set the replies; or an error of the Frontier (closed, not
+// started). With Options.WaitReplicas, the calls go in one pipeline per
+// master, on one connection, ended by a WAIT for the replicas, whose
+// shortfall fails every call of the pipeline with errFewReplicas.
+func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error) {
+	type prepared struct {
+		keys []string
+		args []any
+	}
+	prep := make([]prepared, len(calls))
+	for i, c := range calls {
+		keys, args, err := f.callArgs(c.shard, c.seq, c.low, c.args)
+		if err != nil {
+			return nil, err
+		}
+		prep[i] = prepared{keys, args}
+	}
+	errs := make([]error, len(calls))
+	run := func(rdb redis.Cmdable, idx []int, wait bool) {
+		cmds := make([]*redis.Cmd, len(idx))
+		var w *redis.Cmd
+		rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range idx {
+				if calls[i].full {
+					cmds[j] = calls[i].script.Eval(ctx, p, prep[i].keys, prep[i].args...)
+				} else {
+					cmds[j] = calls[i].script.EvalSha(ctx, p, prep[i].keys, prep[i].args...)
+				}
+			}
+			if wait {
+				w = p.Do(ctx, "WAIT", f.opts.WaitReplicas, f.waitTimeout().Milliseconds())
+			}
+			return nil
+		})
+		short := false
+		if w != nil {
+			n, err := w.Int()
+			short = err != nil || n < f.opts.WaitReplicas
+		}
+		for j, i := range idx {
+			v, err := cmds[j].Text()
+			switch {
+			case err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")):
+				// A node asked directly, whose slots moved.
+				errs[i] = errMoved
+			case err != nil:
+				errs[i] = err
+			case short:
+				errs[i] = errFewReplicas
+			default:
+				calls[i].reply = v
+			}
+		}
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	if f.opts.WaitReplicas <= 0 {
+		run(f.rdb, all, false)
+		return errs, nil
+	}
+	cc, ok := f.rdb.(*redis.ClusterClient)
+	if !ok {
+		run(f.rdb, all, true)
+		return errs, nil
+	}
+	nodes := map[*redis.Client][]int{}
+	for i := range calls {
+		node, err := cc.MasterForKey(ctx, prep[i].keys[0])
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		nodes[node] = append(nodes[node], i)
+	}
+	var wg sync.WaitGroup
+	for node, idx := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(node, idx, true)
+		}()
+	}
+	wg.Wait()
+	return errs, nil
+}
+
+// waitTimeout returns Options.WaitTimeout or its default.
+func (f *Frontier) waitTimeout() time.Duration {
+	if f.opts.WaitTimeout > 0 {
+		return f.opts.WaitTimeout
+	}
+	return time.Second
 }

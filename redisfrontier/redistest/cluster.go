@@ -566,3 +566,33 @@ func readReply(r *bufio.Reader) (any, error) {
 type redisError string
 
 func (e redisError) Error() string { return string(e) }
+
+// ReplicasOf returns the addresses of the replicas the master at addr has
+// now (INFO replication).
+func (c *Cluster) ReplicasOf(addr string) []string {
+	c.t.Helper()
+	v, err := do(addr, "INFO", "replication")
+	if err != nil {
+		c.t.Fatalf("replicas of %s: %v", addr, err)
+	}
+	info, _ := v.(string)
+	var out []string
+	for _, line := range strings.Split(info, "\n") {
+		// slave0:ip=127.0.0.1,port=30005,state=online,offset=...
+		if !strings.HasPrefix(line, "slave") || !strings.Contains(line, ":ip=") {
+			continue
+		}
+		var ip, port string
+		for _, kv := range strings.Split(line[strings.IndexByte(line, ':')+1:], ",") {
+			k, val, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			switch k {
+			case "ip":
+				ip = val
+			case "port":
+				port = val
+			}
+		}
+		out = append(out, net.JoinHostPort(ip, port))
+	}
+	return out
+}

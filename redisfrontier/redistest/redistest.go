@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -331,4 +332,24 @@ const logName = "redis.log"
 
 func (s *Server) stop() {
 	s.Kill()
+}
+
+// Freeze stops the server with SIGSTOP: it holds its connections and
+// answers nothing, reads nothing (as a replica, nothing of its master's
+// stream) until Thaw.
+func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server go on (SIGCONT).
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		s.t.Fatalf("redistest: signal %v to %s: the server is not running", sig, s.Addr())
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redistest: signal %v to %s: %v", sig, s.Addr(), err)
+	}
 }

@@ -1,0 +1,92 @@
+package redisfrontier_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/frontiertest"
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+)
+
+// openCluster returns a Frontier of the crawl opts names on cluster c,
+// closed when the test ends.
+func openCluster(t *testing.T, c *redistest.Cluster, opts *redisfrontier.Options) *redisfrontier.Frontier {
+	t.Helper()
+	f, err := redisfrontier.OpenCluster(context.Background(), c.Addrs(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Close(); err != nil && !errors.Is(err, crawl.ErrFrontierClosed) {
+			t.Error(err)
+		}
+	})
+	return f
+}
+
+// TestClusterConformance runs the frontiertest suite against a crawl of
+// DefaultShards shards on a real Redis Cluster of 3 masters, each with a
+// replica.
+func TestClusterConformance(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	frontiertest.Run(t, func(t *testing.T) crawl.Frontier {
+		return openCluster(t, c, &redisfrontier.Options{Name: t.Name()})
+	})
+}
+
+// TestClusterRandom runs frontiertest.Fuzz against a crawl of 64 shards
+// on a real Redis Cluster of 3 masters, each with a replica: a run closes
+// the Frontier at random points and opens it anew with the same Owner, or
+// drops it without Close (a crash of the process).
+func TestClusterRandom(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	frontiertest.Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
+		sum := sha256.Sum256([]byte(path))
+		name := hex.EncodeToString(sum[:8])
+		return openCluster(t, c, &redisfrontier.Options{Name: name, Owner: name, Shards: 64})
+	}, &frontiertest.FuzzOptions{
+		Durable: true,
+		Crash:   func(t *testing.T, f crawl.Frontier, path string) {},
+	})
+}
+
+// TestClusterFailover runs frontiertest.Fuzz against a crawl of 64 shards
+// on a real Redis Cluster whose writes wait for a replica
+// (Options.WaitReplicas 1): at the reopenings of a run, a master is killed
+// with SIGKILL, its replica takes over, and the killed node comes back as
+// the new master's replica; at others the Frontier is dropped without
+// Close as well. Every call that returned must be kept: a failover loses
+// nothing.
+func TestClusterFailover(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	var mu sync.Mutex
+	kills := 0
+	failover := func(t *testing.T) {
+		mu.Lock()
+		defer mu.Unlock()
+		masters := c.Masters()
+		addr := masters[kills%len(masters)]
+		kills++
+		c.KillMaster(addr)
+		c.WaitFailover(t, addr)
+		c.Node(addr).Restart()
+		c.WaitStable(t)
+	}
+	frontiertest.Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
+		sum := sha256.Sum256([]byte(path))
+		name := hex.EncodeToString(sum[:8])
+		return openCluster(t, c, &redisfrontier.Options{Name: name, Owner: name, Shards: 64, WaitReplicas: 1})
+	}, &frontiertest.FuzzOptions{
+		Seeds:   4,
+		Durable: true,
+		Restart: func(t *testing.T, path string) { failover(t) },
+		Crash:   func(t *testing.T, f crawl.Frontier, path string) { failover(t) },
+	})
+	t.Logf("%d masters killed", kills)
+}
