@@ -96,7 +96,11 @@ func redisOptions(cfg *config) (*redis.Options, error) {
 // dials each node through a client of its own, and each gets a watch.
 func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, error) {
 	if len(cfg.cluster) > 0 {
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.cluster})
+		// As redisfrontier.OpenCluster makes it (the command makes its
+		// own, for the outage watch): the slots read anew every second
+		// in use, so that after a failover the client does not dial
+		// the dead master for a minute.
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.cluster, ClusterStateReloadInterval: time.Second})
 		if logger != nil {
 			rdb.OnNewNode(func(node *redis.Client) {
 				node.AddHook(&outageWatch{logger: logger, server: node.Options().Addr})
