@@ -77,7 +77,10 @@ func checkRedisFlags(cfg *config, leaseSet bool) error {
 	case cfg.demo:
 		return fmt.Errorf("%s cannot share -demo: the demo site is on a loopback port of this process", cfg.redisFlagName())
 	}
-	_, err := newRedisClient(cfg, nil)
+	if cfg.redis == "" {
+		return nil // -redis_cluster's addresses are checked as they are parsed
+	}
+	_, err := redisOptions(cfg)
 	return err
 }
 
@@ -122,11 +125,11 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 // waitRedisErr is the error of a Redis that did not answer within
 // -redis_wait, or of a node of -redis_cluster that replied an error.
 func waitRedisErr(cfg *config, err error) error {
-	var reply redis.Error
-	if errors.As(err, &reply) {
-		return fmt.Errorf("%s: not a Redis Cluster: %w", cfg.redisFlag(), err)
-	}
 	if len(cfg.cluster) > 0 {
+		var reply redis.Error
+		if errors.As(err, &reply) {
+			return fmt.Errorf("%s: not a Redis Cluster: %w", cfg.redisFlag(), err)
+		}
 		return fmt.Errorf("%s: no node of the cluster answered that it is up in %v (-redis_wait): %w", cfg.redisFlag(), cfg.redisWait, err)
 	}
 	addr := cfg.redis
@@ -251,7 +254,7 @@ func answers(ctx context.Context, rdb redis.UniversalClient) error {
 // that fails begins an outage, one that succeeds ends it.
 type outageWatch struct {
 	logger *slog.Logger
-	server string // the -redis URL, or a cluster node's HOST:PORT
+	server string // the -redis URL without its password, or a node's HOST:PORT
 
 	mu   sync.Mutex
 	down bool
