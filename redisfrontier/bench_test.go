@@ -41,15 +41,49 @@ func BenchmarkFrontier(b *testing.B) {
 	b.Run("new=1,procs=2", func(b *testing.B) { benchFrontier(b, 2, 1000, steady) })
 }
 
+// BenchmarkCluster is BenchmarkFrontier's "new=1" on a crawl of
+// DefaultShards shards: on one redis-server, and on a Redis Cluster of 3
+// masters (and 3 replicas). server-µs/URL is the CPU time of every
+// master together (the replicas' is left out).
+func BenchmarkCluster(b *testing.B) {
+	steady := func(i, k int) int { return i + 1000*(k+1) }
+	b.Run("servers=1", func(b *testing.B) {
+		s := redistest.Start(b)
+		benchFrontierOn(b, 1, 1000, steady, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
+			return redisfrontier.Open(context.Background(), s.URL(), &redisfrontier.Options{Name: "bench", Shards: redisfrontier.DefaultShards})
+		})
+	})
+	b.Run("masters=3", func(b *testing.B) {
+		c := redistest.StartCluster(b, 3, 1)
+		benchFrontierOn(b, 1, 1000, steady, c.Masters(), func() (*redisfrontier.Frontier, error) {
+			return redisfrontier.OpenCluster(context.Background(), c.Addrs(), &redisfrontier.Options{Name: "bench"})
+		})
+	})
+	b.Run("masters=3,procs=2", func(b *testing.B) {
+		c := redistest.StartCluster(b, 3, 1)
+		benchFrontierOn(b, 2, 1000, steady, c.Masters(), func() (*redisfrontier.Frontier, error) {
+			return redisfrontier.OpenCluster(context.Background(), c.Addrs(), &redisfrontier.Options{Name: "bench"})
+		})
+	})
+}
+
 // benchFrontier runs BenchmarkFrontier with procs Frontiers from URLs 0
 // to roots-1, with link(i, k) the number of URL i's link k.
 func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
 	s := redistest.Start(b)
+	benchFrontierOn(b, procs, roots, link, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
+		return redisfrontier.Open(context.Background(), s.URL(), &redisfrontier.Options{Name: "bench"})
+	})
+}
+
+// benchFrontierOn is benchFrontier with the Frontiers open makes, the CPU
+// time of the servers at addrs counted.
+func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, addrs []string, open func() (*redisfrontier.Frontier, error)) {
 	ctx := context.Background()
 	p := crawl.Policy{HostWorkers: 1000, LeaseTerm: time.Minute, Roots: []string{"https://h0.example/"}}
 	var fs []*redisfrontier.Frontier
 	for range procs {
-		f, err := redisfrontier.Open(ctx, s.URL(), &redisfrontier.Options{Name: "bench"})
+		f, err := open()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,9 +105,13 @@ func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
 		acked atomic.Int64
 		wg    sync.WaitGroup
 	)
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-	defer c.Close()
-	serverCPU0, selfCPU0 := serverCPU(b, c), selfCPU()
+	var cs []*redis.Client
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		defer c.Close()
+		cs = append(cs, c)
+	}
+	serverCPU0, selfCPU0 := serverCPU(b, cs...), selfCPU()
 	b.ResetTimer()
 	start := time.Now()
 	for w := range 32 {
@@ -106,26 +144,32 @@ func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
 	b.ReportMetric(n/time.Since(start).Seconds(), "URLs/s")
 	// CPU time, which other jobs on the machine do not inflate as they
 	// do the wall time.
-	b.ReportMetric((serverCPU(b, c)-serverCPU0).Seconds()*1e6/n, "server-µs/URL")
+	b.ReportMetric((serverCPU(b, cs...)-serverCPU0).Seconds()*1e6/n, "server-µs/URL")
 	b.ReportMetric((selfCPU()-selfCPU0).Seconds()*1e6/n, "client-µs/URL")
 	if os.Getenv("BENCH_STATS") != "" {
-		info, _ := c.Info(ctx, "commandstats", "cpu").Result()
-		os.WriteFile(os.Getenv("BENCH_STATS"), []byte(info), 0o644)
+		var all []string
+		for _, c := range cs {
+			info, _ := c.Info(ctx, "commandstats", "cpu").Result()
+			all = append(all, info)
+		}
+		os.WriteFile(os.Getenv("BENCH_STATS"), []byte(strings.Join(all, "\n")), 0o644)
 	}
 }
 
-// serverCPU returns the CPU time the server used so far (INFO cpu).
-func serverCPU(b *testing.B, c *redis.Client) time.Duration {
-	info, err := c.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
+// serverCPU returns the CPU time the servers used so far (INFO cpu).
+func serverCPU(b *testing.B, cs ...*redis.Client) time.Duration {
 	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
-			if v, ok := strings.CutPrefix(line, k); ok {
-				f, _ := strconv.ParseFloat(v, 64)
-				total += f
+	for _, c := range cs {
+		info, err := c.Info(context.Background(), "cpu").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+				if v, ok := strings.CutPrefix(line, k); ok {
+					f, _ := strconv.ParseFloat(v, 64)
+					total += f
+				}
 			}
 		}
 	}

@@ -63,6 +63,9 @@ local DELAY = tonumber(ARGV[6])
 local ROBOTS = ARGV[7] == '1'
 local MAXPAGES = tonumber(ARGV[8])
 local TERM = tonumber(ARGV[9])
+-- A holds the script's own arguments, from A[10] on: ARGV, or a
+-- section's of a call on several shards (see target).
+local A = ARGV
 local meta = KEYS[1]
 local ready = P .. 'ready'
 local parked = P .. 'parked'
@@ -201,13 +204,13 @@ local function jitter(d, r) return math.floor(d / 2 + r * (d + 1)) end
 -- Request: seen bucket, fingerprint, host key, encoding) and returns how
 -- many were new, and the index after them.
 local function admit(i)
-  local k = tonumber(ARGV[i])
+  local k = tonumber(A[i])
   i = i + 1
   local added = 0
   local byHost, hosts = {}, {}
   for _ = 1, k do
-    if redis.call('SADD', P .. 's:' .. ARGV[i], ARGV[i + 1]) == 1 then
-      local h = ARGV[i + 2]
+    if redis.call('SADD', P .. 's:' .. A[i], A[i + 1]) == 1 then
+      local h = A[i + 2]
       added = added + 1
       local l = byHost[h]
       if not l then
@@ -215,7 +218,7 @@ local function admit(i)
         byHost[h] = l
         hosts[#hosts + 1] = h
       end
-      l[#l + 1] = ARGV[i + 3]
+      l[#l + 1] = A[i + 3]
     end
     i = i + 4
   end
@@ -305,15 +308,25 @@ local function release(id, rec)
   end
 end
 
--- done writes the counters, wakes the other processes if work came up
--- now, and records the reply for a replay.
-local function done(reply)
+-- flush writes the counters and wakes the other processes if work came
+-- up now.
+local function flush()
   incr(meta, cnt, base)
   if wakeup then redis.call('PUBLISH', P .. 'ev', 'w') end
+end
+
+-- record records the reply for a replay.
+local function record(reply)
   if opseq ~= '0' then
     redis.call('ZADD', ops, opseq, opseq .. ':' .. reply)
   end
   return reply
+end
+
+-- done flushes and records.
+local function done(reply)
+  flush()
+  return record(reply)
 end
 
 -- serverRun returns the server's run ID, or '-' when ARGV[10] is '-', and
@@ -334,6 +347,47 @@ local function over()
   local unf = base.unfinished + (cnt.unfinished or 0)
   local fresh = base.fresh + (cnt.fresh or 0)
   return unf == 0 or spent() and unf == fresh
+end
+
+-- target points the helpers at the keys of the shard under prefix p and
+-- at the arguments args (args[10] on), with counters of their own: a
+-- section of a call on several shards of one node.
+local function target(p, args)
+  P = p
+  meta = p .. 'meta'
+  ready = p .. 'ready'
+  parked = p .. 'parked'
+  leases = p .. 'leases'
+  exp = p .. 'exp'
+  cnt, base = {}, {}
+  wakeup = false
+  A = args
+end
+
+-- many runs body on each section of ARGV (ARGV[10] sections, each its
+-- shard's key prefix, its number of arguments, then them) after pre, the
+-- counters it reads, are loaded: every section's counters are read
+-- first, so that a key another node serves fails the call before it
+-- writes anything. Reply: each section's reply, framed.
+local function many(pre, body)
+  local secs, i = {}, 11
+  for s = 1, tonumber(ARGV[10]) do
+    local p, k = ARGV[i], tonumber(ARGV[i + 1])
+    local args = {}
+    for j = 1, k do args[9 + j] = ARGV[i + 1 + j] end
+    target(p, args)
+    if not alive(pre) then return redis.error_reply(NOCRAWL) end
+    secs[s] = {p, args, base}
+    i = i + 2 + k
+  end
+  local out = {}
+  for s, sec in ipairs(secs) do
+    target(sec[1], sec[2])
+    base = sec[3]
+    out[s] = ns(body())
+    flush()
+  end
+  return record(table.concat(out))
 end
 `
 
@@ -495,12 +549,13 @@ return done(ns(run) .. ns(added))
 // encoding (P), its tries (R) or its host's rules version (P, "" if none);
 // then the microseconds until something may be taken, -1 if nothing is
 // timed.
-var takeScript = redis.NewScript(prelude + `
-if not alive({'lseq', 'fresh', 'pages', 'queued'}) then return redis.error_reply(NOCRAWL) end
-local want = tonumber(ARGV[10])
-local token = '-' .. ARGV[11]
+const takeBody = `
+local PRE = {'lseq', 'fresh', 'pages', 'queued'}
+local function body()
+local want = tonumber(A[10])
+local token = '-' .. A[11]
 local ri = 12
-local function rnd() local r = tonumber(ARGV[ri]) or 0.5 ri = ri + 1 return r end
+local function rnd() local r = tonumber(A[ri]) or 0.5 ri = ri + 1 return r end
 local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', S(now), 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
   local rec = endLease(id, false)
@@ -666,7 +721,13 @@ if got == 0 then
   if e[2] and (not at or tonumber(e[2]) < at) then at = tonumber(e[2]) end
   if at then wait = math.max(0, at - now) end
 end
-return done(ns(got) .. table.concat(out) .. ns(S(wait)))
+return ns(got) .. table.concat(out) .. ns(S(wait))
+end
+`
+
+var takeScript = redis.NewScript(prelude + takeBody + `
+if not alive(PRE) then return redis.error_reply(NOCRAWL) end
+return done(body())
 `)
 
 // ackScript ends leases as done: ARGV[10] the run the caller's seen cache
@@ -681,18 +742,17 @@ return done(ns(got) .. table.concat(out) .. ns(S(wait)))
 // admitted, and a space; or
 // "stale:" and the server's run, having done nothing, if ARGV[10] is
 // another.
-var ackScript = redis.NewScript(prelude + `
-if not alive({'unfinished', 'fresh', 'queued', 'done', 'pages'}) then return redis.error_reply(NOCRAWL) end
-local run, stale = serverRun()
-if stale then return 'stale:' .. run end
+const ackBody = `
+local PRE = {'unfinished', 'fresh', 'queued', 'done', 'pages'}
+local function body()
 local i = 12
 local out = {}
 local stats = {}
 local any = false
 local ents, ids = {}, {}
-for e = 1, tonumber(ARGV[11]) do
-  local ent = {id = ARGV[i], unsent = ARGV[i + 1], hasRules = ARGV[i + 2], rules = ARGV[i + 3],
-    rd = tonumber(ARGV[i + 4]), r = tonumber(ARGV[i + 5]), nst = tonumber(ARGV[i + 6]), st0 = i + 7}
+for e = 1, tonumber(A[11]) do
+  local ent = {id = A[i], unsent = A[i + 1], hasRules = A[i + 2], rules = A[i + 3],
+    rd = tonumber(A[i + 4]), r = tonumber(A[i + 5]), nst = tonumber(A[i + 6]), st0 = i + 7}
   ent.added, i = admit(ent.st0 + 2 * ent.nst)
   ents[e] = ent
   ids[e] = ent.id
@@ -738,8 +798,8 @@ for e, ent in ipairs(ents) do
         end
       end
       for j = 0, ent.nst - 1 do
-        local k = ARGV[ent.st0 + 2 * j]
-        stats[k] = (stats[k] or 0) + tonumber(ARGV[ent.st0 + 2 * j + 1])
+        local k = A[ent.st0 + 2 * j]
+        stats[k] = (stats[k] or 0) + tonumber(A[ent.st0 + 2 * j + 1])
       end
     end
     -- A host below its limit before the ack, its time unchanged, is
@@ -759,7 +819,15 @@ end
 incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
-return done(ns(run) .. ns(table.concat(out)))
+return table.concat(out)
+end
+`
+
+var ackScript = redis.NewScript(prelude + ackBody + `
+if not alive(PRE) then return redis.error_reply(NOCRAWL) end
+local run, stale = serverRun()
+if stale then return 'stale:' .. run end
+return done(ns(run) .. ns(body()))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
@@ -803,22 +871,29 @@ return done('')
 
 // The scripts of a sharded crawl only (see Options.Shards).
 
-// pushGroupsScript admits groups of links on a shard: the links of other
-// shards' Acks, sent before those Acks end their leases, so that a link
-// is counted on its shard before its page's lease ends on another.
-// ARGV[10] "-" (a sharded crawl has no seen cache), ARGV[11] the number
-// of groups, then each as admit reads them. Reply: framed, "-", then the
-// number admitted of each group, spaced.
-var pushGroupsScript = redis.NewScript(prelude + `
-if not alive({'unfinished', 'fresh', 'queued'}) then return redis.error_reply(NOCRAWL) end
-local i = 12
-local out = {}
-for g = 1, tonumber(ARGV[11]) do
-  local added
-  added, i = admit(i)
-  out[g] = digits(added)
+// pushGroupsScript admits groups of links on shards of one node (its
+// sections, see many): the links of other shards' Acks, sent before those
+// Acks end their leases, so that a link is counted on its shard before
+// its page's lease ends on another. A section's arguments: "-" (a sharded
+// crawl has no seen cache), the number of groups, then each as admit
+// reads them. A section's reply: the number admitted of each group,
+// spaced.
+const pushGroupsBody = `
+local PRE = {'unfinished', 'fresh', 'queued'}
+local function body()
+  local i = 12
+  local out = {}
+  for g = 1, tonumber(A[11]) do
+    local added
+    added, i = admit(i)
+    out[g] = digits(added)
+  end
+  return table.concat(out, ' ')
 end
-return done(ns('-') .. ns(table.concat(out, ' ')))
+`
+
+var pushGroupsScript = redis.NewScript(prelude + pushGroupsBody + `
+return many(PRE, body)
 `)
 
 // shardGrantScript brings a shard's part of the page budget to what the
@@ -895,4 +970,17 @@ if #set > 0 then
   redis.call('HSET', B, unpack(set))
 end
 return ''
+`)
+
+// takeManyScript is takeScript on shards of one node, each a section (see
+// many) with takeScript's own arguments, replying as it does.
+var takeManyScript = redis.NewScript(prelude + takeBody + `
+return many(PRE, body)
+`)
+
+// ackManyScript is ackScript on shards of one node, each a section (see
+// many) with ackScript's own arguments (its run "-"); a section's reply
+// is the field that follows the run in ackScript's.
+var ackManyScript = redis.NewScript(prelude + ackBody + `
+return many(PRE, body)
 `)

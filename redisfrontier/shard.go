@@ -36,7 +36,7 @@ const budgetChunk = 32
 
 // probeWidth is the least number of shards a Take asks at once, those
 // beyond its leases asked for none: the reply tells when each has work.
-const probeWidth = 16
+const probeWidth = 4
 
 // shardPrefix returns the key prefix of shard v of crawl name.
 func shardPrefix(name string, v int) string {
@@ -125,7 +125,26 @@ func (f *Frontier) route(id string) (shard int, own string, ok bool) {
 // callArgs returns the keys and arguments of a script call on shard (-1:
 // the control keys): the common arguments (see scripts.go), then args.
 func (f *Frontier) callArgs(shard int, seq, low uint64, args []any) ([]string, []any, error) {
+	return f.callArgsOf(&call{shard: shard, seq: seq, low: low, args: args})
+}
+
+// callArgsOf is callArgs for c: a call on several shards has, as its own
+// arguments, its sections (see many in scripts.go).
+func (f *Frontier) callArgsOf(c *call) ([]string, []any, error) {
+	shard, seq, low, args := c.shard, c.seq, c.low, c.args
 	f.mu.Lock()
+	if c.secs != nil && f.sprefix != nil {
+		n := 1
+		for _, sec := range c.secs {
+			n += 2 + len(sec.args)
+		}
+		args = make([]any, 0, n)
+		args = append(args, len(c.secs))
+		for _, sec := range c.secs {
+			args = append(args, f.sprefix[sec.shard], len(sec.args))
+			args = append(args, sec.args...)
+		}
+	}
 	var err error
 	switch {
 	case f.closed:
@@ -162,7 +181,97 @@ type call struct {
 	seq, low uint64
 	args     []any
 	reply    string
-	full     bool // sent with its source (EVAL), the node lacking it
+	full     bool       // sent with its source (EVAL), the node lacking it
+	secs     []*section // a call on several shards of one node: its sections
+}
+
+// section is one shard's part of a call on several shards of one node
+// (takeManyScript, ackManyScript, pushGroupsScript): the shard's own
+// arguments, and its reply.
+type section struct {
+	shard int
+	args  []any
+	reply string
+}
+
+// errNonLocal is the error of a call on several shards one of which the
+// node it went to does not serve (its slots moved): the call wrote
+// nothing, and goes again split.
+var errNonLocal = errors.New("redisfrontier: a shard of the call is not on its node")
+
+// sectionCalls returns the calls of script that run secs, one a node (as
+// the client knows the cluster's slots; one in all on a single server),
+// each numbered for replay: the caller ends them with endCalls.
+func (f *Frontier) sectionCalls(ctx context.Context, script *redis.Script, secs []*section) []*call {
+	groups := map[string][]*section{}
+	var order []string
+	f.mu.Lock()
+	prefixes := f.sprefix
+	f.mu.Unlock()
+	cc, _ := f.rdb.(*redis.ClusterClient)
+	for _, sec := range secs {
+		node := ""
+		if cc != nil {
+			c, err := cc.MasterForKey(ctx, prefixes[sec.shard]+"meta")
+			if err != nil {
+				node = "?" + strconv.Itoa(sec.shard) // a call of its own
+			} else {
+				node = c.Options().Addr
+			}
+		}
+		if _, ok := groups[node]; !ok {
+			order = append(order, node)
+		}
+		groups[node] = append(groups[node], sec)
+	}
+	calls := make([]*call, 0, len(order))
+	for _, node := range order {
+		g := groups[node]
+		seq, low := f.beginOp()
+		calls = append(calls, &call{shard: g[0].shard, script: script, seq: seq, low: low, secs: g})
+	}
+	return calls
+}
+
+// endCalls ends the replay numbers of calls.
+func (f *Frontier) endCalls(calls []*call) {
+	for _, c := range calls {
+		f.endOp(c.seq)
+	}
+}
+
+// runSections runs calls (from sectionCalls) together and sets the reply
+// of each of their sections. A call that finds one of its shards on
+// another node, having written nothing, goes again as one call a section.
+func (f *Frontier) runSections(ctx context.Context, calls []*call) error {
+	err := f.evalMany(ctx, calls)
+	if errors.Is(err, errNonLocal) {
+		script := calls[0].script
+		var secs []*section
+		for _, c := range calls {
+			secs = append(secs, c.secs...)
+		}
+		calls = make([]*call, len(secs))
+		for i, sec := range secs {
+			seq, low := f.beginOp()
+			defer f.endOp(seq)
+			calls[i] = &call{shard: sec.shard, script: script, seq: seq, low: low, secs: []*section{sec}}
+		}
+		err = f.evalMany(ctx, calls)
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range calls {
+		r := fields{s: c.reply}
+		for _, sec := range c.secs {
+			sec.reply = r.next()
+		}
+		if r.err != nil {
+			return r.err
+		}
+	}
+	return nil
 }
 
 // evalMany runs calls in one pipeline (one round trip to each master of a
@@ -196,6 +305,9 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 				return crawl.ErrFrontierClosed
 			case isNoCrawl(err):
 				return f.deleted()
+			case c.secs != nil && strings.Contains(err.Error(), "non local key"):
+				f.reload()
+				return errNonLocal
 			case transient(err):
 				wait = true
 				again = append(again, c)
@@ -357,8 +469,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		return nil, time.Duration(next-now) * time.Microsecond, nil
 	}
 	token := leaseToken()
-	seq, low := f.beginOp()
-	calls := make([]*call, k)
+	secs := make([]*section, k)
 	for i, v := range cands {
 		want := 0
 		if i < n {
@@ -370,32 +481,33 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		for range want {
 			args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
 		}
-		calls[i] = &call{shard: v, script: takeScript, seq: seq, low: low, args: args}
+		secs[i] = &section{shard: v, args: args}
 	}
-	if err := f.evalMany(ctx, calls); err != nil {
+	calls := f.sectionCalls(ctx, takeManyScript, secs)
+	if err := f.runSections(ctx, calls); err != nil {
 		if ctx.Err() != nil {
 			// As takeN: the calls may have leased; give back what
-			// they took, sent again under their number.
+			// they took, sent again under their numbers.
 			waitAtMost(rulesGrace, func() {
-				defer f.endOp(seq)
+				defer f.endCalls(calls)
 				uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				if f.evalMany(uctx, calls) != nil {
+				if f.runSections(uctx, calls) != nil {
 					return // they expire after their term, or go back at Close
 				}
-				for _, c := range calls {
-					got, _, _ := parseTake(c.reply)
+				for _, sec := range secs {
+					got, _, _ := parseTake(sec.reply)
 					for _, g := range got {
-						f.release(&crawl.Lease{ID: leaseID(c.shard, g.id)})
+						f.release(&crawl.Lease{ID: leaseID(sec.shard, g.id)})
 					}
 				}
 			})
 		} else {
-			f.endOp(seq)
+			f.endCalls(calls)
 		}
 		return nil, 0, err
 	}
-	f.endOp(seq)
+	f.endCalls(calls)
 	if f.afterTakeScript != nil {
 		f.afterTakeScript()
 	}
@@ -407,7 +519,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 	var perr error
 	after := time.Now().UnixMicro()
 	f.smu.Lock()
-	for i, c := range calls {
+	for _, c := range secs {
 		ls, wait, err := parseTake(c.reply)
 		if err != nil && perr == nil {
 			perr = err
@@ -415,7 +527,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		for _, l := range ls {
 			all = append(all, got{c.shard, l})
 		}
-		want := calls[i].args[0].(int)
+		want := c.args[0].(int)
 		f.hot[c.shard] = false
 		switch {
 		case err != nil || len(ls) > 0 && len(ls) >= want:
@@ -850,27 +962,28 @@ func (f *Frontier) flushShards(batch []*pendingAck, n int) {
 			close(a.done)
 		}
 	}
-	var pushes []*call
+	var pushes []*section
 	var pushed [][]group
 	for v, gs := range groups {
 		args := []any{"-", len(gs)}
 		for _, g := range gs {
 			args = appendAdmissions(args, g.links)
 		}
-		seq, low := f.beginOp()
-		defer f.endOp(seq)
-		pushes = append(pushes, &call{shard: v, script: pushGroupsScript, seq: seq, low: low, args: args})
+		pushes = append(pushes, &section{shard: v, args: args})
 		pushed = append(pushed, gs)
 	}
-	if err := f.evalMany(ctx, pushes); err != nil {
-		finish(err)
-		return
+	if len(pushes) > 0 {
+		calls := f.sectionCalls(ctx, pushGroupsScript, pushes)
+		err := f.runSections(ctx, calls)
+		f.endCalls(calls)
+		if err != nil {
+			finish(err)
+			return
+		}
 	}
 	for i, c := range pushes {
-		r := fields{s: c.reply}
-		r.next()
-		counts := strings.Fields(r.next())
-		if r.err != nil || len(counts) != len(pushed[i]) {
+		counts := strings.Fields(c.reply)
+		if len(counts) != len(pushed[i]) {
 			finish(errCorrupt)
 			return
 		}
@@ -892,7 +1005,7 @@ func (f *Frontier) flushShards(batch []*pendingAck, n int) {
 			byShard[a.shard] = append(byShard[a.shard], i)
 		}
 	}
-	var acks []*call
+	var acks []*section
 	var acked [][]int
 	for v, is := range byShard {
 		args := []any{"-", len(is)}
@@ -900,20 +1013,21 @@ func (f *Frontier) flushShards(batch []*pendingAck, n int) {
 			args = append(args, batch[i].args...)
 			args = appendAdmissions(args, local[i])
 		}
-		seq, low := f.beginOp()
-		defer f.endOp(seq)
-		acks = append(acks, &call{shard: v, script: ackScript, seq: seq, low: low, args: args})
+		acks = append(acks, &section{shard: v, args: args})
 		acked = append(acked, is)
 	}
-	if err := f.evalMany(ctx, acks); err != nil {
-		finish(err)
-		return
+	if len(acks) > 0 {
+		calls := f.sectionCalls(ctx, ackManyScript, acks)
+		err := f.runSections(ctx, calls)
+		f.endCalls(calls)
+		if err != nil {
+			finish(err)
+			return
+		}
 	}
 	for i, c := range acks {
-		r := fields{s: c.reply}
-		r.next()
-		toks := strings.Fields(r.next())
-		if r.err != nil || len(toks) != len(acked[i]) {
+		toks := strings.Fields(c.reply)
+		if len(toks) != len(acked[i]) {
 			finish(errCorrupt)
 			return
 		}
@@ -1003,7 +1117,7 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 	}
 	prep := make([]prepared, len(calls))
 	for i, c := range calls {
-		keys, args, err := f.callArgs(c.shard, c.seq, c.low, c.args)
+		keys, args, err := f.callArgsOf(c)
 		if err != nil {
 			return nil, err
 		}
