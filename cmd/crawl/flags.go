@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,6 +64,7 @@ type config struct {
 	graph       string
 	state       string
 	redis       string        // the Redis frontier's URL
+	cluster     []string      // or its Redis Cluster's seed nodes, HOST:PORT each
 	crawlName   string        // the crawl's name on it
 	lease       time.Duration // its lease term
 	redisWait   time.Duration // how long to wait for it at the start
@@ -73,6 +75,9 @@ type config struct {
 	force    bool          // -force: -reset even with leases out
 	redisTTL time.Duration // -redis_ttl: a finished crawl's keys' life; 0 keeps them
 	ttlGiven bool          // whether -redis_ttl was given
+	// -redis_wait_replicas: how many replicas each write waits for.
+	waitReplicas      int
+	waitReplicasGiven bool
 
 	warc        string
 	warcMaxSize int64
@@ -203,15 +208,17 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Crawling on several machines")
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
-	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
-	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
-	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
+	c.add(&addrsFlag{p: &cfg.cluster}, "ADDR[,ADDR...]", "share the crawl, as -redis does, through the Redis Cluster whose nodes include each ADDR (HOST:PORT; a node or a few will do: the others are learnt from them); may be repeated. The crawl is spread by host over the cluster's masters (in 256 shards), so that they share its work and its keys. Exclusive with -redis; every flag that goes with -redis goes with it", "redis_cluster")
+	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis or -redis_cluster (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
+	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis or -redis_cluster, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
+	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer, or with -redis_cluster for a node of the cluster to answer that the cluster is up (cluster_state:ok), before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
+	c.add(givenFlag{&intFlag{p: &cfg.waitReplicas, min: 0}, &cfg.waitReplicasGiven}, "N", "with -redis or -redis_cluster, make each write of the crawl wait until N replicas of its master have it (Redis's WAIT), so that a replica that takes over from a failed master has every write, and the failover loses nothing; it costs a round trip from the master to a replica per write, and while fewer than N replicas of a master are up the crawl waits for them. 0: no wait; Redis replicates asynchronously, and a failover may lose the master's last writes (their URLs are fetched again, and may get two results)", "redis_wait_replicas")
 
 	// The lifecycle of a shared crawl.
-	c.add(&boolFlag{p: &cfg.status}, "", "with -redis and -crawl NAME, print the crawl's state (running or done, its counters, who holds leases and until when; a JSON object with -format jsonl) and exit; exit 1 if there is no such crawl", "status")
-	c.add(&boolFlag{p: &cfg.reset}, "", "with -redis and -crawl NAME, delete the crawl's keys and exit, so that the command run again crawls anew; refused while a process holds leases of it, unless -force", "reset")
+	c.add(&boolFlag{p: &cfg.status}, "", "with -redis or -redis_cluster and -crawl NAME, print the crawl's state (running or done, its counters, who holds leases and until when; a JSON object with -format jsonl) and exit; exit 1 if there is no such crawl", "status")
+	c.add(&boolFlag{p: &cfg.reset}, "", "with -redis or -redis_cluster and -crawl NAME, delete the crawl's keys (on every master of a cluster) and exit, so that the command run again crawls anew; refused while a process holds leases of it, unless -force", "reset")
 	c.add(&boolFlag{p: &cfg.force}, "", "with -reset, delete the crawl even while processes hold leases: their next call fails, and they exit 1 with an error that says the crawl was deleted", "force")
-	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis, how long the keys of a finished crawl stay in Redis, from when a process finds it done (0: for good); running the command again on a finished crawl fetches nothing and does not extend it", "redis_ttl")
+	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis or -redis_cluster, how long the keys of a finished crawl stay in Redis, from when a process finds it done (0: for good); running the command again on a finished crawl fetches nothing and does not extend it", "redis_ttl")
 
 	c.group("Profiling")
 	c.add(&stringFlag{p: &cfg.cpuProfile}, "FILE", "write a CPU profile of the crawl to FILE (go tool pprof reads it; cmd/crawl/default.pgo was made so)", "cpuprofile")
@@ -441,6 +448,28 @@ func (f *excludeFlag) Set(s string) error {
 		return err
 	}
 	*f.p = append(*f.p, s)
+	return nil
+}
+
+// addrsFlag collects HOST:PORT addresses, comma-separated or repeated,
+// each checked as it is given.
+type addrsFlag struct{ p *[]string }
+
+func (f *addrsFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strings.Join(*f.p, ",")
+}
+
+func (f *addrsFlag) Set(s string) error {
+	for _, a := range strings.Split(s, ",") {
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
+			return fmt.Errorf("address %q: want HOST:PORT, such as 10.0.0.5:6379, PORT a number from 1 to 65535", a)
+		}
+		*f.p = append(*f.p, a)
+	}
 	return nil
 }
 

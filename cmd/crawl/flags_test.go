@@ -34,6 +34,9 @@ func TestParse(t *testing.T) {
 		{[]string{"-robots=false", "-sitemaps", "-max_depth", "2", "-max_pages", "50", "-max_duration", "1m", "-host_delay", "250ms", "x"}, func(c *config) bool {
 			return !c.robots && c.sitemaps && c.maxDepth == 2 && c.maxPages == 50 && c.maxDuration == time.Minute && c.hostDelay == 250*time.Millisecond
 		}, "the politeness and budget flags set"},
+		{[]string{"-redis_cluster", "a.example:7000,10.0.0.2:7001", "-redis_cluster", "[::1]:7002", "-redis_wait_replicas", "2", "x"}, func(c *config) bool {
+			return slices.Equal(c.cluster, []string{"a.example:7000", "10.0.0.2:7001", "[::1]:7002"}) && c.waitReplicas == 2 && c.waitReplicasGiven
+		}, "three cluster nodes, comma-separated and repeated; wait for 2 replicas"},
 		{[]string{"-exclude", `\.pdf$`, "-exclude", "/private/", "x"}, func(c *config) bool {
 			return slices.Equal(c.exclude, []string{`\.pdf$`, "/private/"})
 		}, "two exclude patterns"},

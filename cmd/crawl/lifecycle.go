@@ -31,7 +31,7 @@ func redactURL(raw string) string {
 // announce says on stderr, -q or not, which crawl this process is on: the
 // name -status and -reset take.
 func announce(w io.Writer, cfg *config, f *redisfrontier.Frontier) {
-	fmt.Fprintf(w, "crawl: crawl %s on %s\n", f.Name(), redactURL(cfg.redis))
+	fmt.Fprintf(w, "crawl: crawl %s on %s\n", f.Name(), cfg.redisWhere())
 }
 
 // alreadyDone says on stderr, -q or not, that the crawl this process
@@ -42,12 +42,13 @@ func alreadyDone(w io.Writer, cfg *config, f *redisfrontier.Frontier) {
 	if !ok {
 		return
 	}
-	fmt.Fprintf(w, "crawl: fetched nothing: crawl %s was already done, since %s; crawl -redis %s -crawl %s -reset deletes it, to crawl it again\n",
-		f.Name(), stamp(at), redactURL(cfg.redis), f.Name())
+	fmt.Fprintf(w, "crawl: fetched nothing: crawl %s was already done, since %s; crawl %s -crawl %s -reset deletes it, to crawl it again\n",
+		f.Name(), stamp(at), cfg.redisFlag(), f.Name())
 }
 
 // runLifecycle is the command with -status or -reset: it reads or deletes
-// the crawl named by -crawl on -redis, and returns the exit status.
+// the crawl named by -crawl on -redis or -redis_cluster, and returns the
+// exit status.
 func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fail func(string, ...any) int) int {
 	what := "-status"
 	if cfg.reset {
@@ -58,22 +59,23 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 		return fail("-status and -reset are exclusive: give one")
 	case cfg.force && !cfg.reset:
 		return fail("-force forces -reset: give -reset too")
-	case cfg.redis == "":
-		return fail("%s is of a crawl shared through Redis: give -redis URL and -crawl NAME", what)
+	case cfg.redis != "" && len(cfg.cluster) > 0:
+		return fail("%v", errBothRedis)
+	case !cfg.sharing():
+		return fail("%s is of a crawl shared through Redis: give -redis URL or -redis_cluster ADDR, and -crawl NAME", what)
 	case cfg.crawlName == "":
 		return fail("%s needs -crawl NAME: the name the crawl printed at its start (crawl: crawl NAME on ...)", what)
 	case len(cfg.roots) > 0:
 		return fail("%s takes no root URL (%s): -crawl names the crawl", what, cfg.roots[0])
 	}
-	o, err := redisOptions(cfg)
+	rdb, err := newRedisClient(cfg, nil)
 	if err != nil {
 		return fail("%v", err)
 	}
-	rdb := redis.NewClient(o)
 	defer rdb.Close()
-	where := redactURL(cfg.redis)
+	where := cfg.redisWhere()
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
-		return fail("%v", waitRedisErr(cfg, o, err))
+		return fail("%v", waitRedisErr(cfg, err))
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "crawl: interrupted")
@@ -102,7 +104,7 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 
 // resetCrawl deletes the crawl; it refuses one with leases out, naming
 // their holders, unless -force.
-func resetCrawl(ctx context.Context, cfg *config, rdb *redis.Client, where string, stderr io.Writer, fail func(string, ...any) int) int {
+func resetCrawl(ctx context.Context, cfg *config, rdb redis.UniversalClient, where string, stderr io.Writer, fail func(string, ...any) int) int {
 	n, err := redisfrontier.Reset(ctx, rdb, cfg.crawlName, cfg.force)
 	switch {
 	case errors.Is(err, redisfrontier.ErrNoCrawl):

@@ -25,9 +25,9 @@
 //	crawl -format jsonl -select title=title -select h1=h1 -select desc='meta[name=description]@content' example.com
 //
 // The command crawls through the public API of package crawl and its
-// packages (boltfrontier for -state, redisfrontier for -redis, warc for
-// -warc, scrape for -select); its sorted report spills to disk through the
-// repository's internal/extsort.
+// packages (boltfrontier for -state, redisfrontier for -redis and
+// -redis_cluster, warc for -warc, scrape for -select); its sorted report
+// spills to disk through the repository's internal/extsort.
 package main
 
 import (
@@ -316,7 +316,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 	}
 	var shared *redisfrontier.Frontier
-	if cfg.redis != "" {
+	if cfg.sharing() {
 		f, err := openRedis(ctx, &cfg, logger)
 		if err != nil {
 			return fail("%v", err)
@@ -350,7 +350,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		// A Run stopped while Redis cannot be reached returns all the
 		// same, a few seconds later, its URLs left to expire.
 		if name := shared.Name(); name != "" {
-			logger.Info("the crawl is kept in Redis, until -redis_ttl after it is done", "crawl", name, "keys", "crawl:{"+name+"}:*")
+			keys := "crawl:{" + name + "}:*"
+			if len(cfg.cluster) > 0 {
+				keys += " crawl:{" + name + ":*}:*" // its shards'
+			}
+			logger.Info("the crawl is kept in Redis, until -redis_ttl after it is done", "crawl", name, "keys", keys)
 		}
 	}
 	if archive != nil && archive.Err() != nil {
@@ -400,7 +404,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	}
 	if shared != nil {
 		if err := shared.Close(); err != nil && !errors.Is(err, crawl.ErrFrontierClosed) {
-			return fail("-redis: %v", err)
+			return fail("%s: %v", cfg.redisFlagName(), err)
 		}
 	}
 	for _, f := range []*outputFile{outFile, graphFile} {

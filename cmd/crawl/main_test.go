@@ -67,7 +67,13 @@ type ran struct {
 // crawlCmd returns the command with args, bounded by the test's life.
 func crawlCmd(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return crawlCmdFor(t, 30*time.Second, args...)
+}
+
+// crawlCmdFor is crawlCmd for a command killed after limit.
+func crawlCmdFor(t *testing.T, limit time.Duration, args ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, crawlBin, args...)
 	// A race-enabled binary sleeps a second at exit unless told not to; a

@@ -14,28 +14,71 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// errBothRedis is the error of -redis and -redis_cluster given together.
+var errBothRedis = errors.New("-redis and -redis_cluster are exclusive: give the URL of one Redis server, or the nodes of one Redis Cluster")
+
+// sharing reports whether the crawl is shared through Redis: -redis or
+// -redis_cluster.
+func (cfg *config) sharing() bool { return cfg.redis != "" || len(cfg.cluster) > 0 }
+
+// redisFlag returns the flag that names the crawl's Redis, as given: -redis
+// URL (without its password) or -redis_cluster ADDR,...
+func (cfg *config) redisFlag() string {
+	if len(cfg.cluster) > 0 {
+		return "-redis_cluster " + strings.Join(cfg.cluster, ",")
+	}
+	return "-redis " + redactURL(cfg.redis)
+}
+
+// redisFlagName returns the flag that names the crawl's Redis: -redis or
+// -redis_cluster.
+func (cfg *config) redisFlagName() string {
+	if len(cfg.cluster) > 0 {
+		return "-redis_cluster"
+	}
+	return "-redis"
+}
+
+// redisWhere names the crawl's Redis for a person: the -redis URL (without
+// its password), or "cluster ADDR,..." of -redis_cluster.
+func (cfg *config) redisWhere() string {
+	if len(cfg.cluster) > 0 {
+		return "cluster " + strings.Join(cfg.cluster, ",")
+	}
+	return redactURL(cfg.redis)
+}
+
 // checkRedisFlags returns what is wrong with the flags of a shared crawl,
-// before anything starts: -redis must be a Redis URL, and the flags that
-// only mean something with it need it.
+// before anything starts: one of -redis, a Redis URL, and -redis_cluster,
+// and the flags that only mean something with one of them need it.
 func checkRedisFlags(cfg *config, leaseSet bool) error {
-	if cfg.redis == "" {
+	if cfg.redis != "" && len(cfg.cluster) > 0 {
+		return errBothRedis
+	}
+	if !cfg.sharing() {
+		const give = "give -redis URL or -redis_cluster ADDR too"
 		switch {
 		case cfg.crawlName != "":
-			return fmt.Errorf("-crawl names a crawl shared through Redis: give -redis URL too")
+			return fmt.Errorf("-crawl names a crawl shared through Redis: %s", give)
 		case leaseSet:
-			return fmt.Errorf("-lease is the lease term of a crawl shared through Redis: give -redis URL too")
+			return fmt.Errorf("-lease is the lease term of a crawl shared through Redis: %s", give)
 		case cfg.waitGiven:
-			return fmt.Errorf("-redis_wait is how long to wait for the Redis server of -redis: give -redis URL too")
+			return fmt.Errorf("-redis_wait is how long to wait for the Redis of a shared crawl: %s", give)
 		case cfg.ttlGiven:
-			return fmt.Errorf("-redis_ttl is how long a finished crawl's keys stay in Redis: give -redis URL too")
+			return fmt.Errorf("-redis_ttl is how long a finished crawl's keys stay in Redis: %s", give)
+		case cfg.waitReplicasGiven:
+			return fmt.Errorf("-redis_wait_replicas is how many Redis replicas each write of a shared crawl waits for: %s", give)
 		}
 		return nil
 	}
 	switch {
 	case cfg.state != "":
-		return fmt.Errorf("-redis and -state are exclusive: a crawl is kept either in Redis, shared, or in a file, by one process")
+		return fmt.Errorf("%s and -state are exclusive: a crawl is kept either in Redis, shared, or in a file, by one process", cfg.redisFlagName())
 	case cfg.demo:
-		return fmt.Errorf("-redis cannot share -demo: the demo site is on a loopback port of this process")
+		return fmt.Errorf("%s cannot share -demo: the demo site is on a loopback port of this process", cfg.redisFlagName())
+	}
+	if cfg.redis == "" {
+		return nil // -redis_cluster's addresses are checked as they are parsed
 	}
 	_, err := redisOptions(cfg)
 	return err
@@ -50,49 +93,91 @@ func redisOptions(cfg *config) (*redis.Options, error) {
 	return o, nil
 }
 
-// waitRedisErr is the error of a server that did not answer within
-// -redis_wait.
-func waitRedisErr(cfg *config, o *redis.Options, err error) error {
-	return fmt.Errorf("-redis %s: Redis at %s did not answer in %v (-redis_wait): %w", redactURL(cfg.redis), o.Addr, cfg.redisWait, err)
-}
-
-// openRedis opens the crawl on the Redis server of -redis once the server
-// answers: it waits for it up to -redis_wait (0: as long as it takes),
-// and past that returns an error that names the server and what kept it
-// from answering. ctx ending meanwhile (Ctrl-C) is no error: the Run that
-// follows then returns at once, interrupted. Later, while the server
-// cannot be reached, the crawl waits for it (the Frontier does); logger
-// says so once an outage, and once it is over.
-func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfrontier.Frontier, error) {
+// newRedisClient returns a client of the crawl's Redis: of the server of
+// -redis, or of the cluster of -redis_cluster. With logger, it logs each
+// outage of a server once, and its end (outageWatch): a cluster's client
+// dials each node through a client of its own, and each gets a watch.
+func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, error) {
+	if len(cfg.cluster) > 0 {
+		// As redisfrontier.OpenCluster makes it (the command makes its
+		// own, for the outage watch): the slots read anew every second
+		// in use, so that after a failover the client does not dial
+		// the dead master for a minute.
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.cluster, ClusterStateReloadInterval: time.Second})
+		if logger != nil {
+			rdb.OnNewNode(func(node *redis.Client) {
+				node.AddHook(&outageWatch{logger: logger, server: node.Options().Addr})
+			})
+		}
+		return rdb, nil
+	}
 	o, err := redisOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	// The client logs each failed dial while the server is down (every
+	rdb := redis.NewClient(o)
+	if logger != nil {
+		rdb.AddHook(&outageWatch{logger: logger, server: redactURL(cfg.redis)})
+	}
+	return rdb, nil
+}
+
+// waitRedisErr is the error of a Redis that did not answer within
+// -redis_wait, or of a node of -redis_cluster that replied an error.
+func waitRedisErr(cfg *config, err error) error {
+	if len(cfg.cluster) > 0 {
+		var reply redis.Error
+		if errors.As(err, &reply) {
+			return fmt.Errorf("%s: not a Redis Cluster: %w", cfg.redisFlag(), err)
+		}
+		return fmt.Errorf("%s: no node of the cluster answered that it is up in %v (-redis_wait): %w", cfg.redisFlag(), cfg.redisWait, err)
+	}
+	addr := cfg.redis
+	if o, perr := redisOptions(cfg); perr == nil {
+		addr = o.Addr
+	}
+	return fmt.Errorf("%s: Redis at %s did not answer in %v (-redis_wait): %w", cfg.redisFlag(), addr, cfg.redisWait, err)
+}
+
+// openRedis opens the crawl on the Redis of -redis or -redis_cluster once
+// it answers: it waits for it up to -redis_wait (0: as long as it takes),
+// and past that returns an error that names the server or the cluster and
+// what kept it from answering. ctx ending meanwhile (Ctrl-C) is no error:
+// the Run that follows then returns at once, interrupted. Later, while a
+// server cannot be reached, the crawl waits for it (the Frontier does);
+// logger says so once an outage, and once it is over.
+func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfrontier.Frontier, error) {
+	// The client logs each failed dial while a server is down (every
 	// few hundred milliseconds): through the command's log at debug
 	// level (-v); the outage watch says it once.
 	redis.SetLogger(redisLog{logger})
-	rdb := redis.NewClient(o)
-	rdb.AddHook(&outageWatch{logger: logger, url: cfg.redis})
+	rdb, err := newRedisClient(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
 	// The Frontier closes only a client Open made: this one, made here
 	// for the hook, lives as long as the process.
-	ttl := cfg.redisTTL
-	if ttl == 0 {
-		ttl = -1 // -redis_ttl 0 keeps the keys
+	opts := &redisfrontier.Options{Name: cfg.crawlName, TTL: cfg.redisTTL, WaitReplicas: cfg.waitReplicas}
+	if opts.TTL == 0 {
+		opts.TTL = -1 // -redis_ttl 0 keeps the keys
 	}
-	f := redisfrontier.New(rdb, &redisfrontier.Options{Name: cfg.crawlName, TTL: ttl})
+	if len(cfg.cluster) > 0 {
+		opts.Shards = redisfrontier.DefaultShards
+	}
+	f := redisfrontier.New(rdb, opts)
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
 		f.Close()
 		rdb.Close()
-		return nil, waitRedisErr(cfg, o, err)
+		return nil, waitRedisErr(cfg, err)
 	}
 	return f, nil
 }
 
-// waitRedis waits until the server of rdb answers, for at most wait (0: no
-// limit), or until ctx ends (which is no error). It returns the last
-// reason the server did not answer.
-func waitRedis(ctx context.Context, rdb *redis.Client, wait time.Duration) error {
+// waitRedis waits until the Redis of rdb answers (see answers), for at
+// most wait (0: no limit), or until ctx ends (which is no error). It
+// returns the last reason it did not answer, or at once the error a
+// cluster's node replied.
+func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duration) error {
 	wctx := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
@@ -103,20 +188,18 @@ func waitRedis(ctx context.Context, rdb *redis.Client, wait time.Duration) error
 	backoff := 50 * time.Millisecond
 	for {
 		pctx, cancel := context.WithTimeout(wctx, 2*time.Second)
-		err := rdb.Ping(pctx).Err()
+		err := answers(pctx, rdb)
 		cancel()
 		var reply redis.Error
 		if err == nil || errors.As(err, &reply) {
-			// It answers: an error it replies (LOADING, NOAUTH) is the
-			// crawl's to wait out or to report.
-			return nil
+			return err
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			if last == nil {
-				last = errors.New("no reply to PING")
+				last = errors.New("no reply")
 			}
 		} else {
 			last = err
@@ -135,12 +218,43 @@ func waitRedis(ctx context.Context, rdb *redis.Client, wait time.Duration) error
 	}
 }
 
+// answers returns nil if the Redis of rdb answers. A server answers when
+// it replies to PING, even with an error (LOADING, NOAUTH): that is the
+// crawl's to wait out or to report. A cluster answers when a node of it
+// replies to CLUSTER INFO with cluster_state:ok; a node's ERR reply (a
+// server not in cluster mode) is returned as it is, a redis.Error, for
+// waiting does not mend it.
+func answers(ctx context.Context, rdb redis.UniversalClient) error {
+	c, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		err := rdb.Ping(ctx).Err()
+		var reply redis.Error
+		if errors.As(err, &reply) {
+			return nil
+		}
+		return err
+	}
+	info, err := c.ClusterInfo(ctx).Result()
+	var reply redis.Error
+	if errors.As(err, &reply) && !strings.HasPrefix(reply.Error(), "ERR ") {
+		// CLUSTERDOWN, LOADING, TRYAGAIN: a cluster on its way up.
+		return errors.New(reply.Error())
+	}
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(info, "cluster_state:ok") {
+		return errors.New("cluster_state is not ok")
+	}
+	return nil
+}
+
 // outageWatch is a hook of the Redis client that logs, once an outage,
 // that the server does not answer, and once that it does again: a dial
 // that fails begins an outage, one that succeeds ends it.
 type outageWatch struct {
 	logger *slog.Logger
-	url    string
+	server string // the -redis URL without its password, or a node's HOST:PORT
 
 	mu   sync.Mutex
 	down bool
@@ -157,10 +271,10 @@ func (w *outageWatch) DialHook(next redis.DialHook) redis.DialHook {
 		switch {
 		case err != nil && !w.down:
 			w.down = true
-			w.logger.Warn("Redis does not answer: waiting for it", "redis", w.url, "err", err)
+			w.logger.Warn("Redis does not answer: waiting for it", "redis", w.server, "err", err)
 		case err == nil && w.down:
 			w.down = false
-			w.logger.Info("Redis answers again", "redis", w.url)
+			w.logger.Info("Redis answers again", "redis", w.server)
 		}
 		return c, err
 	}

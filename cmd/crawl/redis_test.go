@@ -278,17 +278,24 @@ type proc struct {
 // User-Agent "crawltest-I" so that the site knows who sent what.
 func startProcs(t *testing.T, s *sharedSite, k int, args ...string) []*proc {
 	t.Helper()
+	return startProcsOn(t, s.pagesFetched, k, 30*time.Second, args...)
+}
+
+// startProcsOn is startProcs on any site: pagesFetched says how many
+// pages it has answered, and each process is killed after limit.
+func startProcsOn(t *testing.T, pagesFetched func() int, k int, limit time.Duration, args ...string) []*proc {
+	t.Helper()
 	var ps []*proc
 	for i := range k {
 		p := &proc{name: fmt.Sprintf("crawltest-%d", i), done: make(chan struct{})}
-		p.cmd = crawlCmd(t, append([]string{"-user_agent", p.name}, args...)...)
+		p.cmd = crawlCmdFor(t, limit, append([]string{"-user_agent", p.name}, args...)...)
 		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		go func() {
 			err := p.cmd.Wait()
-			p.pagesAtExit = s.pagesFetched()
+			p.pagesAtExit = pagesFetched()
 			var exit *exec.ExitError
 			code := p.cmd.ProcessState.ExitCode()
 			if err != nil && !errors.As(err, &exit) {
