@@ -137,12 +137,13 @@ type Frontier struct {
 	opSeq    uint64
 	inflight map[uint64]struct{}
 
-	smu    sync.Mutex // guards what follows, to the blank line
-	due    []int64    // per shard, when a Take may find work (µs; 0 now)
-	hot    []bool     // per shard, whether it is known to have work now
-	cursor int        // the shard the next Take asks first
-	probed time.Time  // when every shard was last asked
-	balAt  time.Time  // when the budget was last balanced by a Take
+	smu     sync.Mutex // guards what follows, to the blank line
+	due     []int64    // per shard, when a Take may find work (µs; 0 now)
+	hot     []bool     // per shard, whether it is known to have work now
+	cursor  int        // the shard the next Take asks first
+	probed  time.Time  // when every shard was last asked
+	balAt   time.Time  // when the budget was last balanced by a Take
+	balTurn uint64     // balances made, whose turn it is to be served first
 
 	tmu      sync.Mutex // guards the takers
 	leaders  int        // Takes asking the server

@@ -725,9 +725,10 @@ func (f *Frontier) rebalance(ctx context.Context) (bool, error) {
 // no pages left to take them: first it completes the hand-overs a process
 // left half done (a shard's give-back not yet taken back by the control
 // keys, a grant not yet applied on its shard), then it grants each needy
-// shard up to budgetChunk pages, no more than it has new Requests, from
-// what is not granted, and, if that is spent, takes back what the other
-// shards hold and have not used, and grants again. The
+// shard up to budgetChunk pages, no more than it has new Requests nor
+// than its share of what is left, from what is not granted, and, if that
+// is spent, takes back what the other shards hold and have not used, and
+// grants again. The
 // budget's pages leave the control keys before they reach a shard, and a
 // shard before they reach the control keys: a process that dies between
 // the two leaves them counted nowhere, until the next balance completes
@@ -764,10 +765,20 @@ func (f *Frontier) balance(ctx context.Context, st []shardState, b budgetState) 
 	if len(needy) == 0 || pages >= int64(p.MaxPages) {
 		return moved, nil
 	}
+	// The needy shards share what is left, each from a turn of its own,
+	// so that none waits on another that cannot use its part now (its
+	// host at its HostWorkers, or waiting for its robots.txt).
+	f.smu.Lock()
+	f.balTurn++
+	turn := f.balTurn
+	f.smu.Unlock()
+	first := int(turn % uint64(len(needy)))
+	needy = append(needy[first:], needy[:first]...)
+	share := max(1, (int64(p.MaxPages)-pages+int64(len(needy))-1)/int64(len(needy)))
 	grant := func() (bool, error) {
 		calls := make([]*call, len(needy))
 		for i, v := range needy {
-			calls[i] = &call{shard: -1, script: ctlGrantScript, args: []any{v, max(st[v].cg, b.g[v]), min(budgetChunk, st[v].fresh)}}
+			calls[i] = &call{shard: -1, script: ctlGrantScript, args: []any{v, max(st[v].cg, b.g[v]), min(budgetChunk, st[v].fresh, share)}}
 		}
 		if err := f.evalMany(ctx, calls); err != nil {
 			return false, err
