@@ -76,7 +76,8 @@ type Options struct {
 	// that an Ack drops the links it knows without sending them. 0 means
 	// 1<<20 (8 MiB); a negative number turns the cache off. The cache is
 	// tied to the server's run: after a restart of redis-server (which
-	// may have lost its last writes) it starts afresh.
+	// may have lost its last writes) it starts afresh. A crawl of several
+	// Shards has none: each link is asked of its shard's seen set.
 	SeenCache int
 	// TTL is how long the crawl's keys stay in Redis once it is done:
 	// when a Join finds nothing queued, leased or waiting to be retried
@@ -251,12 +252,18 @@ func OpenCluster(ctx context.Context, addrs []string, opts *Options) (*Frontier,
 	if o.Shards == 0 {
 		o.Shards = DefaultShards
 	}
-	// The slots are read anew every second in use (go-redis's default is
-	// a minute): after a failover the client would dial the dead master
-	// until it did.
-	f := New(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: time.Second}), &o)
+	f := New(redis.NewClusterClient(ClusterOptions(addrs)), &o)
 	f.ownClient = true
 	return f, nil
+}
+
+// ClusterOptions returns the options of the client OpenCluster makes, for
+// a program that makes its own (to add hooks, a password, TLS) and gives
+// it to New: the slots are read anew every second while in use, where
+// go-redis's default is a minute, in which a client dials a master that
+// died and was replaced.
+func ClusterOptions(addrs []string) *redis.ClusterOptions {
+	return &redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: time.Second}
 }
 
 // Name returns the crawl's name, as Options gave it or Start derived it;

@@ -264,9 +264,10 @@ var leaseHead = regexp.MustCompile(`^[PR][01][01] \S+ \S+ (\d+) (\d+) `)
 
 // Inspect reads the state of crawl name on client, without joining it: it
 // starts nothing and changes nothing. It returns ErrNoCrawl if Redis holds
-// no such crawl. It reads the leases and the retries of every host: a few
-// round trips, and a SCAN of the keys of the database. It is safe for
-// concurrent use.
+// no such crawl. It reads the leases and the retries of every host (of
+// every shard of a sharded crawl): a few round trips, and a SCAN of the
+// keys of the database (of each master of a Redis Cluster). It is safe
+// for concurrent use.
 func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*Status, error) {
 	prefix := keyPrefix(name)
 	var (
@@ -392,9 +393,11 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	return s, nil
 }
 
-// Reset deletes crawl name from client: every key under "crawl:{name}:",
-// found with SCAN (never KEYS, which blocks the server) and deleted in
-// batches (UNLINK). It refuses a crawl with leases out, returning an error
+// Reset deletes crawl name from client: every key under "crawl:{name}:"
+// and, for a crawl of several shards, under each shard's
+// "crawl:{name:N}:", found with SCAN (never KEYS, which blocks the
+// server; on each master of a Redis Cluster) and deleted in batches
+// (UNLINK). It refuses a crawl with leases out, returning an error
 // that wraps ErrLeased, unless force is set; it returns ErrNoCrawl if
 // there is no key to delete. It returns how many keys it deleted.
 //

@@ -103,7 +103,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 		// own, for the outage watch): the slots read anew every second
 		// in use, so that after a failover the client does not dial
 		// the dead master for a minute.
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.cluster, ClusterStateReloadInterval: time.Second})
+		rdb := redis.NewClusterClient(redisfrontier.ClusterOptions(cfg.cluster))
 		if logger != nil {
 			rdb.OnNewNode(func(node *redis.Client) {
 				node.AddHook(&outageWatch{logger: logger, server: node.Options().Addr})
