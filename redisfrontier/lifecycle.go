@@ -218,7 +218,8 @@ func keyPrefix(name string) string { return "crawl:{" + name + "}:" }
 // Status is a crawl's state as Redis holds it, over every process, as
 // Inspect reads it.
 type Status struct {
-	// Name is the crawl's name; its keys are under "crawl:{Name}:".
+	// Name is the crawl's name; its keys are under "crawl:{Name}:" (and,
+	// for a crawl of several shards, "crawl:{Name:N}:").
 	Name string
 	// Roots and Scope are what the crawl was started with.
 	Roots []string

@@ -3,6 +3,7 @@ package redisfrontier_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"testing"
 
 	"github.com/asyncrawl/crawl"
@@ -23,8 +24,10 @@ func TestShardedConformance(t *testing.T) {
 }
 
 // TestShardedRandom runs frontiertest.Fuzz against a crawl of 8 shards on
-// one redis-server, with its restarts, crashes and rollbacks as
-// TestRandom has them.
+// one redis-server, with its restarts, crashes and rollbacks (the server
+// restarted from an older AOF) as TestRandom has them: a rollback takes
+// every shard and the control keys back together, as a master's failover
+// takes back its shards.
 func TestShardedRandom(t *testing.T) {
 	s := redistest.Start(t)
 	frontiertest.Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
@@ -35,5 +38,15 @@ func TestShardedRandom(t *testing.T) {
 		Durable: true,
 		Restart: func(t *testing.T, path string) { s.Restart() },
 		Crash:   func(t *testing.T, f crawl.Frontier, path string) { s.Restart() },
+		Save: func(t *testing.T, path string) {
+			s.Kill()
+			copyAOF(t, filepath.Join(s.Dir(), "appendonlydir"), path+".aof")
+			s.Restart()
+		},
+		Rollback: func(t *testing.T, path string) {
+			s.Kill()
+			copyAOF(t, path+".aof", filepath.Join(s.Dir(), "appendonlydir"))
+			s.Restart()
+		},
 	})
 }
