@@ -1044,6 +1044,16 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	case <-ctx.Done():
 		// The ack goes on: it is done or not, never half done.
 		a.keep()
+		f.amu.Lock()
+		taking := a.taking
+		a.abandoned = !taking
+		f.amu.Unlock()
+		if taking {
+			// Its call leases for the Takes waiting: those it cannot
+			// hand out go back before this Ack returns (see
+			// flushAcks), unless the server is that slow.
+			waitAtMost(rulesGrace, func() { <-a.done })
+		}
 		return pre, ctx.Err()
 	}
 	if a.err != nil {
@@ -1076,6 +1086,9 @@ type pendingAck struct {
 	args  []any       // but the links
 	links []admission // the links to send
 	shard int         // the lease's shard, in a crawl of several (-1: none)
+	// Under Frontier.amu: whether its call leases for Takes waiting, and
+	// whether its Ack returned before the call was made.
+	taking, abandoned bool
 	// The links the seen cache dropped, as of its run: they are sent
 	// after all if the server is no longer on that run. Until the Ack
 	// returns they are the caller's Requests, those of from whose bit is
@@ -1238,6 +1251,23 @@ func (f *Frontier) flushAcks() {
 			f.amu.Unlock()
 			return
 		}
+		// Takes waiting get their leases in the acks' call: the slots
+		// the acks free are leased again with no round trip between.
+		// Only while an Ack of the batch waits for it: the leases no
+		// Take is left to take go back before that Ack returns, so
+		// that no lease is out with no holder once the calls are over.
+		want := 0
+		if f.sharded() == 0 {
+			for _, a := range batch {
+				if !a.abandoned {
+					want = f.reserveWaiters()
+					break
+				}
+			}
+			for _, a := range batch {
+				a.taking = want > 0
+			}
+		}
 		f.amu.Unlock()
 		_, _, _, bits, _ := f.state()
 		if f.seen == nil {
@@ -1248,19 +1278,36 @@ func (f *Frontier) flushAcks() {
 			f.notify()
 			continue
 		}
+		script, take := ackScript, []any(nil)
+		if want > 0 {
+			script = ackTakeScript
+			take = takeArgs(want)
+		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
-		r, err := f.evalAdmitting(context.Background(), ackScript, batch, bits, func(args []any) []any {
+		r, err := f.evalAdmitting(context.Background(), script, batch, bits, func(args []any) []any {
 			args = append(args, len(batch))
 			for _, a := range batch {
 				args = append(args, a.args...)
 				args = appendAdmissions(args, a.links)
 			}
-			return args
+			return append(args, take...)
 		})
 		acked := r.next()
 		if err == nil {
 			err = r.err
+		}
+		var taken string
+		quiet := false
+		if want > 0 && err == nil {
+			taken = r.next()
+			quiet = r.next() == "1"
+			if r.err != nil {
+				taken, quiet = "", false
+			}
+		}
+		if want > 0 {
+			f.serveWaiters(want, taken, err)
 		}
 		for _, a := range batch {
 			if err == nil {
@@ -1278,7 +1325,66 @@ func (f *Frontier) flushAcks() {
 			a.err = err
 			close(a.done)
 		}
-		f.notify()
+		if !quiet {
+			f.notify()
+		}
+	}
+}
+
+// reserveWaiters reserves, for the acks' call to lease, the Takes waiting
+// that no leading Take asks for: their number, up to Options.MaxTake.
+func (f *Frontier) reserveWaiters() int {
+	f.tmu.Lock()
+	defer f.tmu.Unlock()
+	n := min(len(f.waiters)-f.reserved, f.opts.MaxTake)
+	if n <= 0 {
+		return 0
+	}
+	f.reserved += n
+	return n
+}
+
+// takeArgs returns the take script's own arguments for up to n leases.
+func takeArgs(n int) []any {
+	args := make([]any, 0, 2+n)
+	args = append(args, n, leaseToken())
+	for range n {
+		args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
+	}
+	return args
+}
+
+// serveWaiters hands the leases of taken, the take part of the reply of
+// an acks' call that reserved want waiters, to the Takes waiting; the
+// leases no Take waits for any more (it left meanwhile, or the Frontier
+// is closing) go back as if never taken. err is the call's: with it,
+// taken is empty.
+func (f *Frontier) serveWaiters(want int, taken string, err error) {
+	var leases []*crawl.Lease
+	if err == nil && taken != "" {
+		got, _, perr := parseTake(taken)
+		ids := make([]string, len(got))
+		for i, g := range got {
+			ids[i] = g.id
+		}
+		leases, _ = f.makeLeases(context.Background(), got, ids, perr)
+	}
+	var extra []*crawl.Lease
+	closing := f.isClosing()
+	f.tmu.Lock()
+	f.reserved -= want
+	for _, l := range leases {
+		if closing || len(f.waiters) == 0 {
+			extra = append(extra, l)
+			continue
+		}
+		w := f.waiters[0]
+		f.waiters = f.waiters[1:]
+		w.lease <- l
+	}
+	f.tmu.Unlock()
+	for _, l := range extra {
+		f.release(l)
 	}
 }
 

@@ -552,8 +552,11 @@ return done(ns(run) .. ns(added))
 // then the microseconds until something may be taken, -1 if nothing is
 // timed.
 const takeBody = `
-local PRE = {'lseq', 'fresh', 'pages', 'queued'}
-local function body()
+local TAKEPRE = {'lseq', 'fresh', 'pages', 'queued'}
+-- drained is set when a take found no host ready at all: nothing is left
+-- that another Take could start now.
+local drained = false
+local function takeBody()
 local want = tonumber(A[10])
 local token = '-' .. A[11]
 local ri = 12
@@ -687,7 +690,10 @@ local pass = 0
 while got < want and pass < 8 do
   pass = pass + 1
   local cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got)
-  if #cands == 0 then break end
+  if #cands == 0 then
+    drained = true
+    break
+  end
   local zadd, zrem = {}, {}
   for _, h in ipairs(cands) do
     local ok, w = takeFrom(h)
@@ -728,8 +734,8 @@ end
 `
 
 var takeScript = redis.NewScript(prelude + takeBody + `
-if not alive(PRE) then return redis.error_reply(NOCRAWL) end
-return done(body())
+if not alive(TAKEPRE) then return redis.error_reply(NOCRAWL) end
+return done(takeBody())
 `)
 
 // ackScript ends leases as done: ARGV[10] the run the caller's seen cache
@@ -745,8 +751,11 @@ return done(body())
 // "stale:" and the server's run, having done nothing, if ARGV[10] is
 // another.
 const ackBody = `
-local PRE = {'unfinished', 'fresh', 'queued', 'done', 'pages'}
-local function body()
+local ACKPRE = {'unfinished', 'fresh', 'queued', 'done', 'pages'}
+-- ackEnd is the index of the argument after the last lease, once ackBody
+-- has run; isOver is set if it found the crawl over.
+local ackEnd, isOver = 0, false
+local function ackBody()
 local i = 12
 local out = {}
 local stats = {}
@@ -759,6 +768,7 @@ for e = 1, tonumber(A[11]) do
   ents[e] = ent
   ids[e] = ent.id
 end
+ackEnd = i
 local raws = {}
 if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
 local ended, timed = {}, false
@@ -820,16 +830,45 @@ if #ended > 0 then
 end
 incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
-if any and over() then redis.call('PUBLISH', P .. 'ev', 'j') end
+if any and over() then
+  redis.call('PUBLISH', P .. 'ev', 'j')
+  isOver = true
+end
 return table.concat(out)
 end
 `
 
 var ackScript = redis.NewScript(prelude + ackBody + `
-if not alive(PRE) then return redis.error_reply(NOCRAWL) end
+if not alive(ACKPRE) then return redis.error_reply(NOCRAWL) end
 local run, stale = serverRun()
 if stale then return 'stale:' .. run end
-return done(ns(run) .. ns(body()))
+return done(ns(run) .. ns(ackBody()))
+`)
+
+// ackTakeScript is ackScript then takeScript in one call, for a process
+// whose Takes wait while its Acks go to the server: a host's slot that an
+// ack frees is leased again at once, with no round trip between, and the
+// other processes are not woken for work this call took. ARGV[10..] as
+// ackScript's, then takeScript's own arguments (ARGV[10] on) after the
+// last lease. Reply: framed, ackScript's two fields (or "stale:" and the
+// server's run, having done nothing), then takeScript's reply, then "1"
+// if the call left no host ready (the other processes were not woken:
+// there is nothing for them to take now), else "0".
+var ackTakeScript = redis.NewScript(prelude + ackBody + takeBody + `
+if not alive(ACKPRE) then return redis.error_reply(NOCRAWL) end
+local run, stale = serverRun()
+if stale then return 'stale:' .. run end
+local acked = ackBody()
+local T = {}
+for j = ackEnd, #ARGV do T[10 + j - ackEnd] = ARGV[j] end
+A = T
+local taken = takeBody()
+local quiet = '0'
+if drained and not isOver and redis.call('ZCARD', ready) == 0 then
+  wakeup = false
+  quiet = '1'
+end
+return done(ns(run) .. ns(acked) .. ns(taken) .. ns(quiet))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
@@ -977,12 +1016,12 @@ return ''
 // takeManyScript is takeScript on shards of one node, each a section (see
 // many) with takeScript's own arguments, replying as it does.
 var takeManyScript = redis.NewScript(prelude + takeBody + `
-return many(PRE, body)
+return many(TAKEPRE, takeBody)
 `)
 
 // ackManyScript is ackScript on shards of one node, each a section (see
 // many) with ackScript's own arguments (its run "-"); a section's reply
 // is the field that follows the run in ackScript's.
 var ackManyScript = redis.NewScript(prelude + ackBody + `
-return many(PRE, body)
+return many(ACKPRE, ackBody)
 `)
