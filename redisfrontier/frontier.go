@@ -649,7 +649,8 @@ func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error)
 // Take leases a Request that may start now, waiting until there is one.
 // Of the Takes of one process, a few (maxInFlight) ask the server at a
 // time, each for itself and for Takes waiting, up to Options.MaxTake, and
-// hand the leases out; the other Takes wait to be served or to lead.
+// hand the leases out; the other Takes wait to be served or to lead. The
+// Acks' script call (see Ack) leases for the Takes waiting too.
 // A Take whose ctx ends once the server has made its lease completes:
 // it returns the lease, having read its host's rules (waiting for an
 // unreachable server up to 5 s past ctx's end, after which it gives the
@@ -989,7 +990,12 @@ func (f *Frontier) release(l *crawl.Lease) {
 // crawl's Stats, in one step on the server. The Acks of the process that
 // come while one is on its way to the server go together in the next
 // script call (each still its own step), so that a busy process pays one
-// round trip for many.
+// round trip for many. That call also leases for the Takes of the process
+// that wait (up to Options.MaxTake), after the acks, so that a host's slot
+// an ack frees is leased again with no round trip between. An Ack whose
+// ctx ends while its call leases so waits for the call before it returns
+// ctx.Err() (for an unreachable server, up to 5 s past ctx's end), so that
+// the leases no Take is left to take have gone back by then.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	_, _, _, bits, err := f.state()
 	if err != nil {
