@@ -145,9 +145,9 @@
 //
 // A Request is stored as a short text (its numbers, then referrer, URL and,
 // when it has one, its Wire form).
-// Each change is one Lua script (scripts.go): Start, Push, Take, Ack,
-// Retry, Extend, Pause, Close, and the lifecycle's Finish, Swept and
-// Reset. Take takes back the expired leases, then
+// Each change is one Lua script (scripts.go): Start, Push, Take, Ack (and
+// Ack then Take, in one call), Retry, Extend, Pause, Close, and the
+// lifecycle's Finish, Swept and Reset. Take takes back the expired leases, then
 // pops hosts from ready in order of time, leases from each what it may
 // start (a robots.txt first for a host with no rules under Policy.Robots,
 // a retry whose time has come, a new Request), sets the host's next start,
@@ -239,9 +239,13 @@
 //     bytes allocated an Ack: no gain these measurements could tell from
 //     their noise.
 //
-// Tried and dropped, for no measurable gain: Takes riding in the Acks'
-// script call (one call instead of two), a Take asking for up to 32 leases
-// instead of 16, more workers (bigger batches). What is left is spread
+// An Acks' call of a crawl of one shard also leases for the Takes of the
+// process that wait (ackTakeScript), so that a host's slot an ack frees
+// is leased again with no round trip between: no gain on
+// BenchmarkFrontier, 1.29 times as fast on one fast host shared by two
+// processes (docs/performance.md). Tried and dropped, for no measurable
+// gain: a Take asking for up to 32 leases instead of 16, more workers
+// (bigger batches), two Acks' calls in flight at once. What is left is spread
 // thin: a perf profile of redis-server puts about 70% of its time in Lua,
 // of which about a third in the commands the scripts call and the rest in
 // the interpreter (argument tables, strings, numbers as text); the
