@@ -326,9 +326,7 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	shards := max(1, f.opts.Shards)
 	var reply string
 	for {
-		f.mu.Lock()
-		f.shards = 1 // the control keys first
-		f.mu.Unlock()
+		// The control keys first (in a crawl of one shard, its keys).
 		reply, err = f.eval(ctx, startScript, false, string(roots), p.Scope, bits, shards)
 		if err != nil {
 			return err
@@ -468,68 +466,6 @@ func (f *Frontier) endOp(seq uint64) {
 	delete(f.inflight, seq)
 }
 
-// maxBackoff caps the wait between two tries of a call while the server is
-// unreachable.
-const maxBackoff = 2 * time.Second
-
-// eval runs script with the common arguments (see scripts.go) and args,
-// trying again while the server is unreachable or not ready, until ctx is
-// done or the Frontier is closed. A script that changes the crawl and whose
-// second run would not do what the first did is run with replay, under
-// one call number for all its tries.
-func (f *Frontier) eval(ctx context.Context, script *redis.Script, replay bool, args ...any) (string, error) {
-	seq, low := uint64(0), uint64(0)
-	if replay {
-		seq, low = f.beginOp()
-		defer f.endOp(seq)
-	}
-	return f.evalAs(ctx, script, seq, low, args...)
-}
-
-// evalAs is eval as call number seq (0 for none), low the lowest number in
-// flight.
-func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low uint64, args ...any) (string, error) {
-	return f.evalOn(ctx, -1, script, seq, low, args...)
-}
-
-// evalOn is evalAs on shard (-1: the crawl's control keys, which are its
-// keys in a crawl of one shard).
-func (f *Frontier) evalOn(ctx context.Context, shard int, script *redis.Script, seq, low uint64, args ...any) (string, error) {
-	if f.opts.WaitReplicas > 0 {
-		c := &call{shard: shard, script: script, seq: seq, low: low, args: args}
-		err := f.evalMany(ctx, []*call{c})
-		return c.reply, err
-	}
-	keys, all, err := f.callArgs(shard, seq, low, args)
-	if err != nil {
-		return "", err
-	}
-	backoff := 10 * time.Millisecond
-	for {
-		v, err := script.Run(ctx, f.rdb, keys, all...).Text()
-		if err == nil {
-			return v, nil
-		}
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		if f.isClosed() {
-			return "", crawl.ErrFrontierClosed
-		}
-		if isNoCrawl(err) {
-			return "", f.deleted()
-		}
-		if !transient(err) {
-			return "", fmt.Errorf("redisfrontier: %w", err)
-		}
-		f.reload()
-		if err := f.await(ctx, nil, backoff); err != nil {
-			return "", err
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
 // retryRead runs a read-only call with eval's patience.
 func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 	backoff := 10 * time.Millisecond
@@ -570,26 +506,6 @@ func (f *Frontier) await(ctx context.Context, ev <-chan struct{}, d time.Duratio
 	case <-f.closedCh:
 		return crawl.ErrFrontierClosed
 	}
-}
-
-// transient reports whether a call that failed with err may succeed if
-// tried again: the server was unreachable, or answered that it is not
-// ready yet (loading its data after a restart, busy with a script, a
-// failover or a disk error under way).
-func transient(err error) bool {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
-		return true // the network, a closed connection, the pool
-	}
-	// MOVED and ASK reach here when go-redis's redirections ran out
-	// (a failover under way): the slots are read anew, and the call made
-	// again.
-	for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "MISCONF", "MOVED", "ASK"} {
-		if strings.HasPrefix(err.Error(), p) {
-			return true
-		}
-	}
-	return false
 }
 
 // isClosing reports whether a Close has begun: Take then leases nothing

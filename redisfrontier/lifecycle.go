@@ -62,13 +62,18 @@ func (f *Frontier) WasDone() (time.Time, bool) {
 
 // finish records that the crawl is done and sets its keys to expire, as
 // Options.TTL says, when this is a new finish or the sweep of one was not
-// completed.
-func (f *Frontier) finish(ctx context.Context) error {
+// completed. A crawl of several shards passes the count done over its
+// shards, which its control keys do not keep.
+func (f *Frontier) finish(ctx context.Context, done ...int64) error {
 	ttl := f.opts.TTL.Microseconds()
 	if f.opts.TTL < 0 {
 		ttl = 0
 	}
-	reply, err := f.eval(ctx, finishScript, false, ttl)
+	args := []any{ttl}
+	for _, d := range done {
+		args = append(args, d)
+	}
+	reply, err := f.eval(ctx, finishScript, false, args...)
 	if err != nil {
 		return err
 	}

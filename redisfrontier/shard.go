@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/asyncrawl/crawl"
@@ -30,9 +30,6 @@ const DefaultShards = 256
 
 // maxShards bounds Options.Shards: a Join reads every shard.
 const maxShards = 4096
-
-// budgetChunk is the most pages of the budget a shard is granted at once.
-const budgetChunk = 32
 
 // probeWidth is the least number of shards a Take asks at once, those
 // beyond its leases asked for none: the reply tells when each has work.
@@ -122,211 +119,6 @@ func (f *Frontier) route(id string) (shard int, own string, ok bool) {
 	return splitID(id, n)
 }
 
-// callArgs returns the keys and arguments of a script call on shard (-1:
-// the control keys): the common arguments (see scripts.go), then args.
-func (f *Frontier) callArgs(shard int, seq, low uint64, args []any) ([]string, []any, error) {
-	return f.callArgsOf(&call{shard: shard, seq: seq, low: low, args: args})
-}
-
-// callArgsOf is callArgs for c: a call on several shards has, as its own
-// arguments, its sections (see many in scripts.go).
-func (f *Frontier) callArgsOf(c *call) ([]string, []any, error) {
-	shard, seq, low, args := c.shard, c.seq, c.low, c.args
-	f.mu.Lock()
-	if c.secs != nil && f.sprefix != nil {
-		n := 1
-		for _, sec := range c.secs {
-			n += 2 + len(sec.args)
-		}
-		args = make([]any, 0, n)
-		args = append(args, len(c.secs))
-		for _, sec := range c.secs {
-			args = append(args, f.sprefix[sec.shard], len(sec.args))
-			args = append(args, sec.args...)
-		}
-	}
-	var err error
-	switch {
-	case f.closed:
-		err = crawl.ErrFrontierClosed
-	case f.name == "":
-		err = errors.New("redisfrontier: Start was not called")
-	}
-	prefix, keys, p, n := f.prefix, f.keys, f.policy, f.shards
-	if shard >= 0 && n > 1 {
-		prefix = f.sprefix[shard]
-		keys = []string{prefix + "meta"}
-	}
-	f.mu.Unlock()
-	if err != nil {
-		return nil, nil, err
-	}
-	robots := "0"
-	if p.Robots {
-		robots = "1"
-	}
-	maxPages := max(0, p.MaxPages)
-	if shard >= 0 && n > 1 && maxPages > 0 {
-		maxPages = -1 // the shard's own part of the budget
-	}
-	all := append([]any{prefix, f.owner, seq, low,
-		p.HostWorkers, p.HostDelay.Microseconds(), robots, maxPages, p.LeaseTerm.Microseconds()}, args...)
-	return keys, all, nil
-}
-
-// call is one script call of several run together by evalMany.
-type call struct {
-	shard    int // -1: the control keys
-	script   *redis.Script
-	seq, low uint64
-	args     []any
-	reply    string
-	full     bool       // sent with its source (EVAL), the node lacking it
-	secs     []*section // a call on several shards of one node: its sections
-}
-
-// section is one shard's part of a call on several shards of one node
-// (takeManyScript, ackManyScript, pushGroupsScript): the shard's own
-// arguments, and its reply.
-type section struct {
-	shard int
-	args  []any
-	reply string
-}
-
-// errNonLocal is the error of a call on several shards one of which the
-// node it went to does not serve (its slots moved): the call wrote
-// nothing, and goes again split.
-var errNonLocal = errors.New("redisfrontier: a shard of the call is not on its node")
-
-// sectionCalls returns the calls of script that run secs, one a node (as
-// the client knows the cluster's slots; one in all on a single server),
-// each numbered for replay: the caller ends them with endCalls.
-func (f *Frontier) sectionCalls(ctx context.Context, script *redis.Script, secs []*section) []*call {
-	groups := map[string][]*section{}
-	var order []string
-	f.mu.Lock()
-	prefixes := f.sprefix
-	f.mu.Unlock()
-	cc, _ := f.rdb.(*redis.ClusterClient)
-	for _, sec := range secs {
-		node := ""
-		if cc != nil {
-			c, err := cc.MasterForKey(ctx, prefixes[sec.shard]+"meta")
-			if err != nil {
-				node = "?" + strconv.Itoa(sec.shard) // a call of its own
-			} else {
-				node = c.Options().Addr
-			}
-		}
-		if _, ok := groups[node]; !ok {
-			order = append(order, node)
-		}
-		groups[node] = append(groups[node], sec)
-	}
-	calls := make([]*call, 0, len(order))
-	for _, node := range order {
-		g := groups[node]
-		seq, low := f.beginOp()
-		calls = append(calls, &call{shard: g[0].shard, script: script, seq: seq, low: low, secs: g})
-	}
-	return calls
-}
-
-// endCalls ends the replay numbers of calls.
-func (f *Frontier) endCalls(calls []*call) {
-	for _, c := range calls {
-		f.endOp(c.seq)
-	}
-}
-
-// runSections runs calls (from sectionCalls) together and sets the reply
-// of each of their sections. A call that finds one of its shards on
-// another node, having written nothing, goes again as one call a section.
-func (f *Frontier) runSections(ctx context.Context, calls []*call) error {
-	err := f.evalMany(ctx, calls)
-	if errors.Is(err, errNonLocal) {
-		script := calls[0].script
-		var secs []*section
-		for _, c := range calls {
-			secs = append(secs, c.secs...)
-		}
-		calls = make([]*call, len(secs))
-		for i, sec := range secs {
-			seq, low := f.beginOp()
-			defer f.endOp(seq)
-			calls[i] = &call{shard: sec.shard, script: script, seq: seq, low: low, secs: []*section{sec}}
-		}
-		err = f.evalMany(ctx, calls)
-	}
-	if err != nil {
-		return err
-	}
-	for _, c := range calls {
-		r := fields{s: c.reply}
-		for _, sec := range c.secs {
-			sec.reply = r.next()
-		}
-		if r.err != nil {
-			return r.err
-		}
-	}
-	return nil
-}
-
-// evalMany runs calls in one pipeline (one round trip to each master of a
-// cluster), trying again those that fail while the server is unreachable
-// or not ready, as evalOn does, until ctx is done or the Frontier closed.
-// It sets each call's reply, or returns the first error that is not
-// transient.
-func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
-	pending := calls
-	backoff := 10 * time.Millisecond
-	for len(pending) > 0 {
-		errs, perr := f.pipeline(ctx, pending)
-		if perr != nil {
-			return perr
-		}
-		var again []*call
-		wait := false
-		for i, c := range pending {
-			err := errs[i]
-			switch {
-			case err == nil:
-			case redis.HasErrorPrefix(err, "NOSCRIPT"):
-				// A node that has not seen the script (a replica
-				// promoted since, a server restarted): sent again at
-				// once with its source, which the node then keeps.
-				c.full = true
-				again = append(again, c)
-			case ctx.Err() != nil:
-				return ctx.Err()
-			case f.isClosed():
-				return crawl.ErrFrontierClosed
-			case isNoCrawl(err):
-				return f.deleted()
-			case c.secs != nil && strings.Contains(err.Error(), "non local key"):
-				f.reload()
-				return errNonLocal
-			case transient(err):
-				wait = true
-				again = append(again, c)
-				f.reload()
-			default:
-				return fmt.Errorf("redisfrontier: %w", err)
-			}
-		}
-		pending = again
-		if len(pending) > 0 && wait {
-			if err := f.await(ctx, nil, backoff); err != nil {
-				return err
-			}
-			backoff = min(2*backoff, maxBackoff)
-		}
-	}
-	return nil
-}
-
 // startShards starts every shard of the crawl, after its control keys: it
 // records the roots and scope on a shard made now, takes back this
 // owner's leases and settles the hosts the budget held back. finAt is
@@ -357,7 +149,7 @@ func (f *Frontier) startShards(ctx context.Context, roots, scope string, bits ui
 			return 0, errCorrupt
 		}
 	}
-	if f.policyNow().MaxPages > 0 {
+	if _, _, p, _, _ := f.state(); p.MaxPages > 0 {
 		// The budget may be another than the last Run's: the shards
 		// give back what they hold, and each is granted a part of
 		// this one when it needs it.
@@ -376,7 +168,8 @@ func (f *Frontier) startShards(ctx context.Context, roots, scope string, bits ui
 	if err != nil {
 		return 0, err
 	}
-	fd, err := f.rdb.HGet(ctx, f.controlPrefix()+"meta", "fd").Int64()
+	control, _, _, _, _ := f.state()
+	fd, err := f.rdb.HGet(ctx, control+"meta", "fd").Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, fmt.Errorf("redisfrontier: %w", err)
 	}
@@ -391,13 +184,6 @@ func (f *Frontier) startShards(ctx context.Context, roots, scope string, bits ui
 		return 0, nil
 	}
 	return finAt, nil
-}
-
-// controlPrefix returns the prefix of the crawl's control keys.
-func (f *Frontier) controlPrefix() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.prefix
 }
 
 // leased is a lease as a take script's reply gives it.
@@ -564,8 +350,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		return nil, 0, err
 	}
 	if len(leases) == 0 {
-		p := f.policyNow()
-		if p.MaxPages > 0 && f.balanceDue() {
+		if _, _, p, _, _ := f.state(); p.MaxPages > 0 && f.balanceDue() {
 			// The shards with work may hold no part of the budget.
 			if moved, err := f.rebalance(ctx); err != nil {
 				return nil, 0, err
@@ -626,35 +411,9 @@ func (f *Frontier) makeLeases(ctx context.Context, got []leased, ids []string, p
 	return leases, nil
 }
 
-// policyNow returns the policy of the latest Start.
-func (f *Frontier) policyNow() crawl.Policy {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.policy
-}
-
-// balanceDue reports whether a Take with nothing to take should balance
-// the budget now: at most every 10 ms, as every idle Take would.
-func (f *Frontier) balanceDue() bool {
-	f.smu.Lock()
-	defer f.smu.Unlock()
-	if time.Since(f.balAt) < 10*time.Millisecond {
-		return false
-	}
-	f.balAt = time.Now()
-	return true
-}
-
 // shardState is what a Join and the budget's balance read of a shard.
 type shardState struct {
 	unf, fresh, pages, cg, cb, done, lseq int64
-}
-
-// budgetState is the control keys' budget hash: per shard the pages
-// granted to it and given back by it, in all.
-type budgetState struct {
-	g, b []int64
-	net  int64
 }
 
 // collect reads every shard's counters and the budget, in one pipeline.
@@ -712,133 +471,6 @@ func (f *Frontier) collect(ctx context.Context) ([]shardState, budgetState, erro
 	return st, b, nil
 }
 
-// rebalance reads the shards and balances the page budget among them.
-func (f *Frontier) rebalance(ctx context.Context) (bool, error) {
-	st, b, err := f.collect(ctx)
-	if err != nil {
-		return false, err
-	}
-	return f.balance(ctx, st, b)
-}
-
-// balance hands the page budget to the shards that have new Requests and
-// no pages left to take them: first it completes the hand-overs a process
-// left half done (a shard's give-back not yet taken back by the control
-// keys, a grant not yet applied on its shard), then it grants each needy
-// shard up to budgetChunk pages, no more than it has new Requests nor
-// than its share of what is left, from what is not granted, and, if that
-// is spent, takes back what the other shards hold and have not used, and
-// grants again. The
-// budget's pages leave the control keys before they reach a shard, and a
-// shard before they reach the control keys: a process that dies between
-// the two leaves them counted nowhere, until the next balance completes
-// its hand-over from the totals both sides keep. It reports whether a
-// shard got pages.
-func (f *Frontier) balance(ctx context.Context, st []shardState, b budgetState) (bool, error) {
-	p := f.policyNow()
-	if p.MaxPages <= 0 {
-		return false, nil
-	}
-	var calls []*call
-	held := func(v int) int64 { return max(st[v].cg, b.g[v]) - st[v].cb }
-	moved := false
-	for v := range st {
-		if st[v].cb > b.b[v] || st[v].cg > b.g[v] {
-			calls = append(calls, &call{shard: -1, script: ctlSyncScript, args: []any{v, st[v].cg, st[v].cb}})
-		}
-		if b.g[v] > st[v].cg {
-			calls = append(calls, &call{shard: v, script: shardGrantScript, args: []any{b.g[v]}})
-			moved = true
-		}
-	}
-	var needy []int
-	var pages int64
-	for v := range st {
-		pages += st[v].pages
-		if st[v].fresh > 0 && st[v].pages >= held(v) {
-			needy = append(needy, v)
-		}
-	}
-	if err := f.evalMany(ctx, calls); err != nil {
-		return false, err
-	}
-	if len(needy) == 0 || pages >= int64(p.MaxPages) {
-		return moved, nil
-	}
-	// The needy shards share what is left, each from a turn of its own,
-	// so that none waits on another that cannot use its part now (its
-	// host at its HostWorkers, or waiting for its robots.txt).
-	f.smu.Lock()
-	f.balTurn++
-	turn := f.balTurn
-	f.smu.Unlock()
-	first := int(turn % uint64(len(needy)))
-	needy = append(needy[first:], needy[:first]...)
-	share := max(1, (int64(p.MaxPages)-pages+int64(len(needy))-1)/int64(len(needy)))
-	grant := func() (bool, error) {
-		calls := make([]*call, len(needy))
-		for i, v := range needy {
-			calls[i] = &call{shard: -1, script: ctlGrantScript, args: []any{v, max(st[v].cg, b.g[v]), min(budgetChunk, st[v].fresh, share)}}
-		}
-		if err := f.evalMany(ctx, calls); err != nil {
-			return false, err
-		}
-		var apply []*call
-		for i, v := range needy {
-			g, err := strconv.ParseInt(calls[i].reply, 10, 64)
-			if err != nil {
-				return false, errCorrupt
-			}
-			if g > max(st[v].cg, b.g[v]) {
-				apply = append(apply, &call{shard: v, script: shardGrantScript, args: []any{g}})
-			}
-		}
-		return len(apply) > 0, f.evalMany(ctx, apply)
-	}
-	got, err := grant()
-	if err != nil || got {
-		return moved || got, err
-	}
-	// Nothing left to grant: take back what the other shards hold and
-	// have not used (a shard whose hosts wait, for their delay or their
-	// robots.txt, holds pages a Take could use now), then grant again.
-	var spare []int
-	for v := range st {
-		if held(v) > st[v].pages {
-			spare = append(spare, v)
-		}
-	}
-	if len(spare) == 0 {
-		return moved, nil
-	}
-	if err := f.giveBack(ctx, spare); err != nil {
-		return false, err
-	}
-	got, err = grant()
-	return moved || got, err
-}
-
-// giveBack has shards give back the parts of the budget they hold and do
-// not use, and the control keys take them back.
-func (f *Frontier) giveBack(ctx context.Context, shards []int) error {
-	give := make([]*call, len(shards))
-	for i, v := range shards {
-		give[i] = &call{shard: v, script: shardGiveScript}
-	}
-	if err := f.evalMany(ctx, give); err != nil {
-		return err
-	}
-	back := make([]*call, len(give))
-	for i, c := range give {
-		cg, cb, ok := strings.Cut(c.reply, " ")
-		if !ok {
-			return errCorrupt
-		}
-		back[i] = &call{shard: -1, script: ctlSyncScript, args: []any{c.shard, cg, cb}}
-	}
-	return f.evalMany(ctx, back)
-}
-
 // joinShards is Join in a crawl of several shards: it reads every shard
 // twice, and returns when both reads find nothing leased, waiting to be
 // retried or (unless the budget is spent) queued, and no shard changed
@@ -847,13 +479,13 @@ func (f *Frontier) giveBack(ctx context.Context, shards []int) error {
 // page is admitted on its own shard before the page's lease ends).
 func (f *Frontier) joinShards(ctx context.Context) error {
 	for {
-		if _, _, _, _, err := f.state(); err != nil {
+		_, _, p, _, err := f.state()
+		if err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := f.policyNow()
 		ev := f.events()
 		st1, b, err := f.collect(ctx)
 		if err != nil {
@@ -864,7 +496,7 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if quiet(st2) && equalStates(st1, st2) {
+			if quiet(st2) && slices.Equal(st1, st2) {
 				var fresh, pages, done int64
 				for _, s := range st2 {
 					fresh += s.fresh
@@ -872,7 +504,7 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 					done += s.done
 				}
 				if fresh == 0 {
-					return f.finishShards(ctx, done)
+					return f.finish(ctx, done)
 				}
 				if p.MaxPages > 0 && pages >= int64(p.MaxPages) {
 					return nil
@@ -898,33 +530,6 @@ func quiet(st []shardState) bool {
 		}
 	}
 	return true
-}
-
-// equalStates reports whether two reads of the shards found the same.
-func equalStates(a, b []shardState) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// finishShards is finish for a crawl of several shards, done having done
-// done in all.
-func (f *Frontier) finishShards(ctx context.Context, done int64) error {
-	ttl := f.opts.TTL.Microseconds()
-	if f.opts.TTL < 0 {
-		ttl = 0
-	}
-	reply, err := f.eval(ctx, finishScript, false, ttl, done)
-	if err != nil {
-		return err
-	}
-	return f.sweepAfter(ctx, reply)
 }
 
 // pushShards is Push in a crawl of n shards: each shard admits the
@@ -1144,117 +749,4 @@ func (f *Frontier) countShards(ctx context.Context) (crawl.Counts, error) {
 		c.Leased += int(hl[i].Val())
 	}
 	return c, nil
-}
-
-// reload has a cluster client read the cluster's slots anew (after a
-// failover, a client dials the dead master until it does).
-func (f *Frontier) reload() {
-	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
-		cc.ReloadState(context.Background())
-	}
-}
-
-// errFewReplicas is the error of a write fewer replicas acknowledged than
-// Options.WaitReplicas asks: it is made again.
-var errFewReplicas = errors.New("redisfrontier: fewer replicas than Options.WaitReplicas acknowledged a write")
-
-// errMoved is the error of a write sent to a node that no longer serves
-// its slot: the slots are read anew and it is sent again.
-var errMoved = errors.New("redisfrontier: the slot moved")
-
-// pipeline runs calls in one pipeline and returns each one's error,
-// having set the replies; or an error of the Frontier (closed, not
-// started). With Options.WaitReplicas, the calls go in one pipeline per
-// master, on one connection, ended by a WAIT for the replicas, whose
-// shortfall fails every call of the pipeline with errFewReplicas.
-func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error) {
-	type prepared struct {
-		keys []string
-		args []any
-	}
-	prep := make([]prepared, len(calls))
-	for i, c := range calls {
-		keys, args, err := f.callArgsOf(c)
-		if err != nil {
-			return nil, err
-		}
-		prep[i] = prepared{keys, args}
-	}
-	errs := make([]error, len(calls))
-	run := func(rdb redis.Cmdable, idx []int, wait bool) {
-		cmds := make([]*redis.Cmd, len(idx))
-		var w *redis.Cmd
-		rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for j, i := range idx {
-				if calls[i].full {
-					cmds[j] = calls[i].script.Eval(ctx, p, prep[i].keys, prep[i].args...)
-				} else {
-					cmds[j] = calls[i].script.EvalSha(ctx, p, prep[i].keys, prep[i].args...)
-				}
-			}
-			if wait {
-				w = p.Do(ctx, "WAIT", f.opts.WaitReplicas, f.waitTimeout().Milliseconds())
-			}
-			return nil
-		})
-		short := false
-		if w != nil {
-			n, err := w.Int()
-			short = err != nil || n < f.opts.WaitReplicas
-		}
-		for j, i := range idx {
-			v, err := cmds[j].Text()
-			switch {
-			case err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")):
-				// A node asked directly, whose slots moved.
-				errs[i] = errMoved
-			case err != nil:
-				errs[i] = err
-			case short:
-				errs[i] = errFewReplicas
-			default:
-				calls[i].reply = v
-			}
-		}
-	}
-	all := make([]int, len(calls))
-	for i := range all {
-		all[i] = i
-	}
-	if f.opts.WaitReplicas <= 0 {
-		run(f.rdb, all, false)
-		return errs, nil
-	}
-	cc, ok := f.rdb.(*redis.ClusterClient)
-	if !ok {
-		run(f.rdb, all, true)
-		return errs, nil
-	}
-	nodes := map[*redis.Client][]int{}
-	for i := range calls {
-		node, err := cc.MasterForKey(ctx, prep[i].keys[0])
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		nodes[node] = append(nodes[node], i)
-	}
-	var wg sync.WaitGroup
-	for node, idx := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(node, idx, true)
-		}()
-	}
-	wg.Wait()
-	return errs, nil
-}
-
-// waitTimeout returns Options.WaitTimeout or its default.
-func (f *Frontier) waitTimeout() time.Duration {
-	if f.opts.WaitTimeout > 0 {
-		return f.opts.WaitTimeout
-	}
-	return time.Second
 }

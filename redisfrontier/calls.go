@@ -1,0 +1,384 @@
+package redisfrontier
+
+// How a script call is made: its common arguments (see scripts.go), its
+// tries while the server is unreachable or not ready, calls run together
+// in one pipeline, a call on several shards of one node (its sections),
+// and the wait for replicas of Options.WaitReplicas.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/redis/go-redis/v9"
+)
+
+// maxBackoff caps the wait between two tries of a call while the server is
+// unreachable.
+const maxBackoff = 2 * time.Second
+
+// eval runs script with the common arguments (see scripts.go) and args,
+// trying again while the server is unreachable or not ready, until ctx is
+// done or the Frontier is closed. A script that changes the crawl and whose
+// second run would not do what the first did is run with replay, under
+// one call number for all its tries.
+func (f *Frontier) eval(ctx context.Context, script *redis.Script, replay bool, args ...any) (string, error) {
+	seq, low := uint64(0), uint64(0)
+	if replay {
+		seq, low = f.beginOp()
+		defer f.endOp(seq)
+	}
+	return f.evalAs(ctx, script, seq, low, args...)
+}
+
+// evalAs is eval as call number seq (0 for none), low the lowest number in
+// flight.
+func (f *Frontier) evalAs(ctx context.Context, script *redis.Script, seq, low uint64, args ...any) (string, error) {
+	return f.evalOn(ctx, -1, script, seq, low, args...)
+}
+
+// evalOn is evalAs on shard (-1: the crawl's control keys, which are its
+// keys in a crawl of one shard): evalMany with one call.
+func (f *Frontier) evalOn(ctx context.Context, shard int, script *redis.Script, seq, low uint64, args ...any) (string, error) {
+	c := &call{shard: shard, script: script, seq: seq, low: low, args: args}
+	err := f.evalMany(ctx, []*call{c})
+	return c.reply, err
+}
+
+// transient reports whether a call that failed with err may succeed if
+// tried again: the server was unreachable, or answered that it is not
+// ready yet (loading its data after a restart, busy with a script, a
+// failover or a disk error under way).
+func transient(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return true // the network, a closed connection, the pool
+	}
+	// MOVED and ASK reach here when go-redis's redirections ran out
+	// (a failover under way): the slots are read anew, and the call made
+	// again.
+	for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "MISCONF", "MOVED", "ASK"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// callArgs returns the keys and arguments of call c on its shard (-1: the
+// control keys): the common arguments (see scripts.go), then c's own, or,
+// for a call on several shards, its sections (see many in scripts.go).
+func (f *Frontier) callArgs(c *call) ([]string, []any, error) {
+	shard, seq, low, args := c.shard, c.seq, c.low, c.args
+	f.mu.Lock()
+	if c.secs != nil && f.sprefix != nil {
+		n := 1
+		for _, sec := range c.secs {
+			n += 2 + len(sec.args)
+		}
+		args = make([]any, 0, n)
+		args = append(args, len(c.secs))
+		for _, sec := range c.secs {
+			args = append(args, f.sprefix[sec.shard], len(sec.args))
+			args = append(args, sec.args...)
+		}
+	}
+	var err error
+	switch {
+	case f.closed:
+		err = crawl.ErrFrontierClosed
+	case f.name == "":
+		err = errors.New("redisfrontier: Start was not called")
+	}
+	prefix, keys, p, n := f.prefix, f.keys, f.policy, f.shards
+	if shard >= 0 && n > 1 {
+		prefix = f.sprefix[shard]
+		keys = []string{prefix + "meta"}
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	robots := "0"
+	if p.Robots {
+		robots = "1"
+	}
+	maxPages := max(0, p.MaxPages)
+	if shard >= 0 && n > 1 && maxPages > 0 {
+		maxPages = -1 // the shard's own part of the budget
+	}
+	all := append([]any{prefix, f.owner, seq, low,
+		p.HostWorkers, p.HostDelay.Microseconds(), robots, maxPages, p.LeaseTerm.Microseconds()}, args...)
+	return keys, all, nil
+}
+
+// call is one script call of several run together by evalMany.
+type call struct {
+	shard    int // -1: the control keys
+	script   *redis.Script
+	seq, low uint64
+	args     []any
+	reply    string
+	full     bool       // sent with its source (EVAL), the node lacking it
+	secs     []*section // a call on several shards of one node: its sections
+}
+
+// section is one shard's part of a call on several shards of one node
+// (takeManyScript, ackManyScript, pushGroupsScript): the shard's own
+// arguments, and its reply.
+type section struct {
+	shard int
+	args  []any
+	reply string
+}
+
+// errNonLocal is the error of a call on several shards one of which the
+// node it went to does not serve (its slots moved): the call wrote
+// nothing, and goes again split.
+var errNonLocal = errors.New("redisfrontier: a shard of the call is not on its node")
+
+// sectionCalls returns the calls of script that run secs, one a node (as
+// the client knows the cluster's slots; one in all on a single server),
+// each numbered for replay: the caller ends them with endCalls.
+func (f *Frontier) sectionCalls(ctx context.Context, script *redis.Script, secs []*section) []*call {
+	groups := map[string][]*section{}
+	var order []string
+	f.mu.Lock()
+	prefixes := f.sprefix
+	f.mu.Unlock()
+	cc, _ := f.rdb.(*redis.ClusterClient)
+	for _, sec := range secs {
+		node := ""
+		if cc != nil {
+			c, err := cc.MasterForKey(ctx, prefixes[sec.shard]+"meta")
+			if err != nil {
+				node = "?" + strconv.Itoa(sec.shard) // a call of its own
+			} else {
+				node = c.Options().Addr
+			}
+		}
+		if _, ok := groups[node]; !ok {
+			order = append(order, node)
+		}
+		groups[node] = append(groups[node], sec)
+	}
+	calls := make([]*call, 0, len(order))
+	for _, node := range order {
+		g := groups[node]
+		seq, low := f.beginOp()
+		calls = append(calls, &call{shard: g[0].shard, script: script, seq: seq, low: low, secs: g})
+	}
+	return calls
+}
+
+// endCalls ends the replay numbers of calls.
+func (f *Frontier) endCalls(calls []*call) {
+	for _, c := range calls {
+		f.endOp(c.seq)
+	}
+}
+
+// runSections runs calls (from sectionCalls) together and sets the reply
+// of each of their sections. A call that finds one of its shards on
+// another node, having written nothing, goes again as one call a section.
+func (f *Frontier) runSections(ctx context.Context, calls []*call) error {
+	err := f.evalMany(ctx, calls)
+	if errors.Is(err, errNonLocal) {
+		script := calls[0].script
+		var secs []*section
+		for _, c := range calls {
+			secs = append(secs, c.secs...)
+		}
+		calls = make([]*call, len(secs))
+		for i, sec := range secs {
+			seq, low := f.beginOp()
+			defer f.endOp(seq)
+			calls[i] = &call{shard: sec.shard, script: script, seq: seq, low: low, secs: []*section{sec}}
+		}
+		err = f.evalMany(ctx, calls)
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range calls {
+		r := fields{s: c.reply}
+		for _, sec := range c.secs {
+			sec.reply = r.next()
+		}
+		if r.err != nil {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// evalMany runs calls in one pipeline (one round trip to each master of a
+// cluster), trying again those that fail while the server is unreachable
+// or not ready, as evalOn does, until ctx is done or the Frontier closed.
+// It sets each call's reply, or returns the first error that is not
+// transient.
+func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
+	pending := calls
+	backoff := 10 * time.Millisecond
+	for len(pending) > 0 {
+		errs, perr := f.pipeline(ctx, pending)
+		if perr != nil {
+			return perr
+		}
+		var again []*call
+		wait := false
+		for i, c := range pending {
+			err := errs[i]
+			switch {
+			case err == nil:
+			case redis.HasErrorPrefix(err, "NOSCRIPT"):
+				// A node that has not seen the script (a replica
+				// promoted since, a server restarted): sent again at
+				// once with its source, which the node then keeps.
+				c.full = true
+				again = append(again, c)
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case f.isClosed():
+				return crawl.ErrFrontierClosed
+			case isNoCrawl(err):
+				return f.deleted()
+			case c.secs != nil && strings.Contains(err.Error(), "non local key"):
+				f.reload()
+				return errNonLocal
+			case transient(err):
+				wait = true
+				again = append(again, c)
+				f.reload()
+			default:
+				return fmt.Errorf("redisfrontier: %w", err)
+			}
+		}
+		pending = again
+		if len(pending) > 0 && wait {
+			if err := f.await(ctx, nil, backoff); err != nil {
+				return err
+			}
+			backoff = min(2*backoff, maxBackoff)
+		}
+	}
+	return nil
+}
+
+// reload has a cluster client read the cluster's slots anew (after a
+// failover, a client dials the dead master until it does).
+func (f *Frontier) reload() {
+	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+}
+
+// errFewReplicas is the error of a write fewer replicas acknowledged than
+// Options.WaitReplicas asks: it is made again.
+var errFewReplicas = errors.New("redisfrontier: fewer replicas than Options.WaitReplicas acknowledged a write")
+
+// errMoved is the error of a write sent to a node that no longer serves
+// its slot: the slots are read anew and it is sent again.
+var errMoved = errors.New("redisfrontier: the slot moved")
+
+// pipeline runs calls in one pipeline and returns each one's error,
+// having set the replies; or an error of the Frontier (closed, not
+// started). With Options.WaitReplicas, the calls go in one pipeline per
+// master, on one connection, ended by a WAIT for the replicas, whose
+// shortfall fails every call of the pipeline with errFewReplicas.
+func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error) {
+	type prepared struct {
+		keys []string
+		args []any
+	}
+	prep := make([]prepared, len(calls))
+	for i, c := range calls {
+		keys, args, err := f.callArgs(c)
+		if err != nil {
+			return nil, err
+		}
+		prep[i] = prepared{keys, args}
+	}
+	errs := make([]error, len(calls))
+	run := func(rdb redis.Cmdable, idx []int, wait bool) {
+		cmds := make([]*redis.Cmd, len(idx))
+		var w *redis.Cmd
+		rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range idx {
+				if calls[i].full {
+					cmds[j] = calls[i].script.Eval(ctx, p, prep[i].keys, prep[i].args...)
+				} else {
+					cmds[j] = calls[i].script.EvalSha(ctx, p, prep[i].keys, prep[i].args...)
+				}
+			}
+			if wait {
+				w = p.Do(ctx, "WAIT", f.opts.WaitReplicas, f.waitTimeout().Milliseconds())
+			}
+			return nil
+		})
+		short := false
+		if w != nil {
+			n, err := w.Int()
+			short = err != nil || n < f.opts.WaitReplicas
+		}
+		for j, i := range idx {
+			v, err := cmds[j].Text()
+			switch {
+			case err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")):
+				// A node asked directly, whose slots moved.
+				errs[i] = errMoved
+			case err != nil:
+				errs[i] = err
+			case short:
+				errs[i] = errFewReplicas
+			default:
+				calls[i].reply = v
+			}
+		}
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	if f.opts.WaitReplicas <= 0 {
+		run(f.rdb, all, false)
+		return errs, nil
+	}
+	cc, ok := f.rdb.(*redis.ClusterClient)
+	if !ok {
+		run(f.rdb, all, true)
+		return errs, nil
+	}
+	nodes := map[*redis.Client][]int{}
+	for i := range calls {
+		node, err := cc.MasterForKey(ctx, prep[i].keys[0])
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		nodes[node] = append(nodes[node], i)
+	}
+	var wg sync.WaitGroup
+	for node, idx := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(node, idx, true)
+		}()
+	}
+	wg.Wait()
+	return errs, nil
+}
+
+// waitTimeout returns Options.WaitTimeout or its default.
+func (f *Frontier) waitTimeout() time.Duration {
+	if f.opts.WaitTimeout > 0 {
+		return f.opts.WaitTimeout
+	}
+	return time.Second
+}
