@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"sync"
 	"testing"
 
@@ -19,15 +18,7 @@ import (
 func openCluster(t *testing.T, c *redistest.Cluster, opts *redisfrontier.Options) *redisfrontier.Frontier {
 	t.Helper()
 	f, err := redisfrontier.OpenCluster(context.Background(), c.Addrs(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := f.Close(); err != nil && !errors.Is(err, crawl.ErrFrontierClosed) {
-			t.Error(err)
-		}
-	})
-	return f
+	return closedAtEnd(t, f, err)
 }
 
 // TestClusterConformance runs the frontiertest suite against a crawl of

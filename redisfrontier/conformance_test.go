@@ -19,6 +19,13 @@ import (
 func open(t *testing.T, s *redistest.Server, opts *redisfrontier.Options) *redisfrontier.Frontier {
 	t.Helper()
 	f, err := redisfrontier.Open(context.Background(), s.URL(), opts)
+	return closedAtEnd(t, f, err)
+}
+
+// closedAtEnd returns f, closed when the test ends (a second Close's
+// ErrFrontierClosed is expected), or fails t with err, its opening's.
+func closedAtEnd(t *testing.T, f *redisfrontier.Frontier, err error) *redisfrontier.Frontier {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,14 @@ func TestRandom(t *testing.T) {
 		sum := sha256.Sum256([]byte(path))
 		name := hex.EncodeToString(sum[:8])
 		return open(t, s, &redisfrontier.Options{Name: name, Owner: name})
-	}, &frontiertest.FuzzOptions{
+	}, serverFaults(s))
+}
+
+// serverFaults are the faults of Fuzz on the server s: a restart on its
+// AOF, a crash (SIGKILL, then a restart), and a rollback to the AOF
+// saved at a Save.
+func serverFaults(s *redistest.Server) *frontiertest.FuzzOptions {
+	return &frontiertest.FuzzOptions{
 		Durable: true,
 		Restart: func(t *testing.T, path string) { s.Restart() },
 		Crash:   func(t *testing.T, f crawl.Frontier, path string) { s.Restart() },
@@ -42,7 +49,7 @@ func TestRandom(t *testing.T) {
 			copyAOF(t, path+".aof", filepath.Join(s.Dir(), "appendonlydir"))
 			s.Restart()
 		},
-	})
+	}
 }
 
 // copyAOF replaces the directory to with a copy of the directory from (a

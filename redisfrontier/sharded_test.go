@@ -3,7 +3,6 @@ package redisfrontier_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"path/filepath"
 	"testing"
 
 	"github.com/asyncrawl/crawl"
@@ -34,19 +33,5 @@ func TestShardedRandom(t *testing.T) {
 		sum := sha256.Sum256([]byte(path))
 		name := hex.EncodeToString(sum[:8])
 		return open(t, s, &redisfrontier.Options{Name: name, Owner: name, Shards: 8})
-	}, &frontiertest.FuzzOptions{
-		Durable: true,
-		Restart: func(t *testing.T, path string) { s.Restart() },
-		Crash:   func(t *testing.T, f crawl.Frontier, path string) { s.Restart() },
-		Save: func(t *testing.T, path string) {
-			s.Kill()
-			copyAOF(t, filepath.Join(s.Dir(), "appendonlydir"), path+".aof")
-			s.Restart()
-		},
-		Rollback: func(t *testing.T, path string) {
-			s.Kill()
-			copyAOF(t, path+".aof", filepath.Join(s.Dir(), "appendonlydir"))
-			s.Restart()
-		},
-	})
+	}, serverFaults(s))
 }
