@@ -53,8 +53,9 @@
 //   - Exact termination: Join returns when nothing is queued, leased or
 //     waiting to be retried in the whole crawl (or when the page budget is
 //     spent and only new Requests are left), not after an idle time. An
-//     Ack admits its links in the same step, so the count never touches
-//     zero early.
+//     Ack admits its links in the same step (in a crawl of several
+//     shards, those of other shards on their own shards first), so the
+//     count never touches zero early.
 //   - Politeness across processes, on the server's clock (TIME in the
 //     scripts): Policy.HostWorkers leases of a host out at once, the
 //     starts of its requests spaced by Policy.HostDelay or its robots.txt

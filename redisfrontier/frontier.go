@@ -528,7 +528,10 @@ func (f *Frontier) isClosed() bool {
 }
 
 // Push admits each Request whose URL the crawl never admitted, in one step
-// on the server, and returns how many were new.
+// on the server, and returns how many were new. In a crawl of several
+// shards each shard admits its own, in one step on each; a Push whose ctx
+// ends once sent is completed on every shard (waiting up to 5 s for an
+// unreachable server) before it returns ctx.Err(), never left made on some.
 func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error) {
 	_, _, _, bits, err := f.state()
 	if err != nil {
