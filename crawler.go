@@ -142,6 +142,7 @@ type run struct {
 	rootHosts map[string]bool // by HostKey: whose sitemaps are read
 	held      []held          // by worker: its hold on its lease, when leases expire
 	shared    bool            // front is a StatsStore: it counts the refusals acked
+	render    *renderer       // WithRenderer's session; nil when nothing is rendered
 	// endCtx is the context of the frontier calls that record what the
 	// workers did: not done with the Run's, so that a Run that is
 	// cancelled still acks or gives back its leases, but done endGrace
@@ -309,6 +310,9 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		}
 	}
 
+	if err := r.openRenderer(rctx); err != nil {
+		return fail(fmt.Errorf("crawl: %w", err))
+	}
 	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), finished: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group
@@ -345,6 +349,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		}
 		stopWorkers()
 		g.Wait()
+		r.closeRenderer()
 		if owned {
 			client.CloseIdleConnections()
 		}
@@ -769,6 +774,13 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		p.NoIndex = p.NoIndex || h.NoIndex
 		p.NoFollow = p.NoFollow || h.NoFollow
 	}
+	// A page its scripts build is rendered: what the browser found joins
+	// the static links.
+	var renderErr error
+	if typed && extractErr == nil && r.renders(l, p) {
+		w.links, p.DOM, renderErr = r.renderPage(ctx, l, resp, p, w.links)
+		p.Links = w.links
+	}
 	// The typed links are weighed before the page hook, which sees what
 	// became of each (Link.Fate).
 	var followErr error
@@ -802,6 +814,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 			res.Err = fmt.Errorf("%s: extract links: %w", res.URL, extractErr)
 		case followErr != nil:
 			res.Err = followErr
+		case renderErr != nil:
+			res.Err = renderErr
 		}
 		return
 	}

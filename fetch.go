@@ -88,6 +88,10 @@ type Page struct {
 	// they are read only when WithRobots is on. With NoFollow, none of the
 	// page's links is followed.
 	NoIndex, NoFollow bool
+	// DOM is the document after its scripts ran, serialised as HTML,
+	// when WithRenderer rendered the page; nil otherwise. Like Body, it
+	// is valid only during the call.
+	DOM []byte
 	// Base is the document base URL, which the page's relative links
 	// resolve against: for an HTML page, its first <base href> resolved
 	// against URL (as the HTML standard has it, when that gives an

@@ -116,6 +116,8 @@ type config struct {
 	frontier       Frontier // nil: a MemoryFrontier per Run
 	leaseTerm      time.Duration
 	wrapTransport  func(http.RoundTripper) http.RoundTripper
+	renderer       Renderer // WithRenderer; nil renders nothing
+	renderPolicy   RenderPolicy
 
 	// valid is set by validate: a Crawler's zero value has not been.
 	valid bool

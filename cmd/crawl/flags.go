@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/render"
 	"github.com/asyncrawl/crawl/warc"
 )
 
@@ -85,6 +87,11 @@ type config struct {
 
 	// -resolve: where to connect for a host instead of asking DNS.
 	resolve resolveFlag
+
+	// Rendering in headless Chromium.
+	render        string // "", "all" or "auto"
+	renderTabs    int
+	renderTimeout time.Duration
 }
 
 // A flagSpec is one flag as -h shows it: its names (the first is the main
@@ -122,20 +129,22 @@ func (c *cli) group(title string) { c.groups = append(c.groups, flagGroup{title:
 // newCLI defines the flags, their defaults in cfg.
 func newCLI(cfg *config) *cli {
 	*cfg = config{
-		maxRedirect: crawl.DefaultMaxRedirects,
-		maxTries:    crawl.DefaultMaxTries,
-		workers:     100, // crawl.py's max_tasks; the package's default is for programs
-		logLevel:    slog.LevelInfo,
-		userAgent:   crawl.DefaultUserAgent,
-		hostWorkers: crawl.DefaultHostWorkers,
-		robots:      true,
-		maxBody:     crawl.DefaultMaxBodySize,
-		warcMaxSize: warc.DefaultMaxSize,
-		timeout:     crawl.DefaultRequestTimeout,
-		demoLatency: 20 * time.Millisecond,
-		lease:       crawl.DefaultLeaseTerm,
-		redisWait:   30 * time.Second,
-		redisTTL:    redisfrontier.DefaultTTL,
+		maxRedirect:   crawl.DefaultMaxRedirects,
+		maxTries:      crawl.DefaultMaxTries,
+		workers:       100, // crawl.py's max_tasks; the package's default is for programs
+		logLevel:      slog.LevelInfo,
+		userAgent:     crawl.DefaultUserAgent,
+		hostWorkers:   crawl.DefaultHostWorkers,
+		renderTabs:    render.DefaultTabs,
+		renderTimeout: render.DefaultTimeout,
+		robots:        true,
+		maxBody:       crawl.DefaultMaxBodySize,
+		warcMaxSize:   warc.DefaultMaxSize,
+		timeout:       crawl.DefaultRequestTimeout,
+		demoLatency:   20 * time.Millisecond,
+		lease:         crawl.DefaultLeaseTerm,
+		redisWait:     30 * time.Second,
+		redisTTL:      redisfrontier.DefaultTTL,
 
 		maxURLLength:      crawl.DefaultMaxURLLength,
 		maxLinks:          crawl.DefaultMaxLinksPerPage,
@@ -191,6 +200,11 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Addresses")
 	c.add(&cfg.resolve, "HOST:PORT:ADDR", "connect to ADDR, an IP address or IP:PORT, for HOST on PORT, instead of asking DNS, as curl's --resolve does: only the connection changes, the URLs, Host header, TLS server name and report keep HOST. HOST may be *.NAME, any name under NAME, or *, any host; an exact HOST wins over *.NAME, the longest NAME over a shorter, and those over *. May be repeated. With -block_private, an ADDR that is not public is refused as any other", "resolve")
+
+	c.group("Rendering")
+	c.add(&renderFlag{p: &cfg.render}, "[auto]", "load each HTML page in headless Chromium (Debian's chromium package), after its scripts, and follow what it shows and requests as well: links its scripts build, its fetch and XHR requests, history.pushState URLs, navigations that a click or a script starts. Every request of the browser goes through the crawl's policy (scope, robots.txt, host limits, -block_private, -warc). -render auto (or -render=auto) renders only the pages that look built by their scripts (an empty app root, a <noscript> asking for JavaScript, next to no text or links)", "render")
+	c.add(&intFlag{p: &cfg.renderTabs, min: 1}, "N", "with -render, render at most N pages at once, each in a tab of its own", "render_tabs")
+	c.add(&durationFlag{p: &cfg.renderTimeout, positive: true}, "DURATION", "with -render, give up the render of a page after DURATION, keeping what it showed until then (its Result has an error)", "render_timeout")
 
 	c.group("Output")
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
@@ -260,12 +274,30 @@ func (cfg *config) options() []crawl.Option {
 	if cfg.directives != nil {
 		opts = append(opts, crawl.WithRobotsDirectives(*cfg.directives))
 	}
+	if cfg.render != "" {
+		policy := crawl.RenderAll
+		if cfg.render == "auto" {
+			policy = crawl.RenderAuto
+		}
+		r := render.New(render.Options{Tabs: cfg.renderTabs, Timeout: cfg.renderTimeout})
+		opts = append(opts, crawl.WithRenderer(r, policy))
+	}
 	return opts
 }
 
 // parse parses args, flags and roots mixed as crawl.py allows; after "--"
-// every argument is a root.
+// every argument is a root. "-render auto" is "-render=auto".
 func (c *cli) parse(cfg *config, args []string) error {
+	args = slices.Clone(args)
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			break
+		}
+		if (args[i] == "-render" || args[i] == "--render") && (args[i+1] == "auto" || args[i+1] == "all") {
+			args[i] += "=" + args[i+1]
+			args = slices.Delete(args, i+1, i+2)
+		}
+	}
 	for {
 		if err := c.fs.Parse(args); err != nil {
 			return err
@@ -550,5 +582,32 @@ func (f *funcFlag) Set(s string) error {
 		return errors.New("not true or false")
 	}
 	f.set(v)
+	return nil
+}
+
+// renderFlag is -render: alone, or true or all, every HTML page; auto, the
+// pages that look built by their scripts; false, none.
+type renderFlag struct{ p *string }
+
+func (f *renderFlag) IsBoolFlag() bool { return true }
+
+func (f *renderFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f *renderFlag) Set(s string) error {
+	switch s {
+	case "true", "all":
+		*f.p = "all"
+	case "auto":
+		*f.p = "auto"
+	case "false":
+		*f.p = ""
+	default:
+		return errors.New("must be alone, auto, all, true or false")
+	}
 	return nil
 }

@@ -6,6 +6,7 @@ require (
 	github.com/andybalholm/cascadia v1.3.4
 	github.com/asyncrawl/crawl v0.0.0
 	github.com/asyncrawl/crawl/redisfrontier v0.0.0
+	github.com/asyncrawl/crawl/render v0.0.0
 	github.com/asyncrawl/crawl/scrape v0.0.0
 	github.com/creack/pty v1.1.24
 	github.com/redis/go-redis/v9 v9.23.0
@@ -14,6 +15,9 @@ require (
 require (
 	github.com/PuerkitoBio/goquery v1.13.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
@@ -28,5 +32,6 @@ require (
 replace (
 	github.com/asyncrawl/crawl v0.0.0 => ../..
 	github.com/asyncrawl/crawl/redisfrontier v0.0.0 => ../../redisfrontier
+	github.com/asyncrawl/crawl/render v0.0.0 => ../../render
 	github.com/asyncrawl/crawl/scrape v0.0.0 => ../../scrape
 )

@@ -1,0 +1,111 @@
+package extract
+
+import (
+	"bytes"
+
+	"golang.org/x/net/html"
+
+	"github.com/asyncrawl/crawl/internal/htmltok"
+)
+
+// Thresholds of NeedsRender: a body with less visible text than thinText
+// bytes and fewer links than thinLinks shows little without its scripts.
+const (
+	thinText  = 256
+	thinLinks = 2
+	// A page that asks for JavaScript in a <noscript> is rendered when
+	// its text is under noscriptText bytes: a page of documentation that
+	// only needs a script for its search box has more.
+	noscriptText = 1024
+	// A framework's marker with fewer links than markedLinks: a page its
+	// server rendered already holds its links.
+	markedLinks = 5
+)
+
+// NeedsRender reports whether a page of HTML looks built by its scripts:
+// it has a script, and either almost no text and links, an application's
+// root element (id root, app, __next, __nuxt, ___gatsby, or a custom
+// app-root element) with no link, a <noscript> that mentions JavaScript
+// on a page of little text, or a framework's marker attribute (ng-app,
+// ng-version, data-reactroot, data-v-app) with few links.
+func NeedsRender(body []byte) bool {
+	var z htmltok.Tokenizer
+	z.Reset(body)
+	defer z.Release()
+	var (
+		scripts, links, text int
+		appRoot, marker      bool
+		noscriptJS           bool
+		skip                 int // inside script, style, template
+		inNoscript           bool
+		buf                  [32]byte
+	)
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			thin := text < thinText && links < thinLinks
+			return scripts > 0 && (thin ||
+				appRoot && links == 0 ||
+				noscriptJS && text < noscriptText ||
+				marker && links < markedLinks)
+		case html.TextToken:
+			t := z.Text()
+			switch {
+			case inNoscript:
+				if bytes.Contains(bytes.ToLower(t), []byte("javascript")) {
+					noscriptJS = true
+				}
+			case skip == 0:
+				text += len(bytes.TrimSpace(t))
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name := lowerTagName(&buf, z.Raw())
+			switch string(name) {
+			case "script":
+				scripts++
+				if tt == html.StartTagToken {
+					skip++
+				}
+			case "style", "template":
+				if tt == html.StartTagToken {
+					skip++
+				}
+			case "noscript":
+				// Read as markup, so that its text is seen.
+				z.NextIsNotRawText()
+				inNoscript = true
+			case "app-root":
+				appRoot = true
+			}
+			for {
+				k, v, more := z.TagAttr()
+				switch string(k) {
+				case "href":
+					if string(name) == "a" || string(name) == "area" {
+						links++
+					}
+				case "id":
+					switch string(v) {
+					case "root", "app", "__next", "__nuxt", "___gatsby":
+						appRoot = true
+					}
+				case "ng-app", "data-ng-app", "ng-version", "data-reactroot", "data-v-app":
+					marker = true
+				}
+				if !more {
+					break
+				}
+			}
+		case html.EndTagToken:
+			switch string(lowerTagName(&buf, z.Raw())) {
+			case "script", "style", "template":
+				if skip > 0 {
+					skip--
+				}
+			case "noscript":
+				inNoscript = false
+			}
+		}
+	}
+}

@@ -1,0 +1,392 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asyncrawl/crawl/internal/extract"
+	"github.com/asyncrawl/crawl/internal/robots"
+	"github.com/asyncrawl/crawl/internal/sched"
+	"github.com/asyncrawl/crawl/internal/urlstd"
+)
+
+// A Renderer loads pages in a browser for the crawler, so that the links a
+// page's scripts build are found (see WithRenderer). The crawler defines
+// the seam and decides every request the browser makes; the package
+// github.com/asyncrawl/crawl/render, a module of its own, implements it
+// with headless Chromium.
+type Renderer interface {
+	// Open starts what one Run renders with (a browser and its tabs, with
+	// cookies and storage of their own). The Run calls it once, before
+	// its first page, and closes the session before it returns. ctx is
+	// the Run's: a session must not outlive it.
+	Open(ctx context.Context) (RenderSession, error)
+}
+
+// A RenderSession renders the pages of one Run. Render is called from
+// several workers at once; Close once, after every Render has returned.
+type RenderSession interface {
+	// Render loads p in the browser, serving p's own response as the
+	// document and every other request of the browser through p.Fetch,
+	// and returns what the page showed once its scripts ran, within ctx.
+	// An error with a non-nil Rendered means the page was cut short
+	// (at its deadline, say) and Rendered holds what was found until
+	// then.
+	Render(ctx context.Context, p *RenderPage) (*Rendered, error)
+	// Close ends the session: the browser is stopped, and nothing of it
+	// outlives the call.
+	Close() error
+}
+
+// RenderPage is a page the crawler asks a RenderSession to render.
+type RenderPage struct {
+	// URL is the page's URL, as the crawler requested it.
+	URL *url.URL
+	// Status, Header and Body are the crawler's response for the page,
+	// Body decompressed but not decoded from its charset: the browser is
+	// served the document from them, not sent to fetch it again. Body is
+	// valid only during the call to Render.
+	Status int
+	Header http.Header
+	Body   []byte
+	// Fetch sends a request the browser makes, as the crawler decides:
+	// an error wrapping ErrRenderRefused means the crawler's policy
+	// refused it (the browser is to see it fail); any other error is the
+	// fetch's. Safe for concurrent use during the call to Render.
+	Fetch func(ctx context.Context, req *BrowserRequest) (*BrowserResponse, error)
+}
+
+// BrowserRequest is a request a browser makes while it renders a page.
+type BrowserRequest struct {
+	Method string // "GET", "HEAD"; the crawler refuses any other
+	URL    string
+	Header http.Header // the browser's own; the crawler sends its User-Agent
+	// Role is what the request is to the page: Requisite for what the
+	// page loads (scripts, stylesheets, images, fonts, fetch and
+	// XMLHttpRequest, workers), Navigation for a frame's document.
+	Role LinkRole
+}
+
+// BrowserResponse is the crawler's answer to a BrowserRequest.
+type BrowserResponse struct {
+	Status int
+	// Header is the response's, with Content-Encoding and Content-Length
+	// gone when Body was decompressed.
+	Header http.Header
+	Body   []byte
+	// Truncated says that Body stops at WithMaxBodySize.
+	Truncated bool
+}
+
+// Rendered is what a page showed in the browser.
+type Rendered struct {
+	// DOM is the document after its scripts ran, serialised as HTML.
+	// The crawler extracts its links as it does a page's (Source "render
+	// dom" for those the static page did not have).
+	DOM []byte
+	// Links are the URLs the browser met that the DOM does not hold:
+	// each request it made (Source "render request"), each URL the page
+	// put in its history by pushState or replaceState ("render
+	// history"), each navigation that a script or a click started
+	// ("render navigation", "render click"). URL is absolute, Page the
+	// page's URL, Role as the browser used it.
+	Links []Link
+}
+
+// ErrRender is wrapped by the error of a Result whose page could not be
+// rendered (a browser that failed, a page cut at its deadline): the links
+// the static page and the partial render held are followed all the same.
+var ErrRender = errors.New("render")
+
+// ErrRenderRefused is wrapped by the error RenderPage.Fetch returns for a
+// request of the browser that the crawler's policy refuses: a method other
+// than GET or HEAD, a URL out of scope or excluded, a URL robots.txt
+// disallows. A request to a blocked address fails with ErrBlockedAddress
+// instead.
+var ErrRenderRefused = errors.New("refused by the crawler")
+
+// RenderPolicy says which pages WithRenderer renders.
+type RenderPolicy uint8
+
+const (
+	// RenderAll renders every page of HTML fetched with status 2xx.
+	RenderAll RenderPolicy = iota
+	// RenderAuto renders a page of HTML only when NeedsRender says
+	// its scripts build its content.
+	RenderAuto
+)
+
+// WithRenderer sets a Renderer that loads the HTML pages the crawl fetches
+// (PageRequests with a 2xx status and an HTML type; when, says policy) in
+// a browser, and adds what the browser found to the page's typed links,
+// followed by role as the static ones are. Every request the browser makes
+// goes through the crawler: only GET and HEAD, the URL in scope for its
+// role (a requisite on another host only with WithRequisites), allowed by
+// the exclude patterns, the filters and robots.txt, sent by the crawl's
+// client (WithBlockPrivateNetworks, WithTransportWrapper, WithMaxBodySize
+// and WithRequestTimeout apply), to a host at most WithHostWorkers at once
+// among the browser's requests and spaced by the host's delay. The
+// document itself is the crawler's response, not fetched again. A page
+// that cannot be rendered keeps its static links and gets a Result error
+// wrapping ErrRender. The default is none: nothing is rendered.
+func WithRenderer(r Renderer, policy RenderPolicy) Option {
+	return optionFunc(func(c *config) { c.renderer, c.renderPolicy = r, policy })
+}
+
+// NeedsRender reports whether the static page of HTML body looks built by
+// its scripts, which RenderAuto renders: a body with almost no text and no
+// links but with scripts (an application's root element), a <noscript>
+// that asks for JavaScript, or a framework's marker (data-reactroot,
+// ng-app, ng-version, data-v-app, id="__next", id="__nuxt", id="root" or
+// id="app" left empty). A page of documentation, with its text and links
+// in the markup, does not.
+func NeedsRender(body []byte) bool {
+	return extract.NeedsRender(body)
+}
+
+// renderer is a Run's rendering: its session and the gates of the hosts
+// the browser requests.
+type renderer struct {
+	session RenderSession
+	mu      sync.Mutex
+	hosts   map[string]*browserHost // by HostKey
+}
+
+// browserHost is the politeness of one host towards the browser's
+// requests, and its robots.txt rules as the browser's requests found them.
+type browserHost struct {
+	slots chan struct{} // WithHostWorkers wide
+	mu    sync.Mutex    // held while a request waits for the delay
+	next  time.Time     // the earliest start of the next request
+
+	once   sync.Once
+	robots *hostRobots
+}
+
+func (rr *renderer) host(key string, workers int) *browserHost {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	h := rr.hosts[key]
+	if h == nil {
+		h = &browserHost{slots: make(chan struct{}, workers)}
+		rr.hosts[key] = h
+	}
+	return h
+}
+
+// renders reports whether the page of l, fetched as resp, is rendered.
+func (r *run) renders(l *Lease, p *Page) bool {
+	if r.render == nil || l.Kind != PageRequest || !isHTML(p.ContentType) || p.Status < 200 || p.Status > 299 {
+		return false
+	}
+	return r.cfg.renderPolicy == RenderAll || NeedsRender(p.Body)
+}
+
+// renderPage renders the page of l and adds to links what the browser
+// found that links does not hold. The error wraps ErrRender.
+func (r *run) renderPage(ctx context.Context, l *Lease, resp *response, p *Page, links []Link) ([]Link, []byte, error) {
+	rp := &RenderPage{
+		URL:    resp.url,
+		Status: resp.status,
+		Header: resp.header,
+		Body:   resp.body,
+		Fetch: func(ctx context.Context, req *BrowserRequest) (*BrowserResponse, error) {
+			return r.browserFetch(ctx, l, req)
+		},
+	}
+	var rd *Rendered
+	err := protect("renderer", func() (err error) {
+		rd, err = r.render.session.Render(ctx, rp)
+		return err
+	})
+	if err != nil {
+		err = fmt.Errorf("%s: %w: %w", wireURL(&l.Request), ErrRender, err)
+	}
+	if rd == nil {
+		return links, nil, err
+	}
+	have := make(map[string]bool, len(links))
+	for i := range links {
+		have[urlstd.String(links[i].URL)] = true
+	}
+	page := wireURL(&l.Request)
+	add := func(lk Link) {
+		if lk.URL == nil || !urlstd.IsHTTP(lk.URL) {
+			return
+		}
+		// In the form the crawler sends, as the extractor's are.
+		v, perr := urlstd.Resolve(nil, lk.URL.String())
+		if perr != nil {
+			return
+		}
+		s := urlstd.String(v)
+		if have[s] {
+			return
+		}
+		have[s] = true
+		lk.URL, lk.Page, lk.Fate = v, page, 0
+		links = append(links, lk)
+	}
+	if len(rd.DOM) > 0 {
+		dom, _, _, _ := scanLinksMax(nil, resp.url, nil, rd.DOM, "text/html", 4*r.cfg.maxLinksPerPage, false)
+		for _, lk := range dom {
+			lk.Source = "render dom"
+			add(lk)
+		}
+	}
+	for _, lk := range rd.Links {
+		if !strings.HasPrefix(lk.Source, "render ") {
+			lk.Source = "render " + lk.Source
+		}
+		add(lk)
+	}
+	return links, rd.DOM, err
+}
+
+// browserFetch decides and sends a request the browser makes while it
+// renders the page of l (see WithRenderer).
+func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (*BrowserResponse, error) {
+	refuse := func(why string) (*BrowserResponse, error) {
+		return nil, fmt.Errorf("browser request %s %s: %w: %s", req.Method, req.URL, ErrRenderRefused, why)
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if method != http.MethodGet && method != http.MethodHead {
+		return refuse("method " + method)
+	}
+	v, err := urlstd.Resolve(nil, req.URL)
+	if err != nil {
+		return refuse("not an http or https URL")
+	}
+	wire, key := urlstd.Forms(v)
+	role := req.Role
+	if role != Requisite && role != Navigation {
+		role = Requisite
+	}
+	if (role == Navigation || !r.cfg.requisites) && !r.scope.contains(v) {
+		return refuse("out of scope")
+	}
+	if ok, err := r.allows(key, v); err != nil || !ok {
+		return refuse("excluded")
+	}
+	if len(r.cfg.linkFilters) > 0 {
+		lk := Link{URL: v, Role: role, Source: "render request", Page: wireURL(&l.Request)}
+		if ok, err := r.allowsLink(&lk); err != nil || !ok {
+			return refuse("excluded by a link filter")
+		}
+	}
+	hkey := HostKey(key)
+	h := r.render.host(hkey, r.cfg.hostWorkers)
+	if r.cfg.robots {
+		if err := r.browserRobots(ctx, h, hkey, key); err != nil {
+			return nil, err
+		}
+	}
+	// The host's politeness: at most WithHostWorkers of the browser's
+	// requests at once, their starts spaced by the host's delay.
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-h.slots }()
+	if d := r.browserDelay(h); d > 0 {
+		h.mu.Lock()
+		wait := time.Until(h.next)
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				h.mu.Unlock()
+				return nil, ctx.Err()
+			}
+		}
+		h.next = time.Now().Add(sched.Jitter(d))
+		h.mu.Unlock()
+	}
+	var buf []byte
+	resp, err := r.fetch.send(ctx, &buf, task{url: wire, kind: ResourceRequest}, r.cfg.maxBodySize, method)
+	if err != nil {
+		return nil, err
+	}
+	return &BrowserResponse{Status: resp.status, Header: resp.header, Body: resp.body, Truncated: resp.truncated}, nil
+}
+
+// browserDelay is the host's delay: the larger of WithHostDelay and its
+// Crawl-delay.
+func (r *run) browserDelay(h *browserHost) time.Duration {
+	d := r.cfg.hostDelay
+	if h.robots != nil && h.robots.rules != nil {
+		d = max(d, h.robots.rules.CrawlDelay())
+	}
+	return d
+}
+
+// browserRobots checks key, a URL of the host hkey, against the host's
+// robots.txt: the rules the crawl already holds, or else the robots.txt
+// fetched once for the browser's requests.
+func (r *run) browserRobots(ctx context.Context, h *browserHost, hkey, key string) error {
+	h.once.Do(func() {
+		if v, ok := r.rules.m.Load(hkey); ok {
+			h.robots = v.(*hostRobots)
+			return
+		}
+		var buf []byte
+		body, _, err := r.fetch.robots(ctx, &buf, hkey+"/robots.txt")
+		switch {
+		case err != nil:
+			h.robots = &hostRobots{deny: &RobotsUnavailableError{URL: hkey + "/robots.txt", Err: err}}
+		case body != nil:
+			h.robots = &hostRobots{rules: robots.Parse(body, r.cfg.userAgent, MaxCrawlDelay)}
+		default:
+			h.robots = &hostRobots{}
+		}
+	})
+	if h.robots.deny != nil {
+		return fmt.Errorf("browser request %s: %w: %w", key, ErrRenderRefused, h.robots.deny)
+	}
+	if !h.robots.rules.Allowed(key[len(hkey):]) {
+		return fmt.Errorf("browser request %s: %w: %w", key, ErrRenderRefused, ErrDisallowed)
+	}
+	return nil
+}
+
+// openRenderer opens the Run's render session, if it renders.
+func (r *run) openRenderer(ctx context.Context) error {
+	if r.cfg.renderer == nil {
+		return nil
+	}
+	var s RenderSession
+	err := protect("renderer", func() (err error) {
+		s, err = r.cfg.renderer.Open(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%w: open: %w", ErrRender, err)
+	}
+	if s == nil {
+		return fmt.Errorf("%w: open: no session", ErrRender)
+	}
+	r.render = &renderer{session: s, hosts: map[string]*browserHost{}}
+	return nil
+}
+
+// closeRenderer closes the Run's render session, if it has one.
+func (r *run) closeRenderer() {
+	if r.render == nil {
+		return
+	}
+	if err := protect("renderer", r.render.session.Close); err != nil {
+		r.cfg.logger.Error("renderer close", "err", err)
+	}
+}

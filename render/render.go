@@ -1,0 +1,578 @@
+// Package render renders a crawl's pages in headless Chromium, behind the
+// crawler's own policy: it implements crawl.Renderer, for crawl.WithRenderer.
+//
+//	r := render.New(render.Options{Tabs: 4})
+//	c, err := crawl.New(crawl.WithRenderer(r, crawl.RenderAll), crawl.WithRequisites())
+//
+// Each Run opens one browser, with a profile of its own (cookies and
+// storage are the Run's, never shared with another), and a pool of tabs.
+// A page is loaded in a tab with every request of the browser intercepted
+// (the DevTools protocol's Fetch domain): the document is served from the
+// crawler's own response, and every other request is decided and sent by
+// the crawler (crawl.RenderPage.Fetch), so the browser reaches no address
+// by itself. Once the page's requests have been quiet for Options.Quiet
+// (within Options.Timeout), the tab clicks, in document order, up to
+// Options.Clicks elements that have a click handler or look like a
+// navigation control, and submits the page's GET forms with their default
+// values; it never submits a POST form. A navigation that a script, a click
+// or a form starts is recorded and stopped, so the page stays loaded;
+// window.open is recorded and opens nothing; history.pushState and
+// replaceState URLs are recorded. The DOM is then read.
+//
+// The browser is Debian's chromium (or the program at Options.Exec),
+// started headless by chromedp. It never outlives the Run: Close kills it
+// and the processes it started.
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// Defaults of Options.
+const (
+	DefaultTabs    = 4
+	DefaultTimeout = 30 * time.Second
+	DefaultQuiet   = 500 * time.Millisecond
+	DefaultClicks  = 20
+)
+
+// Options configure a Renderer. The zero value renders with the defaults.
+type Options struct {
+	// Exec is the browser's program; empty looks for chromium,
+	// chromium-browser, google-chrome and google-chrome-stable on PATH.
+	Exec string
+	// Tabs is how many pages are rendered at once; 0 means DefaultTabs.
+	Tabs int
+	// Timeout bounds the render of one page, from its load to the read
+	// of its DOM, clicks included; 0 means DefaultTimeout. A page cut at
+	// it gives what was found until then and an error.
+	Timeout time.Duration
+	// Quiet is how long the page's requests must have been quiet before
+	// it is read (and again after each click); 0 means DefaultQuiet.
+	Quiet time.Duration
+	// Clicks is the most elements clicked on a page; 0 means
+	// DefaultClicks, negative none.
+	Clicks int
+}
+
+// Renderer renders pages in headless Chromium. It implements crawl.Renderer
+// and is safe for concurrent use: each Open starts a browser of its own.
+type Renderer struct {
+	opts Options
+}
+
+// New returns a Renderer with opts, its zero fields set to the defaults.
+// It starts nothing: each Run's Open starts a browser.
+func New(opts Options) *Renderer {
+	if opts.Tabs <= 0 {
+		opts.Tabs = DefaultTabs
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Quiet <= 0 {
+		opts.Quiet = DefaultQuiet
+	}
+	if opts.Clicks == 0 {
+		opts.Clicks = DefaultClicks
+	}
+	return &Renderer{opts: opts}
+}
+
+// ErrNoBrowser is wrapped by Open's error when no browser program is found.
+var ErrNoBrowser = errors.New("render: no chromium found")
+
+// execPath returns the browser's program.
+func (r *Renderer) execPath() (string, error) {
+	if r.opts.Exec != "" {
+		return r.opts.Exec, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w on PATH (install Debian's chromium package, or set Options.Exec)", ErrNoBrowser)
+}
+
+// Open starts a headless browser for one Run and returns its session. ctx
+// bounds the start only: the session lives until Close.
+func (r *Renderer) Open(ctx context.Context) (crawl.RenderSession, error) {
+	path, err := r.execPath()
+	if err != nil {
+		return nil, err
+	}
+	flags := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("mute-audio", true),
+		// Every request is the crawler's to send (see the package doc).
+		// What the interception does not see (a preconnect, a DNS
+		// prefetch, a WebSocket) goes to a proxy that is not there and
+		// names that resolve nowhere, loopback included: the browser
+		// itself reaches no address.
+		chromedp.Flag("proxy-server", "http://127.0.0.1:9"),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		chromedp.Flag("dns-prefetch-disable", true),
+	}
+	if os.Geteuid() == 0 {
+		// Chromium's sandbox refuses to run as root.
+		flags = append(flags, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), flags...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	s := &session{r: r, actx: actx, bctx: bctx, cancelAlloc: cancelAlloc, cancelBrowser: cancelBrowser,
+		tabs: make(chan *tab, r.opts.Tabs), slots: make(chan struct{}, r.opts.Tabs)}
+	// The first call starts the browser; its context must not be one
+	// that ends (it would stop the browser), so ctx only bounds the wait.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("render: start %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// session is one Run's browser and its tabs.
+type session struct {
+	r                          *Renderer
+	actx, bctx                 context.Context
+	cancelAlloc, cancelBrowser context.CancelFunc
+	tabs                       chan *tab     // idle tabs
+	slots                      chan struct{} // Tabs wide: pages in render
+	closeOnce                  sync.Once
+}
+
+// Close stops the browser and every process it started.
+func (s *session) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancelBrowser()
+		s.cancelAlloc()
+		if a, ok := chromedp.FromContext(s.actx).Allocator.(*chromedp.ExecAllocator); ok {
+			a.Wait()
+		}
+	})
+	return nil
+}
+
+// tab is a browser tab with the crawler's interception on.
+type tab struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	cur    *pageRun // the page in render, nil between pages
+}
+
+// hookScript runs in each document before its own scripts: it records the
+// URLs put in the history and those window.open is asked for (opening
+// nothing).
+const hookScript = `(() => {
+  const rec = (kind, u) => {
+    try { (window.__crawlRec = window.__crawlRec || []).push([kind, new URL(String(u), location.href).href]); } catch (e) {}
+  };
+  for (const m of ["pushState", "replaceState"]) {
+    const f = history[m];
+    history[m] = function (state, title, u) {
+      if (u !== undefined && u !== null) rec("history", u);
+      return f.apply(this, arguments);
+    };
+  }
+  window.open = function (u) { if (u !== undefined && u !== null && u !== "") rec("navigation", u); return null; };
+})();`
+
+// newTab opens a tab and sets up its interception.
+func (s *session) newTab() (*tab, error) {
+	ctx, cancel := chromedp.NewContext(s.bctx)
+	t := &tab{ctx: ctx, cancel: cancel}
+	err := chromedp.Listen(ctx, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		t.mu.Lock()
+		pr := t.cur
+		if pr != nil {
+			pr.handlers.Add(1)
+		}
+		t.mu.Unlock()
+		if pr == nil {
+			// No page in render: nothing may be fetched.
+			go t.fail(ctx, e.RequestID, network.ErrorReasonBlockedByClient)
+			return
+		}
+		go func() {
+			defer pr.handlers.Done()
+			pr.handle(t, e)
+		}()
+	})
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+			if _, err := cdp.Call(ctx, tt, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+				return err
+			}
+			if _, err := cdp.Call(ctx, tt, page.Enable, page.EnableParams{}); err != nil {
+				return err
+			}
+			_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: hookScript})
+			return err
+		}))
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *tab) fail(ctx context.Context, id fetch.RequestID, why network.ErrorReason) {
+	chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tt, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: why})
+		return err
+	}))
+}
+
+func (t *tab) fulfill(ctx context.Context, id fetch.RequestID, status int, h http.Header, body []byte) error {
+	var headers []*fetch.HeaderEntry
+	for k, vs := range h {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Transfer-Encoding", "Connection":
+			continue // of the crawler's exchange, not of this body
+		}
+		for _, v := range vs {
+			headers = append(headers, &fetch.HeaderEntry{Name: k, Value: v})
+		}
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	return chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tt, fetch.FulfillRequest, fetch.FulfillRequestParams{
+			RequestID: id, ResponseCode: int64(status), ResponseHeaders: headers, Body: body})
+		return err
+	}))
+}
+
+// take returns an idle tab, or a new one.
+func (s *session) take() (*tab, error) {
+	select {
+	case t := <-s.tabs:
+		return t, nil
+	default:
+		return s.newTab()
+	}
+}
+
+// Render loads p in a tab and returns what it showed (see the package doc).
+func (s *session) Render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rendered, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.slots }()
+	if err := s.bctx.Err(); err != nil {
+		return nil, fmt.Errorf("render: browser closed: %w", err)
+	}
+	t, err := s.take()
+	if err != nil {
+		return nil, fmt.Errorf("render: open a tab: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(t.ctx, s.r.opts.Timeout)
+	stop := context.AfterFunc(ctx, cancel)
+	pr := &pageRun{p: p, ctx: pctx, main: string(chromedp.FromContext(t.ctx).Target.TargetID), quietFor: s.r.opts.Quiet,
+		phase: "navigation", last: time.Now()}
+	t.mu.Lock()
+	t.cur = pr
+	t.mu.Unlock()
+	rd, err := pr.run(t, s.r.opts.Clicks)
+	stop()
+	cancel()
+	// No request of the page outlives the call: the handlers end with
+	// pctx, and the tab forgets the page.
+	pr.handlers.Wait()
+	t.mu.Lock()
+	t.cur = nil
+	t.mu.Unlock()
+	healthy := err == nil
+	if healthy {
+		// The next page starts from an empty one, the timers of this one
+		// gone with it.
+		bctx, bcancel := context.WithTimeout(t.ctx, 5*time.Second)
+		healthy = chromedp.Do(bctx, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tt, page.Navigate, page.NavigateParams{URL: "about:blank"})
+			return err
+		})) == nil
+		bcancel()
+	}
+	if healthy {
+		s.tabs <- t
+	} else {
+		// A page cut at its deadline may still run (a loop in a
+		// script): its tab is closed, a new one opened for the next.
+		t.cancel()
+	}
+	return rd, err
+}
+
+// pageRun is one page in render in one tab.
+type pageRun struct {
+	p        *crawl.RenderPage
+	ctx      context.Context
+	main     string // the main frame's ID (the tab's target ID)
+	quietFor time.Duration
+	handlers sync.WaitGroup
+
+	mu       sync.Mutex
+	served   bool   // the document was served
+	phase    string // what starts a main-frame navigation now: "navigation", "click", "form"
+	inflight int
+	last     time.Time // when the last request started or ended
+	links    []crawl.Link
+}
+
+func (pr *pageRun) record(role crawl.LinkRole, source, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
+		return
+	}
+	u.Fragment, u.RawFragment = "", ""
+	pr.mu.Lock()
+	pr.links = append(pr.links, crawl.Link{URL: u, Role: role, Source: "render " + source})
+	pr.mu.Unlock()
+}
+
+// setPhase says what starts the navigations from now on, and starts the
+// next wait for quiet afresh: the requests of a click may start a moment
+// after it.
+func (pr *pageRun) setPhase(phase string) {
+	pr.mu.Lock()
+	pr.phase = phase
+	pr.last = time.Now()
+	pr.mu.Unlock()
+}
+
+func (pr *pageRun) busy(d int) {
+	pr.mu.Lock()
+	pr.inflight += d
+	pr.last = time.Now()
+	pr.mu.Unlock()
+}
+
+// handle decides a paused request of the page's tab.
+func (pr *pageRun) handle(t *tab, e *fetch.EventRequestPaused) {
+	pr.busy(1)
+	defer pr.busy(-1)
+	req := e.Request
+	doc := e.ResourceType == network.ResourceTypeDocument
+	main := string(e.FrameID) == pr.main
+	pr.mu.Lock()
+	first := doc && main && !pr.served && sameDoc(req.URL, pr.p.URL)
+	if first {
+		pr.served = true
+	}
+	phase := pr.phase
+	pr.mu.Unlock()
+	ctx := pr.ctx
+	switch {
+	case first:
+		h := pr.p.Header.Clone()
+		h.Del("Content-Encoding") // Body is decompressed
+		if err := t.fulfill(ctx, e.RequestID, pr.p.Status, h, pr.p.Body); err != nil {
+			t.fail(ctx, e.RequestID, network.ErrorReasonFailed)
+		}
+		return
+	case doc && main:
+		// The page navigates away: recorded, and stopped, so that the
+		// page stays for its reading.
+		role := crawl.Navigation
+		if req.Method != http.MethodGet {
+			role = crawl.Reference
+		}
+		pr.record(role, phase, req.URL)
+		t.fail(ctx, e.RequestID, network.ErrorReasonAborted)
+		return
+	}
+	role := crawl.Requisite
+	switch e.ResourceType {
+	case network.ResourceTypeDocument:
+		role = crawl.Navigation // a frame's
+	case network.ResourceTypePing, network.ResourceTypeCSPViolationReport:
+		role = crawl.Reference
+	}
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		role = crawl.Reference
+	}
+	pr.record(role, "request", req.URL)
+	if role == crawl.Reference {
+		// Named, not sent: the crawler sends no data of a page's.
+		t.fail(ctx, e.RequestID, network.ErrorReasonBlockedByClient)
+		return
+	}
+	h := http.Header{}
+	for k, v := range req.Headers {
+		if s, ok := v.(string); ok {
+			h.Set(k, s)
+		}
+	}
+	resp, err := pr.p.Fetch(ctx, &crawl.BrowserRequest{Method: req.Method, URL: req.URL, Header: h, Role: role})
+	if err != nil {
+		why := network.ErrorReasonFailed
+		if errors.Is(err, crawl.ErrRenderRefused) || errors.Is(err, crawl.ErrBlockedAddress) {
+			why = network.ErrorReasonBlockedByClient
+		}
+		t.fail(ctx, e.RequestID, why)
+		return
+	}
+	if err := t.fulfill(ctx, e.RequestID, resp.Status, resp.Header, resp.Body); err != nil {
+		t.fail(ctx, e.RequestID, network.ErrorReasonFailed)
+	}
+}
+
+// sameDoc reports whether the request URL a is the page's URL b, fragment
+// aside.
+func sameDoc(a string, b *url.URL) bool {
+	if i := strings.IndexByte(a, '#'); i >= 0 {
+		a = a[:i]
+	}
+	c := *b
+	c.Fragment, c.RawFragment = "", ""
+	return a == c.String()
+}
+
+// quiet waits until the page's requests have been quiet for d, or ctx
+// ends.
+func (pr *pageRun) quiet(d time.Duration) error {
+	tick := time.NewTicker(d / 10)
+	defer tick.Stop()
+	for {
+		pr.mu.Lock()
+		done := pr.inflight == 0 && time.Since(pr.last) >= d
+		pr.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-pr.ctx.Done():
+			return pr.ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// clickScript marks the page's clickable elements, in document order, at
+// most %d of them, and returns how many: elements with a click handler
+// (a property, an attribute or a listener), buttons, and elements with a
+// role of button or link. Submit buttons of POST forms are left out.
+const clickScript = `(() => {
+  const out = [];
+  for (const el of document.querySelectorAll("*")) {
+    if (out.length >= %d) break;
+    let ls = {};
+    try { ls = getEventListeners(el); } catch (e) {}
+    const handler = el.onclick || el.hasAttribute("onclick") || (ls.click && ls.click.length) ||
+      (ls.mousedown && ls.mousedown.length) || (ls.pointerdown && ls.pointerdown.length);
+    const role = el.getAttribute("role");
+    const control = el.tagName === "BUTTON" || role === "button" || role === "link";
+    if (!handler && !control) continue;
+    const form = el.form || el.closest("form");
+    if (form && (form.method || "").toLowerCase() === "post") continue;
+    out.push(el);
+  }
+  window.__crawlClick = out;
+  return out.length;
+})()`
+
+// run loads the page, waits for it to be quiet, clicks, submits its GET
+// forms, and reads what it shows.
+func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
+	ctx := pr.ctx
+	err := chromedp.Do(ctx, chromedp.Navigate(pr.p.URL.String()))
+	if err == nil {
+		err = pr.quiet(pr.quietFor)
+	}
+	if err == nil && clicks > 0 {
+		var n int
+		n, err = chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(clickScript, clicks), chromedp.EvalWithCommandLineAPI))
+		for i := 0; i < n && err == nil; i++ {
+			pr.setPhase("click")
+			_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](
+				fmt.Sprintf(`(() => { const el = (window.__crawlClick || [])[%d]; if (el && el.isConnected) el.click(); })()`, i),
+				chromedp.EvalIgnoreExceptions))
+			if err == nil {
+				err = pr.quiet(pr.quietFor / 2)
+			}
+		}
+	}
+	if err == nil {
+		pr.setPhase("form")
+		_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+  for (const f of Array.from(document.forms)) {
+    if ((f.method || "get").toLowerCase() !== "get") continue;
+    try { HTMLFormElement.prototype.submit.call(f); } catch (e) {}
+  }
+})()`, chromedp.EvalIgnoreExceptions))
+		if err == nil {
+			err = pr.quiet(pr.quietFor / 2)
+		}
+	}
+	// What the page shows, read even when it was cut short, within a
+	// moment of its own.
+	rctx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(t.ctx, time.Second)
+		defer cancel()
+	}
+	rd := &crawl.Rendered{}
+	dom, derr := chromedp.Run(rctx, chromedp.Evaluate[string](`document.documentElement ? document.documentElement.outerHTML : ""`))
+	if derr == nil {
+		rd.DOM = []byte(dom)
+	} else if err == nil {
+		err = derr
+	}
+	recs, rerr := chromedp.Run(rctx, chromedp.Evaluate[[][2]string](`window.__crawlRec || []`))
+	if rerr == nil {
+		for _, r := range recs {
+			pr.record(crawl.Navigation, r[0], r[1])
+		}
+	}
+	pr.mu.Lock()
+	rd.Links = pr.links
+	pr.mu.Unlock()
+	if err != nil {
+		return rd, fmt.Errorf("render %s: %w", pr.p.URL, err)
+	}
+	return rd, nil
+}

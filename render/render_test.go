@@ -1,0 +1,254 @@
+package render_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/crawltest"
+	"github.com/asyncrawl/crawl/render"
+)
+
+// needBrowser skips the test when no chromium is installed, unless CI=true
+// (.ci/run installs it), where it fails.
+func needBrowser(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if _, err := exec.LookPath(name); err == nil {
+			return
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH: .ci/run installs Debian's chromium")
+	}
+	t.Skip("no chromium on PATH")
+}
+
+// crawlRendered crawls root on site with the renderer and opts, and returns
+// the Results by URL and the typed links each page hook saw, by page.
+func crawlRendered(t *testing.T, site *crawltest.Site, ro render.Options, root string, opts ...crawl.Option) (map[string]crawl.Result, map[string][]crawl.Link, *crawl.Stats) {
+	t.Helper()
+	var mu sync.Mutex
+	res := map[string]crawl.Result{}
+	links := map[string][]crawl.Link{}
+	if ro.Quiet == 0 {
+		ro.Quiet = 200 * time.Millisecond
+	}
+	if ro.Timeout == 0 {
+		ro.Timeout = 20 * time.Second
+	}
+	base := []crawl.Option{
+		crawl.WithHTTPClient(site.Client()),
+		crawl.WithRenderer(render.New(ro), crawl.RenderAll),
+		crawl.WithResultHook(func(r crawl.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			if _, dup := res[r.URL]; dup {
+				t.Errorf("%s: a second Result", r.URL)
+			}
+			res[r.URL] = r
+		}),
+		crawl.WithPageHook(func(p *crawl.Page) {
+			mu.Lock()
+			defer mu.Unlock()
+			links[p.URL.String()] = append([]crawl.Link(nil), p.Links...)
+		}),
+	}
+	c, err := crawl.New(append(base, opts...)...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stats, err := c.Run(ctx, root)
+	if err != nil {
+		t.Fatalf("Run(%s): %v", root, err)
+	}
+	return res, links, stats
+}
+
+// appJS builds the page's links at run time, from pieces no static parse
+// joins: a link in the DOM, a fetch, a history entry, a click handler that
+// navigates, a window.open, a dynamic script.
+const appJS = `
+const p = (...xs) => "/" + xs.join("/");
+const a = document.createElement("a");
+a.href = p("dom", "link");
+a.textContent = "built";
+document.getElementById("app").appendChild(a);
+fetch(p("api", "data")).then(r => r.json()).then(d => {
+  const b = document.createElement("a");
+  b.href = d.next;
+  document.getElementById("app").appendChild(b);
+});
+history.pushState({}, "", p("route", "one"));
+const btn = document.createElement("button");
+btn.textContent = "go";
+btn.addEventListener("click", () => { location.href = p("clicked", "here"); });
+document.body.appendChild(btn);
+setTimeout(() => window.open(p("popup", "win")), 50);
+const s = document.createElement("script");
+s.src = p("lazy", "mod.js");
+document.head.appendChild(s);
+`
+
+func TestRenderFindsWhatScriptsBuild(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><html><head><title>app</title></head><body><div id="app"></div><script src="/app.js"></script></body></html>`)
+	h.Body("/app.js", "text/javascript", appJS)
+	h.Body("/api/data", "application/json", `{"next": "/from/api"}`)
+	h.Body("/lazy/mod.js", "text/javascript", `document.title = "lazy";`)
+	for _, p := range []string{"/dom/link", "/from/api", "/route/one", "/clicked/here", "/popup/win"} {
+		h.Page(p)
+	}
+	res, links, _ := crawlRendered(t, site, render.Options{}, "http://spa.example/", crawl.WithRobots(false))
+	for _, p := range []string{"/dom/link", "/from/api", "/route/one", "/clicked/here", "/popup/win"} {
+		u := "http://spa.example" + p
+		r, ok := res[u]
+		if !ok || r.Err != nil || r.Status != 200 {
+			t.Errorf("%s: got Result %+v (present %v), want 200 without Err", u, r, ok)
+		}
+		if n := h.Count(p); n != 1 {
+			t.Errorf("%s: the server got %d requests, want 1", p, n)
+		}
+	}
+	// The browser's requisites went through the crawler, once each; the
+	// document was not fetched again for the browser.
+	for _, p := range []string{"/", "/app.js", "/api/data", "/lazy/mod.js"} {
+		if n := h.Count(p); n != 1 {
+			t.Errorf("%s: the server got %d requests, want 1", p, n)
+		}
+	}
+	sources := map[string]string{}
+	for _, l := range links["http://spa.example/"] {
+		sources[l.URL.String()] = l.Source
+	}
+	for u, want := range map[string]string{
+		"http://spa.example/dom/link":     "render dom",
+		"http://spa.example/api/data":     "render request",
+		"http://spa.example/route/one":    "render history",
+		"http://spa.example/clicked/here": "render click",
+		"http://spa.example/popup/win":    "render navigation",
+	} {
+		if got := sources[u]; got != want {
+			t.Errorf("link %s: got Source %q, want %q (links %v)", u, got, want, sources)
+		}
+	}
+	for _, r := range h.Requests() {
+		if r.Header.Get("User-Agent") != crawl.DefaultUserAgent {
+			t.Errorf("%s: User-Agent %q, want the crawler's %q", r.URI, r.Header.Get("User-Agent"), crawl.DefaultUserAgent)
+		}
+	}
+}
+
+// TestRenderObeysPolicy: the browser's requests that robots.txt disallows,
+// that the exclude patterns exclude, that are out of scope, or that are not
+// GET never reach a server.
+func TestRenderObeysPolicy(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	other := site.Host("other.example")
+	h.Robots("User-agent: *\nDisallow: /private/\n")
+	h.Body("/", "text/html", `<!doctype html><body><div id="app"></div><script>
+const j = (...xs) => "/" + xs.join("/");
+fetch(j("private", "data"));
+fetch(j("skip", "me"));
+fetch(j("ok", "data"));
+fetch("http://other" + ".example" + j("x"));
+fetch(j("post", "it"), {method: "POST", body: "secret"});
+const i = new Image(); i.src = j("private", "img.png");
+</script></body></html>`)
+	for _, p := range []string{"/private/data", "/private/img.png", "/skip/me", "/ok/data", "/post/it"} {
+		h.Body(p, "text/plain", "x")
+	}
+	other.Body("/x", "text/plain", "x")
+	res, links, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/", crawl.WithExclude("/skip/"))
+	if r := res["http://spa.example/"]; r.Err != nil {
+		t.Errorf("root: got Err %v", r.Err)
+	}
+	for _, p := range []string{"/private/data", "/private/img.png", "/skip/me", "/post/it"} {
+		if n := h.Count(p); n != 0 {
+			t.Errorf("%s: the server got %d requests, want 0", p, n)
+		}
+	}
+	if n := h.Count("/ok/data"); n != 1 {
+		t.Errorf("/ok/data: the server got %d requests, want 1", n)
+	}
+	if n := len(other.Requests()); n != 0 {
+		t.Errorf("other.example: got %d requests (%v), want 0: out of scope without WithRequisites", n, other.Requests())
+	}
+	var post crawl.Link
+	for _, l := range links["http://spa.example/"] {
+		if l.URL.Path == "/post/it" {
+			post = l
+		}
+	}
+	if post.Role != crawl.Reference || post.Source != "render request" {
+		t.Errorf("POST link: got %+v, want a Reference from \"render request\"", post)
+	}
+}
+
+// TestRenderBlockPrivate: with WithBlockPrivateNetworks, the browser's
+// requests for a private address or a name that resolves to one are
+// refused before anything is sent.
+func TestRenderBlockPrivate(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script>
+fetch("http://127.0.0.1:" + "`+strings.Split(site.Addr(), ":")[1]+`" + "/loop");
+fetch("http://10.0.0.7/" + "intranet");
+fetch("http://metadata" + ".example/latest");
+fetch("/" + "fine");
+</script></body></html>`)
+	h.Body("/fine", "text/plain", "x")
+	site.Body("/loop", "text/plain", "x")
+	site.Body("/latest", "text/plain", "x")
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/",
+		crawl.WithHTTPClient(publicClient(site, map[string]string{"metadata.example": "169.254.169.254"})),
+		crawl.WithBlockPrivateNetworks(true), crawl.WithRequisites(true), crawl.WithRobots(false))
+	if r := res["http://spa.example/"]; r.Err != nil {
+		t.Errorf("root: got Err %v", r.Err)
+	}
+	for _, uri := range []string{"/loop", "/intranet", "/latest"} {
+		if n := site.Count(uri); n != 0 {
+			t.Errorf("%s: the server got %d requests, want 0", uri, n)
+		}
+	}
+	if n := h.Count("/fine"); n < 1 {
+		t.Errorf("/fine: the server got %d requests, want at least 1", n)
+	}
+	for u, r := range res {
+		if strings.Contains(u, "/loop") || strings.Contains(u, "/latest") {
+			if !errors.Is(r.Err, crawl.ErrBlockedAddress) {
+				t.Errorf("%s: got Err %v, want ErrBlockedAddress", u, r.Err)
+			}
+		}
+	}
+}
+
+func TestNeedsRenderCases(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body string
+		want bool
+	}{
+		{"app root", `<html><body><div id="root"></div><script src="/main.js"></script></body></html>`, true},
+		{"noscript", `<html><body><noscript>You need to enable JavaScript to run this app.</noscript><p>` + strings.Repeat("word ", 60) + `</p><script src=x.js></script></body></html>`, true},
+		{"docs", `<html><body><nav><a href="/a">A</a><a href="/b">B</a><a href="/c">C</a></nav><p>` + strings.Repeat("documentation text ", 100) + `</p><script src="/search.js"></script></body></html>`, false},
+		{"no script", `<html><body><div id="app"></div></body></html>`, false},
+	} {
+		if got := crawl.NeedsRender([]byte(c.body)); got != c.want {
+			t.Errorf("%s: NeedsRender = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
