@@ -693,6 +693,11 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		return finished, time.Time{}
 	}
 	r.read(ctx, w, l, resp, res)
+	if res.Err != nil && ctx.Err() != nil && errors.Is(res.Err, ErrRender) {
+		// A render cut short by the end of the Run, as a fetch would be.
+		res.Tries--
+		return giveBack, time.Time{}
+	}
 	return finished, time.Time{}
 }
 

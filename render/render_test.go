@@ -3,6 +3,9 @@ package render_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"slices"
 	"os"
 	"os/exec"
 	"strings"
@@ -249,6 +252,195 @@ func TestNeedsRenderCases(t *testing.T) {
 	} {
 		if got := crawl.NeedsRender([]byte(c.body)); got != c.want {
 			t.Errorf("%s: NeedsRender = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// browserProcs returns the PIDs of the processes of a browser that chromedp
+// started (their command line names its temporary profile).
+func browserProcs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var pids []string
+	for _, d := range dirs {
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), "chromedp-runner") {
+			pids = append(pids, d.Name())
+		}
+	}
+	return pids
+}
+
+// TestRenderHangCut: a page whose script never ends is cut at the render
+// deadline with a Result wrapping ErrRender, its static links followed;
+// the next page renders in a fresh tab; no browser process outlives Run.
+func TestRenderHangCut(t *testing.T) {
+	needBrowser(t)
+	if pids := browserProcs(t); len(pids) > 0 {
+		t.Fatalf("browser processes before the test: %v", pids)
+	}
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><a href="/hang">hang</a><script>
+const a = document.createElement("a"); a.href = "/" + ["ok", "page"].join("/"); document.body.appendChild(a);
+</script></body></html>`)
+	h.Body("/hang", "text/html", `<!doctype html><body><a href="/static">s</a><script>for (;;) {}</script></body></html>`)
+	h.Body("/ok/page", "text/html", `<!doctype html><body><script>
+const a = document.createElement("a"); a.href = "/" + ["after", "hang"].join("/"); document.body.appendChild(a);
+</script></body></html>`)
+	h.Page("/static")
+	h.Page("/after/hang")
+	res, _, _ := crawlRendered(t, site, render.Options{Tabs: 1, Timeout: 3 * time.Second, Clicks: -1}, "http://spa.example/",
+		crawl.WithRobots(false), crawl.WithWorkers(1))
+	if r := res["http://spa.example/hang"]; !errors.Is(r.Err, crawl.ErrRender) || r.Status != 200 {
+		t.Errorf("/hang: got Status %d, Err %v, want 200 and ErrRender", r.Status, r.Err)
+	}
+	for _, p := range []string{"/static", "/ok/page"} {
+		if r, ok := res["http://spa.example"+p]; !ok || r.Err != nil {
+			t.Errorf("%s: got Result %+v (present %v), want one without Err", p, r, ok)
+		}
+	}
+	// Rendered after the hung page, in the one tab's stead.
+	if r, ok := res["http://spa.example/after/hang"]; !ok || r.Err != nil {
+		t.Errorf("/after/hang: got Result %+v (present %v), want one without Err", r, ok)
+	}
+	if pids := browserProcs(t); len(pids) > 0 {
+		t.Errorf("browser processes after Run returned: %v", pids)
+	}
+}
+
+// TestRenderCancel: a Run cancelled while a page renders returns, the
+// page goes back unfinished (no Result), and no browser process remains.
+func TestRenderCancel(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script src="/slow.js"></script></body></html>`)
+	started := make(chan struct{})
+	var once sync.Once
+	h.Handle("/slow.js", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(started) })
+		select {
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+	}))
+	var mu sync.Mutex
+	res := map[string]crawl.Result{}
+	c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithRobots(false),
+		crawl.WithRenderer(render.New(render.Options{Timeout: time.Minute}), crawl.RenderAll),
+		crawl.WithResultHook(func(r crawl.Result) { mu.Lock(); res[r.URL] = r; mu.Unlock() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(time.Minute):
+		}
+		cancel()
+	}()
+	stats, err := c.Run(ctx, "http://spa.example/")
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run: got %v, want context.Canceled", err)
+	}
+	if r, ok := res["http://spa.example/"]; ok {
+		t.Errorf("root: got Result %+v, want none (given back unfinished)", r)
+	}
+	if stats.Todo != 1 {
+		t.Errorf("Stats.Todo: got %d, want 1", stats.Todo)
+	}
+	if pids := browserProcs(t); len(pids) > 0 {
+		t.Errorf("browser processes after Run returned: %v", pids)
+	}
+}
+
+// TestRenderPoliteness: the browser's requests to a host are at most
+// WithHostWorkers at once, and their starts spaced by WithHostDelay.
+func TestRenderPoliteness(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Latency(30 * time.Millisecond)
+	h.Body("/", "text/html", `<!doctype html><body><script>
+Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).then(() => {
+  const a = document.createElement("a"); a.href = "/" + ["done"].join(""); document.body.appendChild(a);
+});
+</script></body></html>`)
+	for i := range 8 {
+		h.Body(fmt.Sprintf("/r/%d", i), "text/plain", "x")
+	}
+	h.Page("/done")
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/",
+		crawl.WithRobots(false), crawl.WithWorkers(1), crawl.WithHostWorkers(2), crawl.WithHostDelay(40*time.Millisecond))
+	if _, ok := res["http://spa.example/done"]; !ok {
+		t.Fatalf("/done not found: the fetches did not all end")
+	}
+	if p := h.Peak(); p > 2 {
+		t.Errorf("peak requests in flight to the host: got %d, want at most 2", p)
+	}
+	var starts []time.Time
+	for _, r := range h.Requests() {
+		if strings.HasPrefix(r.URI, "/r/") {
+			starts = append(starts, r.Time)
+		}
+	}
+	if len(starts) != 8 {
+		t.Fatalf("got %d browser requests, want 8", len(starts))
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(starts); i++ {
+		// Each pause is drawn from [d/2, 3d/2].
+		if gap := starts[i].Sub(starts[i-1]); gap < 20*time.Millisecond {
+			t.Errorf("requests %d and %d started %v apart, want at least 20ms (WithHostDelay 40ms)", i-1, i, gap)
+		}
+	}
+}
+
+// TestRenderInteraction: the page's GET form is submitted with its default
+// values, its POST form is not, and a click handler's navigation is
+// recorded without leaving the page.
+func TestRenderInteraction(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body>
+<form id="g" method="get" action="/search"><input name="q" value="default"><input type="hidden" name="lang" value="en"></form>
+<form id="p" method="post" action="/order"><input name="card" value="4111"><button type="submit">buy</button></form>
+<div id="menu">menu</div>
+<script>
+document.getElementById("menu").addEventListener("click", () => {
+  const a = document.createElement("a"); a.href = "/" + ["menu", "open"].join("/"); document.body.appendChild(a);
+  location.assign("/" + ["menu", "nav"].join("/"));
+});
+</script></body></html>`)
+	h.Page("/search")
+	h.Page("/menu/open")
+	h.Page("/menu/nav")
+	h.Page("/order")
+	_, links, _ := crawlRendered(t, site, render.Options{}, "http://spa.example/", crawl.WithRobots(false))
+	if n := h.Count("/search?q=default&lang=en"); n != 1 {
+		t.Errorf("GET form with its defaults: got %d requests, want 1 (requests %v)", n, h.Requests())
+	}
+	for _, r := range h.Requests() {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			t.Errorf("%s %s: the crawl sent a %s", r.Method, r.URI, r.Method)
+		}
+		if strings.HasPrefix(r.URI, "/order") && r.Method != http.MethodGet {
+			t.Errorf("the POST form was submitted: %s %s", r.Method, r.URI)
+		}
+	}
+	src := map[string]string{}
+	for _, l := range links["http://spa.example/"] {
+		src[l.URL.RequestURI()] = l.Source
+	}
+	for uri, want := range map[string]string{"/menu/open": "render dom", "/menu/nav": "render click", "/search?q=default&lang=en": "render form"} {
+		if src[uri] != want {
+			t.Errorf("%s: got Source %q, want %q (links %v)", uri, src[uri], want, src)
 		}
 	}
 }
