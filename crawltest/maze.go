@@ -2,6 +2,7 @@ package crawltest
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -27,8 +28,13 @@ type MazeCase struct {
 	// form, an applet's archive, the <base href>, the DOCTYPE, a CSP
 	// report-uri), "speculative" (a string in the page's text, or a path
 	// of robots.txt, that no markup names as a URL) or "sitemap" (listed by
-	// /sitemap.xml).
+	// /sitemap.xml). Of a script case (JSMazeCases), the role is what the
+	// URL the script builds is to a browser-grade crawler.
 	Role string
+	// Interaction is what the page needs, besides being loaded and its
+	// scripts run, before its target is named: "" nothing (all of the
+	// Maze's cases), "click" clicks on its elements (see JSMazeCases).
+	Interaction string
 }
 
 // Maze is a replica of the kinds of case of Google's security-crawl-maze
@@ -155,17 +161,23 @@ func (m *Maze) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if entries, ok := mazeDirs[p]; ok {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		var b strings.Builder
-		fmt.Fprintf(&b, "<!DOCTYPE html>\n<meta charset=\"utf-8\">\n<title>Maze: %s</title>\n<h1>%s</h1>\n<ul>\n", p, p)
-		for _, e := range entries {
-			fmt.Fprintf(&b, "  <li><a href=\"%s\">%s</a></li>\n", p+e, e)
-		}
-		b.WriteString("</ul>\n")
-		fmt.Fprint(w, b.String())
+		serveListing(w, p, entries)
 		return
 	}
 	http.NotFound(w, r)
+}
+
+// serveListing writes the directory listing of the path p, with a link to
+// each of its entries.
+func serveListing(w http.ResponseWriter, p string, entries []string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<meta charset=\"utf-8\">\n<title>Maze: %s</title>\n<h1>%s</h1>\n<ul>\n", p, p)
+	for _, e := range entries {
+		fmt.Fprintf(&b, "  <li><a href=\"%s\">%s</a></li>\n", p+e, e)
+	}
+	b.WriteString("</ul>\n")
+	fmt.Fprint(w, b.String())
 }
 
 // mazeCase is a case of the Maze: its name, role, and the page that names
@@ -473,17 +485,20 @@ var mazePages = map[string]mazePage{
 <p>The site's sitemap lists the case.</p>`},
 }
 
-// mazeDirs are the Maze's directory listings by path, each entry a name
-// relative to it: a page, or a directory (or a page served from code)
-// with a trailing slash.
-var mazeDirs = func() map[string][]string {
+// mazeDirs are the Maze's directory listings by path.
+var mazeDirs = dirsOf(slices.Collect(maps.Keys(mazePages)))
+
+// dirsOf returns the directory listings of a tree of pages by path, each
+// entry a name relative to it: a page, or a directory (or a page served
+// from code) with a trailing slash.
+func dirsOf(pages []string) map[string][]string {
 	dirs := map[string][]string{}
 	add := func(dir, entry string) {
 		if !slices.Contains(dirs[dir], entry) {
 			dirs[dir] = append(dirs[dir], entry)
 		}
 	}
-	for p := range mazePages {
+	for _, p := range pages {
 		// "/a/b/c.html" is listed in /a/b/, "/a/b/c/" in /a/b/ as "c/";
 		// each directory in its parent.
 		trimmed := strings.TrimSuffix(p, "/")
@@ -502,4 +517,4 @@ var mazeDirs = func() map[string][]string {
 		slices.Sort(entries)
 	}
 	return dirs
-}()
+}
