@@ -11,7 +11,7 @@ import (
 )
 
 // JSMaze is a replica of the kinds of case of Google's security-crawl-maze
-// that need a script to run: one page per case (or per pair of cases),
+// that need a script to run: one page per case (or per two cases),
 // under /javascript/ and reached from "/" through directory listings as in
 // the original. The pages and their scripts are written for this package
 // in plain JavaScript, with no library: small routers and components play
@@ -22,10 +22,12 @@ import (
 // builds the path from pieces at run time (joined segments, character
 // codes, a reversed string), so that neither a parse of the markup nor a
 // guess from the strings of the scripts (crawl.WithSpeculative) finds it.
-// What a crawler without a browser finds is thus none of them; a browser
-// that loads each page, waits for its timers (at most 500 ms after the
-// load event) and, for the cases whose Interaction is "click", clicks its
-// elements, finds them all. Requests for /test/... answer 200 for a case's
+// A crawler that does not run scripts thus finds none of them. A browser
+// finds them all: it loads each page and waits for its timers (none is
+// longer than 500 ms), clicks the page's elements for the cases whose
+// Interaction is "click", and follows, for the navigation cases, the links
+// and history entries the scripts make as well as their requests (see
+// JSMazeCases). Requests for /test/... answer 200 for a case's
 // target (whatever the method) and 404 for any other, and every request is
 // recorded, so that Found says which cases a crawler found.
 //

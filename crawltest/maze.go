@@ -47,7 +47,8 @@ type MazeCase struct {
 // other; every request is recorded, so that Found says which cases a
 // crawler found. A Maze is an http.Handler, safe for concurrent use; serve
 // it on any host and port: the pages that need an absolute URL build it
-// from the request's Host.
+// from the request's Host. Its cases that need a script are the JSMaze's;
+// FullMaze serves both on one site.
 type Maze struct {
 	mu   sync.Mutex
 	seen map[string]int // requests by path
