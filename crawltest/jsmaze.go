@@ -48,8 +48,9 @@ func NewJSMaze() *JSMaze { return &JSMaze{seen: map[string]int{}} }
 //   - "requisite": a request the page's script sends itself, on load or
 //     on a click: fetch or XMLHttpRequest (of any method: the
 //     interactive cases send GET, POST, PUT and DELETE, as the original
-//     does), an image or a script the script inserts. A browser sends it
-//     while it renders the page.
+//     does), an image the script writes into the page (document.write), a
+//     worker it starts, a module it imports. A browser sends it while it
+//     renders the page.
 //   - "navigation": a URL the script makes a link of (an <a href> it
 //     writes, in the document or a shadow root), moves the page to by
 //     history.pushState or replaceState (a router: the browser sends no
@@ -69,10 +70,11 @@ func NewJSMaze() *JSMaze { return &JSMaze{seen: map[string]int{}} }
 //
 // Unlike the original, whose misc/comment, misc/string-variable and
 // misc/string-concat-variable cases write the URL in a script's comment or
-// strings for a crawler to guess, here their pages decode the URL (from an
-// HTML comment, character codes, concatenated pieces) and request it, so
-// that only a browser finds them too; misc/automatic-post waits 300 ms,
-// where the original waits five seconds.
+// strings for a crawler to guess, here the pages decode it (from an HTML
+// comment read backwards, from character codes, from joined pieces) and
+// load it (an image written by document.write, a worker's script, a
+// module imported), so that only a browser finds them too; and
+// misc/automatic-post waits 300 ms where the original waits five seconds.
 func JSMazeCases() []MazeCase {
 	cases := make([]MazeCase, len(jsCases))
 	for i, c := range jsCases {
@@ -248,7 +250,7 @@ func (c jsCase) mazeCase() MazeCase {
 var jsCases = []jsCase{
 	{name: "javascript/misc/automatic-post", role: "requisite", page: "/javascript/misc/automatic-post.html"},
 	{name: "javascript/misc/comment", role: "requisite", page: "/javascript/misc/comment.html"},
-	{name: "javascript/misc/string-variable", role: "requisite", page: "/javascript/misc/string-variable.html"},
+	{name: "javascript/misc/string-variable", role: "requisite", page: "/javascript/misc/string-variable.html", script: true},
 	{name: "javascript/misc/string-concat-variable", role: "requisite", page: "/javascript/misc/string-concat-variable.html", script: true},
 	{name: "javascript/frameworks/angular/event-handler", role: "navigation", page: "/javascript/frameworks/angular/index.html", click: true},
 	{name: "javascript/frameworks/angular/router-outlet", role: "navigation", page: "/javascript/frameworks/angular/index.html"},
@@ -322,21 +324,18 @@ setTimeout(function () {
 }, 300);
 </script>`},
 	"/javascript/misc/comment.html": {title: "comment", markup: `<h1>A URL in a comment</h1>
-<p>The page's script reads a comment of the page, backwards, and shows the image it names.</p>
+<p>The page's script reads a comment of the page, backwards, and writes an image of it into the page.</p>
 <!-- ` + reverse("/test/javascript/misc/comment.found") + ` -->
 <script>
 var walker = document.createTreeWalker(document.body, NodeFilter.SHOW_COMMENT);
 var note = walker.nextNode();
-var img = document.createElement('img');
-img.alt = '';
-img.src = note.data.trim().split('').reverse().join('');
-document.body.appendChild(img);
+document.write('<img alt="" src="' + note.data.trim().split('').reverse().join('') + '">');
 </script>`},
 	"/javascript/misc/string-variable.html": {title: "string variable", markup: `<h1>A URL in a variable</h1>
-<p>The page's script keeps a URL in a variable and requests it.</p>
+<p>The page's script keeps a URL in a variable and starts a worker of it.</p>
 <script src="string-variable.js"></script>`},
 	"/javascript/misc/string-concat-variable.html": {title: "concatenated string", markup: `<h1>A URL in pieces</h1>
-<p>The page's script joins a URL from pieces and loads it as a script.</p>
+<p>The page's script joins a URL from pieces and imports it as a module.</p>
 <script src="string-concat-variable.js"></script>`},
 
 	"/javascript/frameworks/angular/index.html": {title: "Angular", markup: `<h1>A single-page application with a router</h1>
@@ -565,17 +564,13 @@ btn.addEventListener('click', function () {
 var jsScripts = map[string]string{
 	"/javascript/misc/string-variable.js": `// The URL is kept in a variable, written as character codes.
 var url = String.fromCharCode(` + charCodes("/test/javascript/misc/string-variable.found") + `);
-var req = new XMLHttpRequest();
-req.open('GET', url);
-req.send();
+var worker = new Worker(url);
 `,
 	"/javascript/misc/string-concat-variable.js": `// The URL is the page's origin and a path joined from pieces.
 var domain = location.protocol + '//' + location.host;
 var path = ['test', 'javascript', 'misc', 'string-concat' + '-variable'].join('/');
 var full = domain + '/' + path + '.' + 'found';
-var tag = document.createElement('script');
-tag.src = full;
-document.head.appendChild(tag);
+import(full);
 `,
 
 	// A component renders a router link and a button; the router moves on

@@ -84,7 +84,7 @@ func fetchBody(t *testing.T, method, u string) (int, string, string) {
 
 var (
 	hrefRe = regexp.MustCompile(`href="([^"]+)"`)
-	srcRe  = regexp.MustCompile(`src="([^"]+)"`)
+	srcRe  = regexp.MustCompile(`<script[^>]* src="([^"]+)"`)
 )
 
 // mazePages walks the directory listings of the maze served at base from
@@ -139,6 +139,7 @@ func TestJSMazeServes(t *testing.T) {
 	if len(pages) != 22 {
 		t.Errorf("got %d pages under /javascript/: %v, want 22", len(pages), pages)
 	}
+	scripts := 0
 	for _, p := range pages {
 		code, ctype, body := fetchBody(t, "GET", srv.URL+p)
 		if code != http.StatusOK || !strings.HasPrefix(ctype, "text/html") {
@@ -153,6 +154,7 @@ func TestJSMazeServes(t *testing.T) {
 				t.Fatal(err)
 			}
 			u, _ = u.Parse(m[1])
+			scripts++
 			code, ctype, script := fetchBody(t, "GET", u.String())
 			if code != http.StatusOK || !strings.HasPrefix(ctype, "text/javascript") {
 				t.Errorf("GET %s (of %s): got %d %q, want 200 text/javascript", u.Path, p, code, ctype)
@@ -161,6 +163,9 @@ func TestJSMazeServes(t *testing.T) {
 				t.Errorf("script %s writes a path under /test/:\n%s", u.Path, script)
 			}
 		}
+	}
+	if scripts != 6 {
+		t.Errorf("got %d scripts loaded by the pages, want 6", scripts)
 	}
 	for _, c := range crawltest.JSMazeCases() {
 		for _, method := range []string{"GET", "POST", "PUT", "DELETE"} {
