@@ -27,9 +27,9 @@ import (
 // longer than 500 ms), clicks the page's elements for the cases whose
 // Interaction is "click", and follows, for the navigation cases, the links
 // and history entries the scripts make as well as their requests (see
-// JSMazeCases). Requests for /test/... answer 200 for a case's
-// target (whatever the method) and 404 for any other, and every request is
-// recorded, so that Found says which cases a crawler found.
+// JSMazeCases). Requests for /test/... answer 200 for a case's target
+// (whatever the method and query) and 404 for any other, and every request
+// is recorded by path, so that Found says which cases a crawler found.
 //
 // A JSMaze is an http.Handler, safe for concurrent use; it serves no
 // robots.txt or sitemap. FullMaze serves it beside the Maze.
@@ -52,10 +52,10 @@ func NewJSMaze() *JSMaze { return &JSMaze{seen: map[string]int{}} }
 //     worker it starts, a module it imports. A browser sends it while it
 //     renders the page.
 //   - "navigation": a URL the script makes a link of (an <a href> it
-//     writes, in the document or a shadow root), moves the page to by
-//     history.pushState or replaceState (a router: the browser sends no
-//     request, a crawler must follow the URL) or loads by assigning
-//     location, on a click.
+//     writes), moves the page to by history.pushState or replaceState (a
+//     router: the browser sends no request, a crawler must follow the
+//     URL; the search case's URL has a query after the target's path) or
+//     loads by assigning location (polymer/event-handler, on a click).
 //
 // Interaction "click" marks the 19 cases whose target is named only after
 // clicks on the page: on its buttons (inside a shadow root for the
@@ -153,8 +153,8 @@ func (m *JSMaze) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recorded by Static). A FullMaze is an http.Handler, safe for concurrent
 // use.
 type FullMaze struct {
-	Static *Maze
-	Script *JSMaze
+	Static *Maze   // the cases that need no script
+	Script *JSMaze // the cases that need a script
 }
 
 // NewFullMaze returns a FullMaze of a new Maze and a new JSMaze.
