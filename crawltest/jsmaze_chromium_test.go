@@ -29,7 +29,7 @@ const chromium = "/usr/bin/chromium"
 // roots. With CLICK true, it then clicks, twice each, the page's buttons
 // and elements with an onclick attribute, in document order, shadow roots
 // included; and after each click, depth first, each element the click
-// made, before anything else.
+// made, before anything else. At the end it requests /__done.
 const harness = `<script>
 (function () {
   var CLICK = %CLICK%;
@@ -72,6 +72,7 @@ const harness = `<script>
         }
       });
       if (!CLICK) {
+        fetch('/__done', {keepalive: true});
         return;
       }
       var first = all(document, []).filter(function (e) {
@@ -82,6 +83,7 @@ const harness = `<script>
         click(e, seen);
         click(e, seen);
       });
+      fetch('/__done', {keepalive: true});
     }, 600);
   });
 })();
@@ -163,7 +165,13 @@ func browse(t *testing.T, p string, click bool) []string {
 	maze := crawltest.NewJSMaze()
 	var mu sync.Mutex
 	reported := map[string]bool{}
+	done := make(chan struct{})
+	var doneOnce sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/__done" {
+			doneOnce.Do(func() { close(done) })
+			return
+		}
 		if r.URL.Path == "/__report" {
 			mu.Lock()
 			reported[r.URL.Query().Get("u")] = true
@@ -187,11 +195,27 @@ func browse(t *testing.T, p string, click bool) []string {
 	defer srv.Close()
 
 	// A page that moves to another document keeps headless Chromium's
-	// --dump-dom from returning: the browser is stopped at the deadline, a
-	// normal end.
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	// --dump-dom from returning: the browser is also stopped, a normal end,
+	// a moment after the harness says it is done (a longer wait fails).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-stopCtx.Done():
+			return
+		}
+		select {
+		case <-time.After(1500 * time.Millisecond):
+			close(stopped)
+			stop()
+		case <-stopCtx.Done():
+		}
+	}()
+	cmd := exec.CommandContext(stopCtx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000", "--dump-dom", srv.URL+p)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -201,8 +225,13 @@ func browse(t *testing.T, p string, click bool) []string {
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the browser left running
 	}
-	if err != nil && ctx.Err() == nil {
-		t.Fatalf("chromium %s: %v\n%s", p, err, out)
+	stop()
+	select {
+	case <-stopped:
+	default:
+		if err != nil {
+			t.Fatalf("chromium %s: %v (deadline: %v)\n%s", p, err, ctx.Err(), out)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -184,6 +184,26 @@ func TestJSMazeServes(t *testing.T) {
 	}
 }
 
+// TestJSMazeAlone checks the JSMaze served on its own: "/" lists only
+// "javascript/", the walk from it reaches the 22 pages, and the static
+// maze's files are not there.
+func TestJSMazeAlone(t *testing.T) {
+	srv := httptest.NewServer(crawltest.NewJSMaze())
+	defer srv.Close()
+	_, _, root := fetchBody(t, "GET", srv.URL+"/")
+	if got := hrefRe.FindAllStringSubmatch(root, -1); len(got) != 1 || got[0][1] != "/javascript/" {
+		t.Errorf("/ links to %v, want only /javascript/", got)
+	}
+	if pages, _ := mazePages(t, srv.URL); len(pages) != 22 {
+		t.Errorf("got %d pages, want 22", len(pages))
+	}
+	for _, p := range []string{"/robots.txt", "/sitemap.xml", "/html/body/a/href.html", "/test/html/body/a/href.found"} {
+		if code, _, _ := fetchBody(t, "GET", srv.URL+p); code != http.StatusNotFound {
+			t.Errorf("GET %s: got %d, want 404", p, code)
+		}
+	}
+}
+
 // TestFullMazeStaticCrawl crawls the FullMaze with every means of
 // discovery a crawler without a browser has: it finds every static case
 // and none of the script cases, which is what makes the script cases a
