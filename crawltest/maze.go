@@ -72,13 +72,7 @@ func MazeCases() []MazeCase {
 func (m *Maze) Found() []MazeCase {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var found []MazeCase
-	for _, c := range MazeCases() {
-		if m.seen[c.Target] > 0 {
-			found = append(found, c)
-		}
-	}
-	return found
+	return foundIn(m.seen, MazeCases())
 }
 
 // Compare returns, by name and in the order of MazeCases, the cases of the
@@ -86,28 +80,14 @@ func (m *Maze) Found() []MazeCase {
 // of other roles whose target it was sent (extra): both are empty when a
 // crawler found exactly the cases of roles.
 func (m *Maze) Compare(roles ...string) (missed, extra []string) {
-	found := m.Found()
-	for _, c := range MazeCases() {
-		want, got := slices.Contains(roles, c.Role), slices.Contains(found, c)
-		switch {
-		case want && !got:
-			missed = append(missed, c.Name)
-		case got && !want:
-			extra = append(extra, c.Name)
-		}
-	}
-	return missed, extra
+	return compareCases(MazeCases(), m.Found(), roles)
 }
 
 // Requests returns how many requests the Maze was sent for each path.
 func (m *Maze) Requests() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int, len(m.seen))
-	for k, v := range m.seen {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(m.seen)
 }
 
 // ServeHTTP serves the Maze and records the request.
