@@ -2,6 +2,7 @@ package crawltest
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -27,8 +28,13 @@ type MazeCase struct {
 	// form, an applet's archive, the <base href>, the DOCTYPE, a CSP
 	// report-uri), "speculative" (a string in the page's text, or a path
 	// of robots.txt, that no markup names as a URL) or "sitemap" (listed by
-	// /sitemap.xml).
+	// /sitemap.xml). Of a script case (JSMazeCases), the role is what the
+	// URL the script builds is to a browser-grade crawler.
 	Role string
+	// Interaction is what the page needs, besides being loaded and its
+	// scripts run, before its target is named: "" nothing (all of the
+	// Maze's cases), "click" clicks on its elements (see JSMazeCases).
+	Interaction string
 }
 
 // Maze is a replica of the kinds of case of Google's security-crawl-maze
@@ -41,7 +47,8 @@ type MazeCase struct {
 // other; every request is recorded, so that Found says which cases a
 // crawler found. A Maze is an http.Handler, safe for concurrent use; serve
 // it on any host and port: the pages that need an absolute URL build it
-// from the request's Host.
+// from the request's Host. Its cases that need a script are the JSMaze's;
+// FullMaze serves both on one site.
 type Maze struct {
 	mu   sync.Mutex
 	seen map[string]int // requests by path
@@ -65,13 +72,7 @@ func MazeCases() []MazeCase {
 func (m *Maze) Found() []MazeCase {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var found []MazeCase
-	for _, c := range MazeCases() {
-		if m.seen[c.Target] > 0 {
-			found = append(found, c)
-		}
-	}
-	return found
+	return foundIn(m.seen, MazeCases())
 }
 
 // Compare returns, by name and in the order of MazeCases, the cases of the
@@ -79,28 +80,14 @@ func (m *Maze) Found() []MazeCase {
 // of other roles whose target it was sent (extra): both are empty when a
 // crawler found exactly the cases of roles.
 func (m *Maze) Compare(roles ...string) (missed, extra []string) {
-	found := m.Found()
-	for _, c := range MazeCases() {
-		want, got := slices.Contains(roles, c.Role), slices.Contains(found, c)
-		switch {
-		case want && !got:
-			missed = append(missed, c.Name)
-		case got && !want:
-			extra = append(extra, c.Name)
-		}
-	}
-	return missed, extra
+	return compareCases(MazeCases(), m.Found(), roles)
 }
 
 // Requests returns how many requests the Maze was sent for each path.
 func (m *Maze) Requests() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int, len(m.seen))
-	for k, v := range m.seen {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(m.seen)
 }
 
 // ServeHTTP serves the Maze and records the request.
@@ -155,17 +142,23 @@ func (m *Maze) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if entries, ok := mazeDirs[p]; ok {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		var b strings.Builder
-		fmt.Fprintf(&b, "<!DOCTYPE html>\n<meta charset=\"utf-8\">\n<title>Maze: %s</title>\n<h1>%s</h1>\n<ul>\n", p, p)
-		for _, e := range entries {
-			fmt.Fprintf(&b, "  <li><a href=\"%s\">%s</a></li>\n", p+e, e)
-		}
-		b.WriteString("</ul>\n")
-		fmt.Fprint(w, b.String())
+		serveListing(w, p, entries)
 		return
 	}
 	http.NotFound(w, r)
+}
+
+// serveListing writes the directory listing of the path p, with a link to
+// each of its entries.
+func serveListing(w http.ResponseWriter, p string, entries []string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<meta charset=\"utf-8\">\n<title>Maze: %s</title>\n<h1>%s</h1>\n<ul>\n", p, p)
+	for _, e := range entries {
+		fmt.Fprintf(&b, "  <li><a href=\"%s\">%s</a></li>\n", p+e, e)
+	}
+	b.WriteString("</ul>\n")
+	fmt.Fprint(w, b.String())
 }
 
 // mazeCase is a case of the Maze: its name, role, and the page that names
@@ -473,17 +466,20 @@ var mazePages = map[string]mazePage{
 <p>The site's sitemap lists the case.</p>`},
 }
 
-// mazeDirs are the Maze's directory listings by path, each entry a name
-// relative to it: a page, or a directory (or a page served from code)
-// with a trailing slash.
-var mazeDirs = func() map[string][]string {
+// mazeDirs are the Maze's directory listings by path.
+var mazeDirs = dirsOf(slices.Collect(maps.Keys(mazePages)))
+
+// dirsOf returns the directory listings of a tree of pages by path, each
+// entry a name relative to it: a page, or a directory (or a page served
+// from code) with a trailing slash.
+func dirsOf(pages []string) map[string][]string {
 	dirs := map[string][]string{}
 	add := func(dir, entry string) {
 		if !slices.Contains(dirs[dir], entry) {
 			dirs[dir] = append(dirs[dir], entry)
 		}
 	}
-	for p := range mazePages {
+	for _, p := range pages {
 		// "/a/b/c.html" is listed in /a/b/, "/a/b/c/" in /a/b/ as "c/";
 		// each directory in its parent.
 		trimmed := strings.TrimSuffix(p, "/")
@@ -502,4 +498,4 @@ var mazeDirs = func() map[string][]string {
 		slices.Sort(entries)
 	}
 	return dirs
-}()
+}

@@ -25,6 +25,11 @@
 // or in any server. Those that hold a request open end when the client goes
 // away or the Site closes, so that no goroutine outlives [Site.Close].
 //
+// [Maze] replicates the 64 cases of Google's security-crawl-maze that need
+// no script, [JSMaze] the 27 that need one (a browser that runs the pages'
+// scripts and clicks), and [FullMaze] serves both on one site: each records
+// which cases' targets a crawler requested.
+//
 // The package depends on the standard library only; it does not import the
 // crawler, so the crawler's own tests can use it.
 package crawltest
