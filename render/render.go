@@ -491,27 +491,51 @@ func (pr *pageRun) quiet(d time.Duration) error {
 	}
 }
 
-// clickScript marks the page's clickable elements, in document order, at
-// most %d of them, and returns how many: elements with a click handler
-// (a property, an attribute or a listener), buttons, and elements with a
-// role of button or link. Submit buttons of POST forms are left out.
+// clickScript clicks the page's next element to click, and reports
+// whether there was one. The elements to click, in open shadow roots too,
+// are those with a click handler (the onclick property or attribute, a
+// click, mousedown, mouseup or pointerdown listener), buttons, and
+// elements with a role of button or link; submit buttons of POST forms
+// are left out. Each is clicked once, and again only if its handlers
+// changed since (a click that sets the next click's handler). An element
+// that appeared since the last click comes first (a step that a click
+// revealed, before anything else can hide it); otherwise document order.
 const clickScript = `(() => {
-  const out = [];
-  for (const el of document.querySelectorAll("*")) {
-    if (out.length >= %d) break;
+  const S = window.__crawlClicks || (window.__crawlClicks = {sig: new WeakMap(), seen: new WeakSet()});
+  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      all.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  const sigOf = (el) => {
     let ls = {};
     try { ls = getEventListeners(el); } catch (e) {}
-    const handler = el.onclick || el.hasAttribute("onclick") || (ls.click && ls.click.length) ||
-      (ls.mousedown && ls.mousedown.length) || (ls.pointerdown && ls.pointerdown.length);
+    let n = 0;
+    for (const t of ["click", "mousedown", "mouseup", "pointerdown"]) n += (ls[t] || []).length;
+    return [el.onclick ? String(el.onclick) : "", el.getAttribute("onclick") || "", n].join("|");
+  };
+  const todo = [];
+  for (const el of all) {
+    const sig = sigOf(el);
     const role = el.getAttribute("role");
-    const control = el.tagName === "BUTTON" || role === "button" || role === "link";
-    if (!handler && !control) continue;
+    const control = el.tagName === "BUTTON" || el.tagName === "INPUT" && /^(button|submit|image)$/i.test(el.type) ||
+      role === "button" || role === "link";
+    if (!control && sig === "||0") continue;
     const form = el.form || el.closest("form");
     if (form && (form.method || "").toLowerCase() === "post") continue;
-    out.push(el);
+    if (S.sig.get(el) === sig) continue;
+    todo.push(el);
   }
-  window.__crawlClick = out;
-  return out.length;
+  const fresh = todo.filter((el) => !S.seen.has(el));
+  for (const el of all) S.seen.add(el);
+  const el = (fresh.length ? fresh : todo)[0];
+  if (!el) return false;
+  S.sig.set(el, sigOf(el));
+  try { el.click(); } catch (e) {}
+  return true;
 })()`
 
 // run loads the page, waits for it to be quiet, clicks, submits its GET
@@ -522,28 +546,27 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 	if err == nil {
 		err = pr.quiet(pr.quietFor)
 	}
-	if err == nil && clicks > 0 {
-		var n int
-		n, err = chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(clickScript, clicks), chromedp.EvalWithCommandLineAPI))
-		for i := 0; i < n && err == nil; i++ {
-			pr.setPhase("click")
-			_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](
-				fmt.Sprintf(`(() => { const el = (window.__crawlClick || [])[%d]; if (el && el.isConnected) el.click(); })()`, i),
-				chromedp.EvalIgnoreExceptions))
-			if err == nil {
-				err = pr.quiet(pr.quietFor / 2)
-			}
+	for i := 0; i < clicks && err == nil; i++ {
+		pr.setPhase("click")
+		var more bool
+		more, err = chromedp.Run(ctx, chromedp.Evaluate[bool](clickScript, chromedp.EvalWithCommandLineAPI))
+		if err != nil || !more {
+			break
 		}
+		err = pr.quiet(pr.quietFor / 2)
 	}
 	if err == nil {
 		pr.setPhase("form")
-		_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		var n int
+		n, err = chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
+  let n = 0;
   for (const f of Array.from(document.forms)) {
     if ((f.method || "get").toLowerCase() !== "get") continue;
-    try { HTMLFormElement.prototype.submit.call(f); } catch (e) {}
+    try { HTMLFormElement.prototype.submit.call(f); n++; } catch (e) {}
   }
-})()`, chromedp.EvalIgnoreExceptions))
-		if err == nil {
+  return n;
+})()`))
+		if err == nil && n > 0 {
 			err = pr.quiet(pr.quietFor / 2)
 		}
 	}

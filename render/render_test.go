@@ -20,7 +20,7 @@ import (
 
 // needBrowser skips the test when no chromium is installed, unless CI=true
 // (.ci/run installs it), where it fails.
-func needBrowser(t *testing.T) {
+func needBrowser(t testing.TB) {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if _, err := exec.LookPath(name); err == nil {

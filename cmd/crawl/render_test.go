@@ -1,12 +1,26 @@
 package main
 
 import (
+	"bytes"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl/crawltest"
 )
+
+// runCrawlFor is runCrawl for a command killed after limit.
+func runCrawlFor(t *testing.T, limit time.Duration, args ...string) ran {
+	t.Helper()
+	cmd := crawlCmdFor(t, limit, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return wait(t, cmd, &stdout, &stderr, cmd.Run())
+}
 
 // needChromium skips a test of -render where no chromium is installed,
 // unless CI=true (.ci/run installs it), where it fails.
@@ -54,4 +68,29 @@ fetch("/" + ["api", "x"].join("/")).then(r => r.text()).then(() => {
 		}
 	}
 	warcioReads(t, file)
+}
+
+// TestRenderMaze runs the command with -render and every other means of
+// discovery on crawltest's FullMaze: it finds every one of the 27 cases
+// that need a script and still every one of the 64 that do not; with
+// -render auto, the same.
+func TestRenderMaze(t *testing.T) {
+	needChromium(t)
+	all := []string{"navigation", "requisite", "reference", "speculative", "sitemap"}
+	for _, mode := range []string{"-render", "-render=auto"} {
+		t.Run(mode, func(t *testing.T) {
+			maze := crawltest.NewFullMaze()
+			srv := httptest.NewServer(maze)
+			defer srv.Close()
+			flags := []string{"-q", mode, "-requisites", "-references", "-speculative", "-robots=false", "-sitemaps"}
+			r := runCrawlFor(t, 3*time.Minute, append(flags, srv.URL+"/")...)
+			if r.code != 0 {
+				t.Fatalf("crawl %v: exit %d, stderr:\n%s", flags, r.code, r.stderr)
+			}
+			if missed, extra := maze.Compare(all...); len(missed) > 0 || len(extra) > 0 {
+				t.Errorf("crawl %v: found %d of %d cases\nmissed:\n\t%s\nnot of %v:\n\t%s", flags, len(maze.Found()),
+					len(crawltest.FullMazeCases()), strings.Join(missed, "\n\t"), all, strings.Join(extra, "\n\t"))
+			}
+		})
+	}
 }
