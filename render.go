@@ -140,12 +140,15 @@ func WithRenderer(r Renderer, policy RenderPolicy) Option {
 }
 
 // NeedsRender reports whether the static page of HTML body looks built by
-// its scripts, which RenderAuto renders: a body with almost no text and no
-// links but with scripts (an application's root element), a <noscript>
-// that asks for JavaScript, or a framework's marker (data-reactroot,
-// ng-app, ng-version, data-v-app, id="__next", id="__nuxt", id="root" or
-// id="app" left empty). A page of documentation, with its text and links
-// in the markup, does not.
+// its scripts, which RenderAuto renders. The page must have a script and
+// no <meta http-equiv="refresh"> (a redirect, which a static parse
+// follows), and one of: less than 256 bytes of text and fewer than 2
+// links; an application's root element (id "root", "app", "__next",
+// "__nuxt" or "___gatsby", or an app-root element) and no link; a
+// <noscript> that mentions JavaScript, with less than 1 KiB of text; a
+// framework's marker attribute (ng-app, ng-version, data-reactroot,
+// data-v-app) with fewer than 5 links. A page of documentation, with its
+// text and links in the markup, does not.
 func NeedsRender(body []byte) bool {
 	return extract.NeedsRender(body)
 }

@@ -23,7 +23,8 @@ const (
 )
 
 // NeedsRender reports whether a page of HTML looks built by its scripts:
-// it has a script, and either almost no text and links, an application's
+// it has a script and no <meta http-equiv="refresh"> (a redirect, whose
+// target a static parse finds), and either almost no text and links, an application's
 // root element (id root, app, __next, __nuxt, ___gatsby, or a custom
 // app-root element) with no link, a <noscript> that mentions JavaScript
 // on a page of little text, or a framework's marker attribute (ng-app,
@@ -35,6 +36,7 @@ func NeedsRender(body []byte) bool {
 	var (
 		scripts, links, text int
 		appRoot, marker      bool
+		refresh              bool // a <meta http-equiv="refresh">
 		noscriptJS           bool
 		skip                 int // inside script, style, template
 		inNoscript           bool
@@ -45,7 +47,7 @@ func NeedsRender(body []byte) bool {
 		switch tt {
 		case html.ErrorToken:
 			thin := text < thinText && links < thinLinks
-			return scripts > 0 && (thin ||
+			return scripts > 0 && !refresh && (thin ||
 				appRoot && links == 0 ||
 				noscriptJS && text < noscriptText ||
 				marker && links < markedLinks)
@@ -92,6 +94,10 @@ func NeedsRender(body []byte) bool {
 					}
 				case "ng-app", "data-ng-app", "ng-version", "data-reactroot", "data-v-app":
 					marker = true
+				case "http-equiv":
+					if string(name) == "meta" && NameIs(bytes.TrimSpace(v), "refresh") {
+						refresh = true
+					}
 				}
 				if !more {
 					break
