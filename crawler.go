@@ -71,6 +71,16 @@
 // joinable queue's count stays exact even when the frontier is shared by
 // many processes; the package frontiertest checks that a Frontier keeps
 // its contract.
+//
+// # Rendering
+//
+// The chapter's crawler reads links from the markup. A page whose links
+// its scripts build needs a browser: WithRenderer loads the HTML pages
+// (all, or those NeedsRender picks) through a Renderer, such as the nested
+// module github.com/asyncrawl/crawl/render on headless Chromium, and adds
+// what the browser met to the page's links. Every request the browser
+// makes is decided and sent by the crawler (RenderPage.Fetch), under the
+// same scope, robots.txt, host limits and private-network guard as its own.
 package crawl
 
 import (

@@ -90,9 +90,11 @@ func (r *Result) Kind() string {
 // disallows it or could not be fetched (ErrRobotsUnavailable: the host
 // may be down, or only its robots.txt failing). errors.Is(r.Err,
 // ErrDisallowed) holds for both, so that a link checker can report them
-// apart as not checked, or check them with WithRobots(false).
+// apart as not checked, or check them with WithRobots(false). A page
+// fetched whose render failed (ErrRender) is broken only by its status:
+// the browser's trouble is not the link's.
 func (r *Result) Broken() bool {
-	if r.Err != nil {
+	if r.Err != nil && !errors.Is(r.Err, ErrRender) {
 		return !errors.Is(r.Err, ErrDisallowed)
 	}
 	return r.Status >= 400
@@ -126,7 +128,8 @@ func orUnknown(s string) string {
 // FailKind names the kind of a failed Result's error for the report's
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
 // "too_many_redirects", "no_location", "panic", "blocked",
-// "robots_unavailable", "dns", "refused", "disallowed", "network" or
+// "robots_unavailable", "render" (the page was fetched, but its render
+// failed: see ErrRender), "dns", "refused", "disallowed", "network" or
 // "other". A URL not fetched because its host's robots.txt could not be
 // (see RobotsUnavailableError) is "robots_unavailable", apart from the
 // URLs robots.txt disallows ("disallowed"), so that a site that is down
@@ -149,6 +152,8 @@ func FailKind(err error) string {
 		return "no_location"
 	case errors.Is(err, ErrPanic):
 		return "panic"
+	case errors.Is(err, ErrRender):
+		return "render"
 	case errors.Is(err, ErrBlockedAddress):
 		return "blocked"
 	case errors.Is(err, ErrRobotsUnavailable):

@@ -295,8 +295,8 @@ const a = document.createElement("a"); a.href = "/" + ["after", "hang"].join("/"
 	h.Page("/after/hang")
 	res, _, _ := crawlRendered(t, site, render.Options{Tabs: 1, Timeout: 3 * time.Second, Clicks: -1}, "http://spa.example/",
 		crawl.WithRobots(false), crawl.WithWorkers(1))
-	if r := res["http://spa.example/hang"]; !errors.Is(r.Err, crawl.ErrRender) || r.Status != 200 {
-		t.Errorf("/hang: got Status %d, Err %v, want 200 and ErrRender", r.Status, r.Err)
+	if r := res["http://spa.example/hang"]; !errors.Is(r.Err, crawl.ErrRender) || r.Status != 200 || r.Broken() || crawl.FailKind(r.Err) != "render" {
+		t.Errorf("/hang: got Status %d, Err %v (kind %q), Broken %v, want 200, ErrRender (kind \"render\"), not broken", r.Status, r.Err, crawl.FailKind(r.Err), r.Broken())
 	}
 	for _, p := range []string{"/static", "/ok/page"} {
 		if r, ok := res["http://spa.example"+p]; !ok || r.Err != nil {
