@@ -130,7 +130,7 @@ func TestLeaseLostAbandonsURL(t *testing.T) {
 		return l.ID == lostID
 	}
 	var got results
-	c, err := crawl.New(crawl.WithFrontier(spy), crawl.WithLeaseTerm(60*time.Millisecond),
+	c, err := crawl.New(crawl.WithFrontier(spy), crawl.WithLeaseTerm(300*time.Millisecond),
 		crawl.WithWorkers(2), crawl.WithRobots(false), crawl.WithResultHook(got.hook))
 	if err != nil {
 		t.Fatal(err)

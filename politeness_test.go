@@ -158,7 +158,10 @@ func TestHostDelay(t *testing.T) {
 	if len(times) != 11 {
 		t.Fatalf("server saw %d requests, want 11", len(times))
 	}
-	const slack = 2 * time.Millisecond // scheduling noise between dispatch and arrival
+	// Scheduling noise between dispatch and arrival: a loaded machine
+	// (a browser test in another package) delays a goroutine by several
+	// milliseconds; without the delay the gaps are about 0.
+	const slack = 10 * time.Millisecond
 	for i := 1; i < len(times); i++ {
 		if gap := times[i].Sub(times[i-1]); gap < d/2-slack {
 			t.Errorf("requests %s and %s started %v apart, want at least %v (half the delay)", paths[i-1], paths[i], gap, d/2)
