@@ -1,10 +1,14 @@
 package render_test
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
+	"testing"
 
 	"github.com/asyncrawl/crawl/crawltest"
 )
@@ -36,3 +40,56 @@ type remoteConn struct {
 }
 
 func (c remoteConn) RemoteAddr() net.Addr { return c.remote }
+
+// browserTree returns the processes of the browsers that descend from the
+// process root, by PID, with their command lines: a test's own browsers,
+// whatever the browsers of other tests beside it.
+func browserTree(t testing.TB, root int) map[int]string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	parent := map[int]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 {
+			parent[pid], _ = strconv.Atoi(f[1])
+		}
+	}
+	tree := map[int]string{}
+	for pid := range parent {
+		p := pid
+		for p > 1 && p != root {
+			p = parent[p]
+		}
+		if p != root || pid == root {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.Contains(string(b), "chrom") {
+			tree[pid] = string(b)
+		}
+	}
+	return tree
+}
+
+// alive returns the PIDs of tree that still run the same command line.
+func alive(tree map[int]string) []int {
+	var pids []int
+	for pid, cmdline := range tree {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && string(b) == cmdline {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

@@ -256,34 +256,18 @@ func TestNeedsRenderCases(t *testing.T) {
 	}
 }
 
-// browserProcs returns the PIDs of the processes of a browser that chromedp
-// started (their command line names its temporary profile).
-func browserProcs(t *testing.T) []string {
-	t.Helper()
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	var pids []string
-	for _, d := range dirs {
-		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), "chromedp-runner") {
-			pids = append(pids, d.Name())
-		}
-	}
-	return pids
-}
-
 // TestRenderHangCut: a page whose script never ends is cut at the render
 // deadline with a Result wrapping ErrRender, its static links followed;
 // the next page renders in a fresh tab; no browser process outlives Run.
 func TestRenderHangCut(t *testing.T) {
 	needBrowser(t)
-	if pids := browserProcs(t); len(pids) > 0 {
-		t.Fatalf("browser processes before the test: %v", pids)
-	}
 	site := crawltest.Start(t)
 	h := site.Host("spa.example")
+	var tree map[int]string // this test's browser
+	h.Handle("/static", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tree = browserTree(t, os.Getpid())
+		w.Header().Set("Content-Type", "text/html")
+	}))
 	h.Body("/", "text/html", `<!doctype html><body><a href="/hang">hang</a><script>
 const a = document.createElement("a"); a.href = "/" + ["ok", "page"].join("/"); document.body.appendChild(a);
 </script></body></html>`)
@@ -291,7 +275,6 @@ const a = document.createElement("a"); a.href = "/" + ["ok", "page"].join("/"); 
 	h.Body("/ok/page", "text/html", `<!doctype html><body><script>
 const a = document.createElement("a"); a.href = "/" + ["after", "hang"].join("/"); document.body.appendChild(a);
 </script></body></html>`)
-	h.Page("/static")
 	h.Page("/after/hang")
 	res, _, _ := crawlRendered(t, site, render.Options{Tabs: 1, Timeout: 3 * time.Second, Clicks: -1}, "http://spa.example/",
 		crawl.WithRobots(false), crawl.WithWorkers(1))
@@ -307,7 +290,10 @@ const a = document.createElement("a"); a.href = "/" + ["after", "hang"].join("/"
 	if r, ok := res["http://spa.example/after/hang"]; !ok || r.Err != nil {
 		t.Errorf("/after/hang: got Result %+v (present %v), want one without Err", r, ok)
 	}
-	if pids := browserProcs(t); len(pids) > 0 {
+	if len(tree) < 2 {
+		t.Fatalf("got the browser processes %v while the crawl ran, want its main process and its helpers", tree)
+	}
+	if pids := alive(tree); len(pids) > 0 {
 		t.Errorf("browser processes after Run returned: %v", pids)
 	}
 }
@@ -321,8 +307,12 @@ func TestRenderCancel(t *testing.T) {
 	h.Body("/", "text/html", `<!doctype html><body><script src="/slow.js"></script></body></html>`)
 	started := make(chan struct{})
 	var once sync.Once
+	var tree map[int]string // this test's browser
 	h.Handle("/slow.js", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(started) })
+		once.Do(func() {
+			tree = browserTree(t, os.Getpid())
+			close(started)
+		})
 		select {
 		case <-r.Context().Done():
 		case <-time.After(30 * time.Second):
@@ -354,7 +344,10 @@ func TestRenderCancel(t *testing.T) {
 	if stats.Todo != 1 {
 		t.Errorf("Stats.Todo: got %d, want 1", stats.Todo)
 	}
-	if pids := browserProcs(t); len(pids) > 0 {
+	if len(tree) < 2 {
+		t.Fatalf("got the browser processes %v while the crawl ran, want its main process and its helpers", tree)
+	}
+	if pids := alive(tree); len(pids) > 0 {
 		t.Errorf("browser processes after Run returned: %v", pids)
 	}
 }

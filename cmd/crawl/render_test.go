@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,5 +95,103 @@ func TestRenderMaze(t *testing.T) {
 					len(crawltest.FullMazeCases()), strings.Join(missed, "\n\t"), all, strings.Join(extra, "\n\t"))
 			}
 		})
+	}
+}
+
+// browserTree returns the processes of the browsers that descend from the
+// process root, by PID, with their command lines: a test's own browsers,
+// whatever the browsers of other tests beside it.
+func browserTree(t testing.TB, root int) map[int]string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	parent := map[int]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 {
+			parent[pid], _ = strconv.Atoi(f[1])
+		}
+	}
+	tree := map[int]string{}
+	for pid := range parent {
+		p := pid
+		for p > 1 && p != root {
+			p = parent[p]
+		}
+		if p != root || pid == root {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.Contains(string(b), "chrom") {
+			tree[pid] = string(b)
+		}
+	}
+	return tree
+}
+
+// alive returns the PIDs of tree that still run the same command line.
+func alive(tree map[int]string) []int {
+	var pids []int
+	for pid, cmdline := range tree {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && string(b) == cmdline {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestRenderKilled: the command killed with SIGKILL while a page renders
+// leaves no browser process behind.
+func TestRenderKilled(t *testing.T) {
+	needChromium(t)
+	s := startSite(t)
+	s.Body("/", "text/html; charset=utf-8", `<!doctype html><body><script src="/slow.js"></script></body>`)
+	started := make(chan struct{})
+	var once sync.Once
+	s.Handle("/slow.js", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(started) })
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	cmd := crawlCmd(t, "-q", "-render", "-robots=false", s.base+"/")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the browser never asked for the page's script")
+	}
+	tree := browserTree(t, cmd.Process.Pid)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if len(tree) < 2 {
+		t.Fatalf("got the browser processes %v while the command rendered, want its main process and its helpers", tree)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := alive(tree)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("browser processes 10 s after the command was killed: %v", pids)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
