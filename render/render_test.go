@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -434,6 +437,141 @@ document.getElementById("menu").addEventListener("click", () => {
 	for uri, want := range map[string]string{"/menu/open": "render dom", "/menu/nav": "render click", "/search?q=default&lang=en": "render form"} {
 		if src[uri] != want {
 			t.Errorf("%s: got Source %q, want %q (links %v)", uri, src[uri], want, src)
+		}
+	}
+}
+
+// TestRenderBodyCapAndTimeout: the browser's requests get the crawl's body
+// cap and request timeout: a fetch of a body past WithMaxBodySize gets at
+// most the cap, a fetch of a server that stalls fails at
+// WithRequestTimeout.
+func TestRenderBodyCapAndTimeout(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script>
+const add = (p) => { const a = document.createElement("a"); a.href = p; document.body.appendChild(a); };
+fetch("/" + "big").then(r => r.text()).then(t => add("/len/" + t.length), () => add("/len/failed"));
+fetch("/" + "stall").then(() => add("/stall/answered"), () => add("/stall/failed"));
+</script></body></html>`)
+	h.Body("/big", "text/plain", strings.Repeat("x", 200<<10))
+	h.Handle("/stall", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/",
+		crawl.WithRobots(false), crawl.WithMaxBodySize(64<<10), crawl.WithRequestTimeout(time.Second), crawl.WithMaxTries(1))
+	var lens []string
+	for u := range res {
+		if strings.Contains(u, "/len/") || strings.Contains(u, "/stall/") {
+			lens = append(lens, strings.TrimPrefix(u, "http://spa.example"))
+		}
+	}
+	slices.Sort(lens)
+	if want := []string{"/len/65536", "/stall/failed"}; !slices.Equal(lens, want) {
+		t.Errorf("what the page's fetches got: %v, want %v", lens, want)
+	}
+}
+
+// TestRenderPerRun: cookies and storage are a Run's own: what a page
+// stores in one Run, the same page does not find in the next, with the
+// same Renderer.
+func TestRenderPerRun(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script>
+const add = (p) => { const a = document.createElement("a"); a.href = p; document.body.appendChild(a); };
+if (document.cookie.includes("seen=1")) add("/" + "cookie/kept");
+if (localStorage.getItem("seen")) add("/" + "storage/kept");
+document.cookie = "seen=1; max-age=3600";
+localStorage.setItem("seen", "1");
+</script></body></html>`)
+	r := render.New(render.Options{Clicks: -1, Quiet: 200 * time.Millisecond})
+	for run := range 2 {
+		c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithRobots(false), crawl.WithRenderer(r, crawl.RenderAll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Run(context.Background(), "http://spa.example/"); err != nil {
+			t.Fatalf("Run %d: %v", run, err)
+		}
+	}
+	if n := h.Count("/"); n != 2 {
+		t.Fatalf("/ fetched %d times, want 2 (once a Run)", n)
+	}
+	for _, p := range []string{"/cookie/kept", "/storage/kept"} {
+		if n := h.Count(p); n != 0 {
+			t.Errorf("%s: got %d requests, want 0: the second Run saw the first's", p, n)
+		}
+	}
+}
+
+// counting is a Renderer that counts the pages its sessions render.
+type counting struct {
+	crawl.Renderer
+	n *atomic.Int64
+}
+
+func (c counting) Open(ctx context.Context) (crawl.RenderSession, error) {
+	s, err := c.Renderer.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countingSession{s, c.n}, nil
+}
+
+type countingSession struct {
+	crawl.RenderSession
+	n *atomic.Int64
+}
+
+func (s countingSession) Render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rendered, error) {
+	s.n.Add(1)
+	return s.RenderSession.Render(ctx, p)
+}
+
+// TestRenderAutoDocs crawls a real documentation tree, Go's own (GOROOT/doc:
+// the spec, the memory model, the assembler guide), served as files: with
+// RenderAuto no page is rendered; with RenderAll every HTML page is.
+func TestRenderAutoDocs(t *testing.T) {
+	needBrowser(t)
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(strings.TrimSpace(string(out)), "doc"))))
+	defer srv.Close()
+	for _, tt := range []struct {
+		policy crawl.RenderPolicy
+		name   string
+	}{{crawl.RenderAuto, "auto"}, {crawl.RenderAll, "all"}} {
+		var n atomic.Int64
+		html := 0
+		var mu sync.Mutex
+		c, err := crawl.New(crawl.WithRobots(false),
+			crawl.WithRenderer(counting{render.New(render.Options{Clicks: -1, Quiet: 100 * time.Millisecond}), &n}, tt.policy),
+			crawl.WithPageHook(func(p *crawl.Page) {
+				if p.ContentType == "text/html" && p.Status == 200 {
+					mu.Lock()
+					html++
+					mu.Unlock()
+				}
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if tt.policy == crawl.RenderAll {
+			want = html
+		}
+		if html < 4 || int(n.Load()) != want {
+			t.Errorf("%s: rendered %d of %d HTML pages, want %d (and at least 4 pages)", tt.name, n.Load(), html, want)
 		}
 	}
 }
