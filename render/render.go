@@ -20,8 +20,10 @@
 // replaceState URLs are recorded. The DOM is then read.
 //
 // The browser is Debian's chromium (or the program at Options.Exec),
-// started headless by chromedp. It never outlives the Run: Close kills it
-// and the processes it started.
+// started headless by chromedp. A browser that dies mid-Run (a crash, the
+// OOM killer) is started anew, with a new profile, and the page it died
+// under is rendered once more. It never outlives the Run: Close kills it
+// and the processes it started, and on Linux it dies with the crawler.
 package render
 
 import (
@@ -145,45 +147,98 @@ func (r *Renderer) Open(ctx context.Context) (crawl.RenderSession, error) {
 		// Chromium's sandbox refuses to run as root.
 		flags = append(flags, chromedp.NoSandbox)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), flags...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	s := &session{r: r, actx: actx, bctx: bctx, cancelAlloc: cancelAlloc, cancelBrowser: cancelBrowser,
-		tabs: make(chan *tab, r.opts.Tabs), slots: make(chan struct{}, r.opts.Tabs)}
-	// The first call starts the browser; its context must not be one
-	// that ends (it would stop the browser), so ctx only bounds the wait.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(bctx) }()
-	select {
-	case err = <-started:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("render: start %s: %w", path, err)
+	s := &session{r: r, path: path, flags: flags, slots: make(chan struct{}, r.opts.Tabs)}
+	if s.b, err = s.start(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
 // session is one Run's browser and its tabs.
 type session struct {
-	r                          *Renderer
+	r     *Renderer
+	path  string
+	flags []chromedp.ExecAllocatorOption
+	slots chan struct{} // Tabs wide: pages in render
+
+	mu     sync.Mutex
+	b      *browser // the browser now; a new one after a crash
+	closed bool
+}
+
+// browser is one browser process, with a profile of its own, and its idle
+// tabs.
+type browser struct {
 	actx, bctx                 context.Context
 	cancelAlloc, cancelBrowser context.CancelFunc
-	tabs                       chan *tab     // idle tabs
-	slots                      chan struct{} // Tabs wide: pages in render
-	closeOnce                  sync.Once
+	tabs                       chan *tab
+}
+
+// start starts a browser. ctx bounds the wait for it.
+func (s *session) start(ctx context.Context) (*browser, error) {
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), s.flags...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	b := &browser{actx: actx, bctx: bctx, cancelAlloc: cancelAlloc, cancelBrowser: cancelBrowser,
+		tabs: make(chan *tab, s.r.opts.Tabs)}
+	// The first call starts the browser; its context must not be one
+	// that ends (it would stop the browser), so ctx only bounds the wait.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	var err error
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		b.stop()
+		return nil, fmt.Errorf("render: start %s: %w", s.path, err)
+	}
+	return b, nil
+}
+
+// stop stops the browser and every process it started.
+func (b *browser) stop() {
+	b.cancelBrowser()
+	b.cancelAlloc()
+	if a, ok := chromedp.FromContext(b.actx).Allocator.(*chromedp.ExecAllocator); ok {
+		a.Wait()
+	}
+}
+
+// browser returns the session's browser, started anew if the one before
+// died (a crash, the system's OOM killer): the new one has a new profile.
+func (s *session) browser(ctx context.Context) (*browser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("render: session closed")
+	}
+	if s.b != nil && s.b.bctx.Err() == nil {
+		return s.b, nil
+	}
+	if s.b != nil {
+		s.b.stop()
+		s.b = nil
+	}
+	b, err := s.start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("render: the browser died, and a new one did not start: %w", err)
+	}
+	s.b = b
+	return b, nil
 }
 
 // Close stops the browser and every process it started.
 func (s *session) Close() error {
-	s.closeOnce.Do(func() {
-		s.cancelBrowser()
-		s.cancelAlloc()
-		if a, ok := chromedp.FromContext(s.actx).Allocator.(*chromedp.ExecAllocator); ok {
-			a.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		if s.b != nil {
+			s.b.stop()
 		}
-	})
+	}
 	return nil
 }
 
@@ -213,8 +268,8 @@ const hookScript = `(() => {
 })();`
 
 // newTab opens a tab and sets up its interception.
-func (s *session) newTab() (*tab, error) {
-	ctx, cancel := chromedp.NewContext(s.bctx)
+func (b *browser) newTab() (*tab, error) {
+	ctx, cancel := chromedp.NewContext(b.bctx)
 	t := &tab{ctx: ctx, cancel: cancel}
 	err := chromedp.Listen(ctx, func(ev any) {
 		e, ok := ev.(*fetch.EventRequestPaused)
@@ -285,12 +340,12 @@ func (t *tab) fulfill(ctx context.Context, id fetch.RequestID, status int, h htt
 }
 
 // take returns an idle tab, or a new one.
-func (s *session) take() (*tab, error) {
+func (b *browser) take() (*tab, error) {
 	select {
-	case t := <-s.tabs:
+	case t := <-b.tabs:
 		return t, nil
 	default:
-		return s.newTab()
+		return b.newTab()
 	}
 }
 
@@ -302,12 +357,33 @@ func (s *session) Render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rende
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.slots }()
-	if err := s.bctx.Err(); err != nil {
-		return nil, fmt.Errorf("render: browser closed: %w", err)
+	rd, b, err := s.render(ctx, p)
+	if err != nil && b != nil && ctx.Err() == nil {
+		// A browser that died is seen gone a moment after the call
+		// that failed with it.
+		t := time.NewTimer(200 * time.Millisecond)
+		select {
+		case <-b.bctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	t, err := s.take()
+	if err != nil && b != nil && b.bctx.Err() != nil && ctx.Err() == nil {
+		// The browser died under the page: once more, in a new one.
+		rd, _, err = s.render(ctx, p)
+	}
+	return rd, err
+}
+
+// render renders p in a tab of the session's browser, which it returns.
+func (s *session) render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rendered, *browser, error) {
+	b, err := s.browser(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("render: open a tab: %w", err)
+		return nil, nil, err
+	}
+	t, err := b.take()
+	if err != nil {
+		return nil, b, fmt.Errorf("render: open a tab: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(t.ctx, s.r.opts.Timeout)
 	stop := context.AfterFunc(ctx, cancel)
@@ -337,13 +413,13 @@ func (s *session) Render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rende
 		bcancel()
 	}
 	if healthy {
-		s.tabs <- t
+		b.tabs <- t
 	} else {
 		// A page cut at its deadline may still run (a loop in a
 		// script): its tab is closed, a new one opened for the next.
 		t.cancel()
 	}
-	return rd, err
+	return rd, b, err
 }
 
 // pageRun is one page in render in one tab.

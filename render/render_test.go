@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -572,6 +574,62 @@ func TestRenderAutoDocs(t *testing.T) {
 		}
 		if html < 4 || int(n.Load()) != want {
 			t.Errorf("%s: rendered %d of %d HTML pages, want %d (and at least 4 pages)", tt.name, n.Load(), html, want)
+		}
+	}
+}
+
+// TestRenderBrowserCrash: the browser killed mid-crawl (as the OOM killer
+// would) is started anew, the page it died under rendered again in it, and
+// the crawl finds what the later pages' scripts build; no process of
+// either browser outlives Run.
+func TestRenderBrowserCrash(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	build := func(next string) string {
+		return `<!doctype html><body><script>
+const a = document.createElement("a"); a.href = "/" + ` + next + `; document.body.appendChild(a);
+</script></body></html>`
+	}
+	h.Body("/", "text/html", build(`["one"].join("")`))
+	trees := []map[int]string{}
+	h.Handle("/one", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The crawler fetches the page, then has it rendered: the
+		// browser is killed in between.
+		tree := browserTree(t, os.Getpid())
+		trees = append(trees, tree)
+		for pid, cmdline := range tree {
+			if !strings.Contains(cmdline, "--type=") {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, build(`["two"].join("")`))
+	}))
+	h.Handle("/two", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trees = append(trees, browserTree(t, os.Getpid()))
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, build(`["three"].join("")`))
+	}))
+	h.Page("/three")
+	res, _, _ := crawlRendered(t, site, render.Options{Tabs: 1, Clicks: -1}, "http://spa.example/",
+		crawl.WithRobots(false), crawl.WithWorkers(1))
+	for _, p := range []string{"/", "/one", "/two", "/three"} {
+		if r, ok := res["http://spa.example"+p]; !ok || r.Err != nil {
+			t.Errorf("%s: got Result %+v (present %v), want one without Err", p, r, ok)
+		}
+	}
+	if len(trees) != 2 || len(trees[0]) < 2 || len(trees[1]) < 2 {
+		t.Fatalf("got the browser process trees %v, want two of at least 2 processes", trees)
+	}
+	for pid := range trees[1] {
+		if _, ok := trees[0][pid]; ok {
+			t.Errorf("process %d of the first browser is in the second", pid)
+		}
+	}
+	for i, tree := range trees {
+		if pids := alive(tree); len(pids) > 0 {
+			t.Errorf("processes of browser %d after Run returned: %v", i+1, pids)
 		}
 	}
 }
