@@ -676,6 +676,11 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	if l.Kind == SitemapRequest {
 		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
+	if r.render != nil {
+		if err := r.fetching(ctx, l); err != nil {
+			return giveBack, time.Time{} // the Run is ending
+		}
+	}
 	res.Tries++
 	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost}, limit)
 	r.overload(ctx, l, resp)

@@ -131,7 +131,11 @@ const (
 // the exclude patterns, the filters and robots.txt, sent by the crawl's
 // client (WithBlockPrivateNetworks, WithTransportWrapper, WithMaxBodySize
 // and WithRequestTimeout apply), to a host at most WithHostWorkers at once
-// among the browser's requests and spaced by the host's delay. The
+// among the browser's requests, and the starts of the crawl's requests
+// and the browser's to a host spaced by the host's delay, as one sequence
+// (in this process; the frontier is also told, by Frontier.Pause, so that
+// the processes of a shared crawl wait too; with a delay, a worker may
+// wait for the browser's last request before it sends its own). The
 // document itself is the crawler's response, not fetched again. A page
 // that cannot be rendered keeps its static links and gets a Result error
 // wrapping ErrRender. The default is none: nothing is rendered.
@@ -303,19 +307,18 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 	defer func() { <-h.slots }()
 	if d := r.browserDelay(h); d > 0 {
 		h.mu.Lock()
-		wait := time.Until(h.next)
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				h.mu.Unlock()
-				return nil, ctx.Err()
-			}
+		if err := sleepUntil(ctx, h.next); err != nil {
+			h.mu.Unlock()
+			return nil, err
 		}
 		h.next = time.Now().Add(sched.Jitter(d))
+		next := h.next
 		h.mu.Unlock()
+		// The crawl's own next request to the host waits for the delay
+		// too (across processes, for a shared frontier).
+		if err := r.front.Pause(ctx, hkey, next); err != nil && ctx.Err() == nil {
+			r.cfg.logger.Error("frontier", "err", err, "url", key)
+		}
 	}
 	var buf []byte
 	resp, err := r.fetch.send(ctx, &buf, task{url: wire, kind: ResourceRequest}, r.cfg.maxBodySize, method)
@@ -323,6 +326,45 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 		return nil, err
 	}
 	return &BrowserResponse{Status: resp.status, Header: resp.header, Body: resp.body, Truncated: resp.truncated}, nil
+}
+
+// fetching waits, before the crawl sends a request of its own to l's
+// host, for the host's delay since the browser's last request to it, and
+// starts the delay anew for the browser's next one: the crawl's requests
+// and the browser's to a host are one sequence, spaced by the delay. It
+// returns ctx's error if ctx ends first.
+func (r *run) fetching(ctx context.Context, l *Lease) error {
+	d := r.cfg.hostDelay
+	if l.Rules != nil {
+		d = max(d, l.Rules.Delay)
+	}
+	if d <= 0 {
+		return nil
+	}
+	h := r.render.host(HostKey(l.URL), r.cfg.hostWorkers)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := sleepUntil(ctx, h.next); err != nil {
+		return err
+	}
+	h.next = time.Now().Add(sched.Jitter(d))
+	return nil
+}
+
+// sleepUntil waits until t, or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // browserDelay is the host's delay: the larger of WithHostDelay and its

@@ -108,7 +108,7 @@
 //     Policy.Robots, each lease with the host's Rules, no first attempt
 //     while the budget is spent (and then a robots.txt only for a host
 //     with a retry), each lease with an ID new in the run;
-//   - Take hands something out within 3 s whenever the model is sure
+//   - Take hands something out within 10 s whenever the model is sure
 //     that something may be fetched at once, and nothing when it is sure
 //     that nothing may;
 //   - Ack, Retry and Extend succeed on a lease held and return

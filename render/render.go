@@ -28,6 +28,7 @@ package render
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -42,6 +43,7 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/asyncrawl/crawl"
@@ -252,10 +254,13 @@ type tab struct {
 
 // hookScript runs in each document before its own scripts: it records the
 // URLs put in the history and those window.open is asked for (opening
-// nothing).
+// nothing), each sent at once to the crawler through the binding
+// __crawlRecord, so that a page that replaces its document later loses
+// none of them.
 const hookScript = `(() => {
+  const send = window.__crawlRecord;
   const rec = (kind, u) => {
-    try { (window.__crawlRec = window.__crawlRec || []).push([kind, new URL(String(u), location.href).href]); } catch (e) {}
+    try { send(JSON.stringify([kind, new URL(String(u), location.href).href])); } catch (e) {}
   };
   for (const m of ["pushState", "replaceState"]) {
     const f = history[m];
@@ -272,6 +277,16 @@ func (b *browser) newTab() (*tab, error) {
 	ctx, cancel := chromedp.NewContext(b.bctx)
 	t := &tab{ctx: ctx, cancel: cancel}
 	err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*runtime.EventBindingCalled); ok && e.Name == "__crawlRecord" {
+			var rec [2]string
+			t.mu.Lock()
+			pr := t.cur
+			t.mu.Unlock()
+			if pr != nil && json.Unmarshal([]byte(e.Payload), &rec) == nil {
+				pr.record(crawl.Navigation, rec[0], rec[1])
+			}
+			return
+		}
 		e, ok := ev.(*fetch.EventRequestPaused)
 		if !ok {
 			return
@@ -298,6 +313,12 @@ func (b *browser) newTab() (*tab, error) {
 				return err
 			}
 			if _, err := cdp.Call(ctx, tt, page.Enable, page.EnableParams{}); err != nil {
+				return err
+			}
+			if _, err := cdp.Call(ctx, tt, runtime.Enable, cdp.Empty{}); err != nil {
+				return err
+			}
+			if _, err := cdp.Call(ctx, tt, runtime.AddBinding, runtime.AddBindingParams{Name: "__crawlRecord"}); err != nil {
 				return err
 			}
 			_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: hookScript})
@@ -625,7 +646,14 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 	for i := 0; i < clicks && err == nil; i++ {
 		pr.setPhase("click")
 		var more bool
-		more, err = chromedp.Run(ctx, chromedp.Evaluate[bool](clickScript, chromedp.EvalWithCommandLineAPI))
+		more, err = chromedp.Run(ctx, chromedp.Evaluate[bool](clickScript, chromedp.EvalWithCommandLineAPI, chromedp.EvalIgnoreExceptions))
+		if err != nil && ctx.Err() == nil {
+			// A click that started a navigation (stopped since) can
+			// leave the page busy for a moment: once more, after it.
+			if err = pr.quiet(pr.quietFor / 2); err == nil {
+				more, err = chromedp.Run(ctx, chromedp.Evaluate[bool](clickScript, chromedp.EvalWithCommandLineAPI, chromedp.EvalIgnoreExceptions))
+			}
+		}
 		if err != nil || !more {
 			break
 		}
@@ -660,12 +688,6 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 		rd.DOM = []byte(dom)
 	} else if err == nil {
 		err = derr
-	}
-	recs, rerr := chromedp.Run(rctx, chromedp.Evaluate[[][2]string](`window.__crawlRec || []`))
-	if rerr == nil {
-		for _, r := range recs {
-			pr.record(crawl.Navigation, r[0], r[1])
-		}
 	}
 	pr.mu.Lock()
 	rd.Links = pr.links
