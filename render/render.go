@@ -11,10 +11,12 @@
 // crawler's own response, and every other request is decided and sent by
 // the crawler (crawl.RenderPage.Fetch), so the browser reaches no address
 // by itself. Once the page's requests have been quiet for Options.Quiet
-// (within Options.Timeout), the tab clicks, in document order, up to
+// (within Options.Timeout), the tab clicks, one at a time, up to
 // Options.Clicks elements that have a click handler or look like a
-// navigation control, and submits the page's GET forms with their default
-// values; it never submits a POST form. A navigation that a script, a click
+// navigation control (in open shadow roots too; an element a click
+// revealed first, else in document order; an element again only when a
+// click changed its handlers), and submits the page's GET forms with their
+// default values; it never submits a POST form, nor types into a field. A navigation that a script, a click
 // or a form starts is recorded and stopped, so the page stays loaded;
 // window.open is recorded and opens nothing; history.pushState and
 // replaceState URLs are recorded. The DOM is then read.
@@ -69,7 +71,8 @@ type Options struct {
 	// it gives what was found until then and an error.
 	Timeout time.Duration
 	// Quiet is how long the page's requests must have been quiet before
-	// it is read (and again after each click); 0 means DefaultQuiet.
+	// the clicks begin (half of it after each click, and after the forms
+	// are submitted); 0 means DefaultQuiet.
 	Quiet time.Duration
 	// Clicks is the most elements clicked on a page; 0 means
 	// DefaultClicks, negative none.
