@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -353,6 +354,9 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	serverNow := clock.Val().UnixMicro()
 	until := map[string]time.Time{}
 	for _, z := range ends {
+		if math.IsInf(z.Score, 1) {
+			continue // not a lease: the member that keeps exp a skiplist
+		}
 		until[z.Member.(string)] = local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)
 	}
 	holders := map[string]*Holder{}
