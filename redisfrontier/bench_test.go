@@ -125,16 +125,21 @@ func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, ad
 	serverCPU0, selfCPU0 := serverCPU(b, cs...), selfCPU()
 	b.ResetTimer()
 	start := time.Now()
+	// The Takes still waiting when b.N URLs are acked end with run (one
+	// ctx for all: a timer a Take would count in the client's CPU).
+	run, stop := context.WithCancel(ctx)
+	defer stop()
 	for w := range 32 {
 		f := fs[w%procs]
 		wg.Go(func() {
 			links := make([]crawl.Request, 10)
 			for acked.Load() < int64(b.N) {
-				tctx, cancel := context.WithTimeout(ctx, time.Second)
-				l, err := f.Take(tctx)
-				cancel()
+				l, err := f.Take(run)
 				if err != nil {
-					continue // the crawl's start: fewer URLs than workers
+					if run.Err() == nil {
+						b.Error(err)
+					}
+					return
 				}
 				i := benchNumber(l.URL)
 				for k := range links {
@@ -144,7 +149,9 @@ func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, ad
 					b.Error(err)
 					return
 				}
-				acked.Add(1)
+				if acked.Add(1) == int64(b.N) {
+					stop()
+				}
 			}
 		})
 	}
