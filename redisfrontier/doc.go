@@ -148,7 +148,9 @@
 //	             the member at +inf that ready has
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
-//	ev           pub/sub channel: work came up, or the crawl may be over
+//	ev           pub/sub channel: "w", work came up (the Takes waiting
+//	             ask again), or "j", the crawl may be over (the Takes
+//	             and the Joins waiting ask again)
 //
 // A Request is stored as a short text (its numbers, then referrer, URL and,
 // when it has one, its Wire form).

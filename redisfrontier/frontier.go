@@ -127,6 +127,7 @@ type Frontier struct {
 	closing  bool // a Close is under way
 	closedCh chan struct{}
 	ev       chan struct{} // closed and replaced when something changes
+	jev      chan struct{} // likewise when the crawl may be over
 	pubsub   *redis.PubSub
 	subDone  chan struct{}
 
@@ -179,6 +180,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		rdb:      client,
 		closedCh: make(chan struct{}),
 		ev:       make(chan struct{}),
+		jev:      make(chan struct{}),
 		inflight: map[uint64]struct{}{},
 		rules:    map[string]cachedRules{},
 		// Call numbers start from the clock, so that an owner restarted
@@ -406,8 +408,22 @@ func (f *Frontier) listen(ps *redis.PubSub, done chan struct{}) {
 		if m.Pattern != "" {
 			f.markDue(f.shardOfChannel(m.Channel))
 		}
-		f.notify()
+		f.mu.Lock()
+		f.notifyLocked()
+		if m.Payload == "j" {
+			close(f.jev)
+			f.jev = make(chan struct{})
+		}
+		f.mu.Unlock()
 	}
+}
+
+// joinEvents returns a channel closed when a process next says that the
+// crawl may be over (the Ack that found it so, or a Reset).
+func (f *Frontier) joinEvents() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.jev
 }
 
 // events returns a channel closed at the next change.
@@ -1524,7 +1540,11 @@ func (f *Frontier) Join(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ev := f.events()
+		// Only the Acks that find the crawl over say so, with "j" (others
+		// say "w", work came up, which Takes wait for): Join asks the
+		// server again then, or after idlePoll, not after every Ack of
+		// every process.
+		ev := f.joinEvents()
 		var v []any
 		err = f.retryRead(ctx, func() error {
 			var err error
