@@ -134,10 +134,11 @@
 //	             it is not 0; absent: not known yet)
 //	ready        sorted set: the hosts that have a Request they may
 //	             start, by when; a host at its HostWorkers is not in it.
-//	             Start adds a member of 82 bytes at +inf, which no time
-//	             reaches, so that Redis keeps the set a skiplist (a
-//	             listpack, what it keeps a set of at most 128 short
-//	             members as, costs a ZADD time linear in its size)
+//	             Start adds a member of 82 bytes at 9e15 (µs: the year
+//	             2255), which no time reaches, so that Redis keeps the
+//	             set a skiplist (by default it keeps a sorted set of at
+//	             most 128 members of at most 64 bytes as a listpack,
+//	             whose ZADD costs time linear in its size)
 //	parked       set: hosts held back only by the page budget
 //	leases       hash: lease ID ("<lseq>-<the Take's random token>") →
 //	             its record (a short text: kind, first attempt or not,
@@ -145,7 +146,7 @@
 //	             records in MessagePack, as earlier versions wrote them,
 //	             are read too)
 //	exp          sorted set: lease ID → when its term ends (µs); and
-//	             the member at +inf that ready has
+//	             the member at 9e15 that ready has
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
 //	ev           pub/sub channel: "w", work came up (the Takes waiting
