@@ -513,8 +513,10 @@ func TestTTLSweepCut(t *testing.T) {
 	}
 }
 
-// hmgetCounter is a go-redis hook that counts the HMGETs sent outside
-// pipelines: those of Join (the scripts' calls are EVALSHA).
+// hmgetCounter is a go-redis hook that counts the reads of Join: the
+// HMGETs sent alone, and the pipelines that start with one (a sharded
+// crawl's Join reads every shard in one pipeline; the scripts' calls are
+// EVALSHA).
 type hmgetCounter struct{ n atomic.Int64 }
 
 func (h *hmgetCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -529,7 +531,12 @@ func (h *hmgetCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 func (h *hmgetCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "hmget" {
+			h.n.Add(1) // a sharded Join's read of every shard
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // TestJoinAsksWhenOver: a Join waiting while workers take and ack 200
@@ -538,11 +545,17 @@ func (h *hmgetCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // that word be lost), not after every Ack: it returns when the crawl is
 // done, having read the counters a few times.
 func TestJoinAsksWhenOver(t *testing.T) {
+	for _, shards := range []int{1, 8} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) { testJoinAsksWhenOver(t, shards) })
+	}
+}
+
+func testJoinAsksWhenOver(t *testing.T, shards int) {
 	s := redistest.Start(t)
 	c := client(t, s)
 	h := &hmgetCounter{}
 	c.AddHook(h)
-	f := redisfrontier.New(c, &redisfrontier.Options{Name: "joinwait"})
+	f := redisfrontier.New(c, &redisfrontier.Options{Name: "joinwait", Shards: shards})
 	defer f.Close()
 	if err := f.Start(t.Context(), crawl.Policy{HostWorkers: 2}); err != nil {
 		t.Fatal(err)
@@ -587,9 +600,14 @@ func TestJoinAsksWhenOver(t *testing.T) {
 	}
 	// One read at the start, one after the last Ack, one for each second
 	// waited (idlePoll), and one for a "j" that an Ack said as the Join
-	// read.
+	// read; a sharded crawl's Join reads twice each time, and each shard
+	// says "j" when it has nothing pending.
 	waited := time.Since(start)
 	want := 3 + int64(waited/time.Second)
+	if shards > 1 {
+		want = 2 * (want + int64(shards))
+	}
+	t.Logf("reads %d, want at most %d", h.n.Load(), want)
 	if got := h.n.Load(); got > want {
 		t.Errorf("Join read the counters %d times over %v of a crawl of %d URLs, want at most %d", got, waited, n, want)
 	}

@@ -485,7 +485,9 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ev := f.events()
+		// Read again when a shard says the crawl may be over ("j", as
+		// in Join), or after idlePoll: each read asks every shard.
+		ev := f.joinEvents()
 		st1, b, err := f.collect(ctx)
 		if err != nil {
 			return err
