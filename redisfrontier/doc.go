@@ -100,8 +100,9 @@
 // shard changed between them. What differs: no seen cache (every link is
 // asked of its shard), Counts summed over shards read one after the other
 // (not at one instant), and a crawl of many shards costs more server CPU
-// a URL than one under one tag (about 215 µs summed over 3 masters
-// against 58 on one server, BenchmarkCluster), spread over the masters.
+// a URL than one under one tag (about 205 to 227 µs summed over 3
+// masters against 57 on one server, BenchmarkCluster), spread over the
+// masters.
 // Redis replicates asynchronously, so a master that dies may take its
 // last writes with it, which costs work done again, never a URL lost;
 // with Options.WaitReplicas each write waits for a replica, and a
@@ -132,17 +133,25 @@
 //	             count of r:<host>, so that a Take looks there only when
 //	             it is not 0; absent: not known yet)
 //	ready        sorted set: the hosts that have a Request they may
-//	             start, by when; a host at its HostWorkers is not in it
+//	             start, by when; a host at its HostWorkers is not in it.
+//	             Start adds a member of 82 bytes at 9e15 (µs: the year
+//	             2255), which no time reaches, so that Redis keeps the
+//	             set a skiplist (by default it keeps a sorted set of at
+//	             most 128 members of at most 64 bytes as a listpack,
+//	             whose ZADD costs time linear in its size)
 //	parked       set: hosts held back only by the page budget
 //	leases       hash: lease ID ("<lseq>-<the Take's random token>") →
 //	             its record (a short text: kind, first attempt or not,
 //	             timed or not, the host's times, owner, host, Request;
 //	             records in MessagePack, as earlier versions wrote them,
 //	             are read too)
-//	exp          sorted set: lease ID → when its term ends (µs)
+//	exp          sorted set: lease ID → when its term ends (µs); and
+//	             the member at 9e15 that ready has
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
-//	ev           pub/sub channel: work came up, or the crawl may be over
+//	ev           pub/sub channel: "w", work came up (the Takes waiting
+//	             ask again), or "j", the crawl may be over (the Takes
+//	             and the Joins waiting ask again)
 //
 // A Request is stored as a short text (its numbers, then referrer, URL and,
 // when it has one, its Wire form).
@@ -206,23 +215,52 @@
 //
 // BenchmarkFrontier: one redis-server 7.0.15 with AOF everysec on the same
 // 2-core machine as the benchmark, 32 workers, take then ack with 10
-// links. Measured on a machine shared with other jobs (load 3 to 8), the
-// code before this version's changes (old) and this one (new) run in turn
-// in the same minutes, 3 runs each, medians:
+// links (go test -run '^$' -bench BenchmarkFrontier -benchtime 20000x
+// -benchmem ./redisfrontier/). Measured on a machine shared with other
+// jobs (load 6 to 7), the code before this version's changes (old, run
+// with this version's benchmark) and this one (new) run in turn in the
+// same minutes, 3 runs each, medians:
 //
-//	                          URLs/s         client µs/URL  server µs/URL
-//	                          old → new      old → new      old → new
-//	one link in ten new       5,100 → 8,700   94 → 61       126 →  94
-//	                          5,400 → 7,400   89 → 54       114 →  89
-//	all ten links new         3,400 → 5,000  101 → 75       220 → 183
-//	                          3,300 → 3,700  102 → 78       207 → 189
-//	one in ten, 2 processes   6,200 → 8,500   97 → 58       131 → 108
-//	                          4,400 → 5,200  109 → 70       137 → 124
+//	                          URLs/s           client µs/URL  server µs/URL  allocs/URL
+//	                          old → new        old → new      old → new      old → new
+//	one link in ten new       12,600 → 14,700   32 → 28        58 → 57        52 → 40
+//	all ten links new          7,200 →  6,900   51 → 43       121 → 112      121 → 92
+//	one in ten, 2 processes    9,900 → 10,300   41 → 41        81 → 78        72 → 57
 //
-// The URLs/s swing with the other jobs (one link in ten new: 7,400 to
-// 11,200 over the runs of the new code, 4,000 to 6,200 of the old); the
-// CPU time a URL costs is the steadier figure, and it grows too when the
-// machine is busy. Where the gain comes from:
+// The URLs/s and the CPU figures swing with the other jobs (the server's,
+// one link in ten new: 56.5 to 84.6 µs over the runs of the old code, 56.5
+// to 57.8 of the new); the allocations do not. This version's changes:
+//
+//   - ready and exp keep a member that makes Redis keep them as
+//     skiplists (see Layout): with 100 hosts, ZADD took 1.4 µs of the
+//     server's time a URL against 4.1 (INFO commandstats), a gain the
+//     whole server's CPU does not show above its noise.
+//   - The client allocates a quarter less a URL: room made only for the
+//     links the seen cache keeps, the seen set's bucket and member sent as
+//     numbers, the usual stats keys and the jitter's random numbers made
+//     once as script arguments, one channel a waiting Take.
+//   - A Join waiting asks the server again when a process says the crawl
+//     may be over, or each second, not after every Ack of every process:
+//     200 URLs acked while a Join waits (TestJoinAsksWhenOver) cost it 66
+//     to 67 reads of the counters before, 2 now; on 8 shards, 71
+//     to 82 reads of every shard before, 6 to 18 now. BenchmarkFrontier
+//     runs no Join: its figures above do not show this.
+//
+// Where the server's time goes (INFO commandstats, one link in ten new):
+// of about 57 µs a URL, 45 in the scripts, of which 10 in the commands
+// they call (about 9 a URL: HMGET, ZADD, SADD, LPOP, HINCRBY, HSET,
+// RPUSH, ZRANGEBYSCORE, and INFO for the seen cache's run) and the rest in
+// Lua: a redis.call costs 1.5 to 2 µs above its command's own time
+// (2,000 EVALSHAs of a script of 5 HMGETs of an absent key: 12 µs each,
+// against 3 for one that returns at once), and the prelude every script
+// runs 7 to 10 µs (redis-benchmark -c 1, EVALSHA of the prelude alone);
+// the other 12 µs of a URL are outside the scripts (reading the calls,
+// writing the replies and the AOF). BenchmarkScriptCalls splits a call's
+// cost from a lease's: about 50 µs a take call and 85 an ack call however
+// few their leases, and about 13 µs more a lease in each;
+// BenchmarkFrontier makes about 0.21 script calls a URL (some 5 URLs a
+// call). Earlier changes, and what they
+// gained then:
 //
 //   - The seen cache (Options.SeenCache): an Ack drops the links this
 //     process already sent, which in a crawl's steady state are most of
@@ -245,17 +283,21 @@
 // is leased again with no round trip between: no gain on
 // BenchmarkFrontier, 1.29 times as fast on one fast host shared by two
 // processes (docs/performance.md). Tried and dropped, for no measurable
-// gain: a Take asking for up to 32 leases instead of 16, more workers
-// (bigger batches), two Acks' calls in flight at once. What is left is spread
-// thin: a perf profile of redis-server puts about 70% of its time in Lua,
-// of which about a third in the commands the scripts call and the rest in
-// the interpreter (argument tables, strings, numbers as text); the
-// replies take about 7%, the AOF about 8%. At 90 µs of server CPU a URL on this
-// machine, one Redis core serves about 11,000 URLs a second, and the
-// client needs about 55 µs more on the same 2 cores: 10,000 URLs a second
-// is reached when the machine is quiet enough, not when other jobs take a
-// core. A polite crawl needs far less: a request a second to each of
-// 5,000 hosts is 5,000 URLs a second.
+// gain: a Take asking for up to 32 leases instead of 16 (tried again for
+// this version, 7 runs each in turn: no difference above the noise), more
+// workers (bigger batches), two Acks' calls in flight at once, a Take
+// waiting for the Acks' call on its way to lease for it rather than making
+// a call of its own (0.19 to 0.20 script calls a URL against 0.21, no
+// gain in CPU). What is left is spread thin: a perf profile of
+// redis-server puts about 70% of its time in Lua, of which about a third
+// in the commands the scripts call and the rest in the interpreter
+// (argument tables, strings, numbers as text); the replies take about 7%,
+// the AOF about 8%. At about 57 µs of server CPU a URL on this machine,
+// one Redis core serves about 17,000 URLs a second, and the client needs
+// about 30 µs more on the same 2 cores: 10,000 URLs a second is reached
+// when the machine is quiet enough, not when other jobs take a core. A
+// polite crawl needs far less: a request a second to each of 5,000 hosts
+// is 5,000 URLs a second.
 //
 // The processes of one crawl should run the same version of this package:
 // a crawl is resumed by a newer one, but an older one does not read the

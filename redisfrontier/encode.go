@@ -123,8 +123,9 @@ func decodeRules(s string) (*crawl.HostRules, error) {
 // so that each set is an intset (8 bytes a URL) while it has at most
 // set-max-intset-entries members.
 type admission struct {
-	bucket, member, host, enc string
-	fp                        uint64 // the whole fingerprint
+	bucket, member uint64 // sent as numbers: go-redis writes them without a string each
+	host, enc      string
+	fp             uint64 // the whole fingerprint
 }
 
 // fingerprint returns the 64-bit fingerprint the seen set keeps of url.
@@ -142,8 +143,8 @@ func admissions(reqs []crawl.Request, bits uint) []admission {
 // admit returns the admission of r, whose fingerprint is h.
 func admit(r *crawl.Request, h uint64, bits uint) admission {
 	return admission{
-		bucket: strconv.FormatUint(h>>(64-bits), 10),
-		member: strconv.FormatUint(h&(1<<(64-bits)-1), 10),
+		bucket: h >> (64 - bits),
+		member: h & (1<<(64-bits) - 1),
 		host:   crawl.HostKey(r.URL),
 		enc:    encodeRequest(r),
 		fp:     h,

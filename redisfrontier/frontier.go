@@ -127,6 +127,7 @@ type Frontier struct {
 	closing  bool // a Close is under way
 	closedCh chan struct{}
 	ev       chan struct{} // closed and replaced when something changes
+	jev      chan struct{} // likewise when the crawl may be over
 	pubsub   *redis.PubSub
 	subDone  chan struct{}
 
@@ -149,7 +150,7 @@ type Frontier struct {
 	tmu      sync.Mutex // guards the takers
 	leaders  int        // Takes asking the server
 	reserved int        // waiters the leaders asked leases for
-	waiters  []*taker   // Takes waiting for a leader to serve them
+	waiters  []taker    // Takes waiting for a leader to serve them
 
 	// afterTakeScript, when not nil, is called by takeN between the take
 	// script's reply and the reading of the hosts' rules: a test's hook,
@@ -168,11 +169,9 @@ type cachedRules struct {
 }
 
 // taker is a Take waiting for the leading Take to serve it a lease, or to
-// hand it the lead.
-type taker struct {
-	lease chan *crawl.Lease // size 1: the leader never waits
-	lead  chan struct{}     // size 1: likewise
-}
+// hand it the lead (nil): one of the two, sent once it is out of the
+// waiters. Size 1: the leader never waits.
+type taker chan *crawl.Lease
 
 // New returns a Frontier on client; Start names the crawl. The caller
 // keeps client: Close does not close it.
@@ -181,6 +180,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		rdb:      client,
 		closedCh: make(chan struct{}),
 		ev:       make(chan struct{}),
+		jev:      make(chan struct{}),
 		inflight: map[uint64]struct{}{},
 		rules:    map[string]cachedRules{},
 		// Call numbers start from the clock, so that an owner restarted
@@ -408,8 +408,22 @@ func (f *Frontier) listen(ps *redis.PubSub, done chan struct{}) {
 		if m.Pattern != "" {
 			f.markDue(f.shardOfChannel(m.Channel))
 		}
-		f.notify()
+		f.mu.Lock()
+		f.notifyLocked()
+		if m.Payload == "j" {
+			close(f.jev)
+			f.jev = make(chan struct{})
+		}
+		f.mu.Unlock()
 	}
+}
+
+// joinEvents returns a channel closed when a process next says that the
+// crawl may be over (the Ack that found it so, or a Reset).
+func (f *Frontier) joinEvents() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.jev
 }
 
 // events returns a channel closed at the next change.
@@ -584,27 +598,25 @@ func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 	}
 	f.tmu.Lock()
 	if f.leaders >= maxInFlight {
-		w := &taker{lease: make(chan *crawl.Lease, 1), lead: make(chan struct{}, 1)}
+		w := make(taker, 1)
 		f.waiters = append(f.waiters, w)
 		f.tmu.Unlock()
+		var l *crawl.Lease
 		select {
-		case l := <-w.lease:
-			return l, nil
-		case <-w.lead:
+		case l = <-w:
 		case <-ctx.Done():
 			if !f.leave(w) {
 				return nil, ctx.Err()
 			}
+			l = <-w // served or made leader while leaving: sent already
 		case <-f.closedCh:
 			if !f.leave(w) {
 				return nil, crawl.ErrFrontierClosed
 			}
+			l = <-w
 		}
-		// Served or made leader while leaving.
-		select {
-		case l := <-w.lease:
+		if l != nil {
 			return l, nil
-		default:
 		}
 	} else {
 		f.leaders++
@@ -615,7 +627,7 @@ func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 
 // leave removes w from the waiters; false if it was there (it has nothing),
 // true if it was served or made leader meanwhile.
-func (f *Frontier) leave(w *taker) bool {
+func (f *Frontier) leave(w taker) bool {
 	f.tmu.Lock()
 	defer f.tmu.Unlock()
 	for i, x := range f.waiters {
@@ -635,7 +647,7 @@ func (f *Frontier) resign() {
 	}
 	w := f.waiters[0]
 	f.waiters = f.waiters[1:]
-	w.lead <- struct{}{}
+	w <- nil // the lead
 }
 
 // idlePoll bounds how long a waiting Take or Join goes without asking the
@@ -693,7 +705,7 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 				}
 				w := f.waiters[0]
 				f.waiters = f.waiters[1:]
-				w.lease <- l
+				w <- l
 			}
 			f.resign()
 			f.tmu.Unlock()
@@ -726,11 +738,7 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	if shards := f.sharded(); shards > 0 {
 		return f.takeShards(ctx, n, shards)
 	}
-	args := make([]any, 0, 2+n)
-	args = append(args, n, leaseToken())
-	for range n {
-		args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
-	}
+	args := takeArgs(n)
 	seq, low := f.beginOp()
 	reply, err := f.evalAs(ctx, takeScript, seq, low, args...)
 	if err != nil {
@@ -955,7 +963,13 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 			a.shard = -1 // no lease of the crawl: lost, its links admitted
 		}
 	}
-	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
+	// A random number for the jitter of a robots.txt's delay, which only
+	// its ack uses.
+	var r any = 0
+	if l.Kind == crawl.RobotsRequest {
+		r = randomArg()
+	}
+	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, r)
 	a.args = appendStats(a.args, o)
 	f.amu.Lock()
 	f.acks = append(f.acks, a)
@@ -1038,22 +1052,38 @@ func (f *Frontier) sift(reqs []crawl.Request, bits uint) *pendingAck {
 	if c == nil {
 		return &pendingAck{links: admissions(reqs, bits)}
 	}
-	a := &pendingAck{links: make([]admission, 0, len(reqs)), from: reqs}
+	a := &pendingAck{from: reqs}
 	if n := (len(reqs) + 63) / 64; n <= len(a.small) {
 		a.drop = a.small[:n]
 	} else {
 		a.drop = make([]uint64, n)
 	}
-	dropped := false
+	// The fingerprints, so that the links kept, most often few, are
+	// counted before their room is made.
+	var small [16]uint64
+	fps := small[:0]
+	if len(reqs) > len(small) {
+		fps = make([]uint64, 0, len(reqs))
+	}
+	dropped, kept := false, 0
 	c.mu.RLock()
 	for i := range reqs {
 		h := fingerprint(reqs[i].URL)
+		fps = append(fps, h)
 		if c.has(h) {
 			a.drop[i/64] |= 1 << (i % 64)
 			dropped = true
 			continue
 		}
-		a.links = append(a.links, admit(&reqs[i], h, bits))
+		kept++
+	}
+	if kept > 0 {
+		a.links = make([]admission, 0, kept)
+		for i := range reqs {
+			if a.drop[i/64]&(1<<(i%64)) == 0 {
+				a.links = append(a.links, admit(&reqs[i], fps[i], bits))
+			}
+		}
 	}
 	if dropped {
 		a.run = c.run
@@ -1274,10 +1304,23 @@ func takeArgs(n int) []any {
 	args := make([]any, 0, 2+n)
 	args = append(args, n, leaseToken())
 	for range n {
-		args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
+		args = append(args, randomArg())
 	}
 	return args
 }
+
+// randomArgs are random numbers in [0, 1), as script arguments made once:
+// one made for each lease would be allocated, twice, for each. 4096 of
+// them jitter the hosts' delays (see HostDelay) as well as more would.
+var randomArgs = func() (rs [4096]any) {
+	for i := range rs {
+		rs[i] = strconv.FormatFloat(mrand.Float64(), 'f', 6, 64)
+	}
+	return rs
+}()
+
+// randomArg returns a random number in [0, 1) as a script argument.
+func randomArg() any { return randomArgs[mrand.IntN(len(randomArgs))] }
 
 // serveWaiters hands the leases of taken, the take part of the reply of
 // an acks' call that reserved want waiters, to the Takes waiting; the
@@ -1305,7 +1348,7 @@ func (f *Frontier) serveWaiters(want int, taken string, err error) {
 		}
 		w := f.waiters[0]
 		f.waiters = f.waiters[1:]
-		w.lease <- l
+		w <- l
 	}
 	f.tmu.Unlock()
 	for _, l := range extra {
@@ -1336,7 +1379,7 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 				if shards > 1 {
 					pre = sprefix[shardOf(l.host, shards)]
 				}
-				cmds = append(cmds, p.SIsMember(ctx, pre+"s:"+l.bucket, l.member))
+				cmds = append(cmds, p.SIsMember(ctx, pre+"s:"+strconv.FormatUint(l.bucket, 10), l.member))
 			}
 		}
 		return nil
@@ -1374,7 +1417,8 @@ func appendStats(args []any, o crawl.Outcome) []any {
 		case "redirect":
 			args = append(args, "redirect", 1)
 		default: // html, other, error
-			args = append(args, kind, 1, bytesKey(kind), r.Size)
+			k, b := kindKey(kind)
+			args = append(args, k, 1, b, r.Size)
 		}
 	}
 	for name, n := range o.Refused {
@@ -1386,33 +1430,39 @@ func appendStats(args []any, o crawl.Outcome) []any {
 	return args
 }
 
-// statusKeys are the stats keys of the usual statuses, made once.
-var statusKeys = func() (keys [600]string) {
+// statusKeys are the stats keys of the usual statuses, made once, as
+// script arguments: a string made an argument each time would be
+// allocated each time.
+var statusKeys = func() (keys [600]any) {
 	for i := 100; i < len(keys); i++ {
 		keys[i] = "status:" + strconv.Itoa(i)
 	}
 	return keys
 }()
 
-// statusKey returns the stats key of status.
-func statusKey(status int) string {
+// statusKey returns the stats key of status, as a script argument.
+func statusKey(status int) any {
 	if status >= 100 && status < len(statusKeys) {
 		return statusKeys[status]
 	}
 	return "status:" + strconv.Itoa(status)
 }
 
-// bytesKey returns the stats key of the bytes of a Result of kind.
-func bytesKey(kind string) string {
-	switch kind {
-	case "html":
-		return "html_bytes"
-	case "other":
-		return "other_bytes"
-	case "error":
-		return "error_bytes"
+// kindKeys are the stats keys of the usual kinds of Result and of their
+// bytes, as script arguments (see statusKeys).
+var kindKeys = map[string][2]any{
+	"html":  {"html", "html_bytes"},
+	"other": {"other", "other_bytes"},
+	"error": {"error", "error_bytes"},
+}
+
+// kindKey returns the stats keys of a Result of kind and of its bytes, as
+// script arguments.
+func kindKey(kind string) (any, any) {
+	if k, ok := kindKeys[kind]; ok {
+		return k[0], k[1]
 	}
-	return kind + "_bytes"
+	return kind, kind + "_bytes"
 }
 
 // Retry ends a lease by putting its Request back, as l.Request is now, to
@@ -1490,7 +1540,11 @@ func (f *Frontier) Join(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ev := f.events()
+		// Only the Acks that find the crawl over say so, with "j" (others
+		// say "w", work came up, which Takes wait for): Join asks the
+		// server again then, or after idlePoll, not after every Ack of
+		// every process.
+		ev := f.joinEvents()
 		var v []any
 		err = f.retryRead(ctx, func() error {
 			var err error

@@ -268,6 +268,10 @@ type Holder struct {
 // scripts.go).
 var leaseHead = regexp.MustCompile(`^[PR][01][01] \S+ \S+ (\d+) (\d+) `)
 
+// skipScore is the score of the member the scripts keep in ready and exp
+// (SKIP, at FAR): no lease's term.
+const skipScore = 9e15
+
 // Inspect reads the state of crawl name on client, without joining it: it
 // starts nothing and changes nothing. It returns ErrNoCrawl if Redis holds
 // no such crawl. It reads the leases and the retries of every host (of
@@ -353,6 +357,9 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	serverNow := clock.Val().UnixMicro()
 	until := map[string]time.Time{}
 	for _, z := range ends {
+		if z.Score >= skipScore {
+			continue // not a lease: the member that keeps exp a skiplist
+		}
 		until[z.Member.(string)] = local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)
 	}
 	holders := map[string]*Holder{}

@@ -3,7 +3,10 @@ package redisfrontier_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -507,5 +510,105 @@ func TestTTLSweepCut(t *testing.T) {
 		if d, _ := c.PTTL(t.Context(), k).Result(); d <= time.Hour-time.Minute || d > time.Hour {
 			t.Errorf("TTL of %s after the sweep done again: got %v, want in (%v, %v], the first finish's", k, d, time.Hour-time.Minute, time.Hour)
 		}
+	}
+}
+
+// hmgetCounter is a go-redis hook that counts the reads of Join: the
+// HMGETs sent alone, and the pipelines that start with one (a sharded
+// crawl's Join reads every shard in one pipeline; the scripts' calls are
+// EVALSHA).
+type hmgetCounter struct{ n atomic.Int64 }
+
+func (h *hmgetCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *hmgetCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "hmget" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *hmgetCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "hmget" {
+			h.n.Add(1) // a sharded Join's read of every shard
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestJoinAsksWhenOver: a Join waiting while workers take and ack 200
+// URLs asks the server whether the crawl is over when it starts, when the
+// Ack that ends the crawl says so, and once each second it waits (should
+// that word be lost), not after every Ack: it returns when the crawl is
+// done, having read the counters a few times.
+func TestJoinAsksWhenOver(t *testing.T) {
+	for _, shards := range []int{1, 8} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) { testJoinAsksWhenOver(t, shards) })
+	}
+}
+
+func testJoinAsksWhenOver(t *testing.T, shards int) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	h := &hmgetCounter{}
+	c.AddHook(h)
+	f := redisfrontier.New(c, &redisfrontier.Options{Name: "joinwait", Shards: shards})
+	defer f.Close()
+	if err := f.Start(t.Context(), crawl.Policy{HostWorkers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	var reqs []crawl.Request
+	for i := range n {
+		reqs = append(reqs, crawl.Request{URL: fmt.Sprintf("https://h%d.example/%d", i%10, i)})
+	}
+	if _, err := f.Push(t.Context(), reqs...); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	joined := make(chan error, 1)
+	go func() { joined <- f.Join(t.Context()) }()
+	var (
+		wg    sync.WaitGroup
+		acked atomic.Int64
+	)
+	for range 8 {
+		wg.Go(func() {
+			for acked.Load() < n {
+				ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+				l, err := f.Take(ctx)
+				cancel()
+				if err != nil {
+					continue // the last URLs: the others are leased
+				}
+				ack(t, f, l)
+				acked.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-joined:
+		if err != nil {
+			t.Fatalf("Join: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Join did not return 10 s after the last Ack")
+	}
+	// One read at the start, one after the last Ack, one for each second
+	// waited (idlePoll), and one for a "j" that an Ack said as the Join
+	// read; a sharded crawl's Join reads twice each time, and each shard
+	// says "j" when it has nothing pending.
+	waited := time.Since(start)
+	want := 3 + int64(waited/time.Second)
+	if shards > 1 {
+		want = 2 * (want + int64(shards))
+	}
+	t.Logf("reads %d, want at most %d", h.n.Load(), want)
+	if got := h.n.Load(); got > want {
+		t.Errorf("Join read the counters %d times over %v of a crawl of %d URLs, want at most %d", got, waited, n, want)
 	}
 }

@@ -73,6 +73,16 @@ local leases = P .. 'leases'
 local exp = P .. 'exp'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+-- SKIP is a member of ready and of exp at FAR, a time no range up to now
+-- reaches (9e15 µs: the year 2255), and longer than a listpack's members
+-- may be (zset-max-listpack-value, 64 by default): Redis keeps a sorted
+-- set that has it as a skiplist, whose ZADD and ZREM cost the log of its
+-- size, not its size (a listpack of 100 hosts cost a Take's ZADD ten
+-- times more). FAR is a time, not +inf, so that a process of an earlier
+-- version that finds it first in ready waits its idlePoll, rather than
+-- failing on a wait of "inf".
+local SKIP = '~ this member keeps the sorted set a skiplist, not a listpack, whatever its size ~'
+local FAR = '9000000000000000'
 
 -- S formats a number for Redis without losing digits (tostring keeps 14).
 local function S(n) return string.format('%.0f', n) end
@@ -422,6 +432,18 @@ local fin = '0'
 -- shards (startShards).
 if m[5] and ((tonumber(m[10]) or 1) > 1 or (tonumber(m[4]) or 0) == 0 and m[6] == (m[7] or '0')) then fin = m[5] end
 redis.call('DEL', ops)
+-- The sets that keep SKIP (not on a sharded crawl's control keys, which
+-- have none): made here if need be, to expire with the meta hash if it is
+-- to (a crawl done, its keys swept).
+if (tonumber(m[10] or ARGV[13]) or 1) <= 1 then
+  redis.call('ZADD', ready, FAR, SKIP)
+  redis.call('ZADD', exp, FAR, SKIP)
+  local pt = redis.call('PTTL', meta)
+  if pt > 0 then
+    redis.call('PEXPIRE', ready, pt)
+    redis.call('PEXPIRE', exp, pt)
+  end
+end
 -- An owner that dies leaves its replies: they go a week after its Start,
 -- or with the crawl's keys if they expire sooner.
 redis.call('ZADD', ops, 0, '0:')
@@ -722,8 +744,8 @@ if #recs > 0 then redis.call('HSET', leases, unpack(recs)) end
 if #terms > 0 then redis.call('ZADD', exp, unpack(terms)) end
 local wait = -1
 if got == 0 then
-  local r = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
-  local e = redis.call('ZRANGE', exp, 0, 0, 'WITHSCORES')
+  local r = redis.call('ZRANGEBYSCORE', ready, '-inf', '(' .. FAR, 'WITHSCORES', 'LIMIT', 0, 1)
+  local e = redis.call('ZRANGEBYSCORE', exp, '-inf', '(' .. FAR, 'WITHSCORES', 'LIMIT', 0, 1)
   local at
   if r[2] then at = tonumber(r[2]) end
   if e[2] and (not at or tonumber(e[2]) < at) then at = tonumber(e[2]) end
@@ -864,7 +886,7 @@ for j = ackEnd, #ARGV do T[10 + j - ackEnd] = ARGV[j] end
 A = T
 local taken = takeBody()
 local quiet = '0'
-if drained and not isOver and redis.call('ZCARD', ready) == 0 then
+if drained and not isOver and #redis.call('ZRANGEBYSCORE', ready, '-inf', '(' .. FAR, 'LIMIT', 0, 1) == 0 then
   wakeup = false
   quiet = '1'
 end

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	mrand "math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -271,7 +270,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		args := make([]any, 0, 2+want)
 		args = append(args, want, token)
 		for range want {
-			args = append(args, strconv.FormatFloat(mrand.Float64(), 'f', 6, 64))
+			args = append(args, randomArg())
 		}
 		secs[i] = &section{shard: v, args: args}
 	}
@@ -486,7 +485,9 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ev := f.events()
+		// Read again when a shard says the crawl may be over ("j", as
+		// in Join), or after idlePoll: each read asks every shard.
+		ev := f.joinEvents()
 		st1, b, err := f.collect(ctx)
 		if err != nil {
 			return err
