@@ -676,13 +676,16 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	if l.Kind == SitemapRequest {
 		limit = MaxSitemapBytes // attempt cuts the body there, not fails it
 	}
+	release := func() {}
 	if r.render != nil {
-		if err := r.fetching(ctx, l); err != nil {
+		var err error
+		if release, err = r.fetching(ctx, l); err != nil {
 			return giveBack, time.Time{} // the Run is ending
 		}
 	}
 	res.Tries++
 	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost}, limit)
+	release()
 	r.overload(ctx, l, resp)
 	if wait, ok := r.fetch.retryable(resp, err, res.Tries); ok {
 		r.cfg.logger.Info("retry", "url", l.URL, "try", res.Tries, "wait", wait, "status", statusOf(resp), "err", err)

@@ -131,11 +131,11 @@ const (
 // the exclude patterns, the filters and robots.txt, sent by the crawl's
 // client (WithBlockPrivateNetworks, WithTransportWrapper, WithMaxBodySize
 // and WithRequestTimeout apply), to a host at most WithHostWorkers at once
-// among the browser's requests, and the starts of the crawl's requests
-// and the browser's to a host spaced by the host's delay, as one sequence
-// (in this process; the frontier is also told, by Frontier.Pause, so that
-// the processes of a shared crawl wait too; with a delay, a worker may
-// wait for the browser's last request before it sends its own). The
+// and their starts spaced by the host's delay, counted together with the
+// crawl's own requests to the host in this process (a worker may wait for
+// the browser's requests before it sends its own; the frontier is told of
+// each of the browser's requests by Frontier.Pause, so that the other
+// processes of a shared crawl wait the delay too). The
 // document itself is the crawler's response, not fetched again. A page
 // that cannot be rendered keeps its static links and gets a Result error
 // wrapping ErrRender. The default is none: nothing is rendered.
@@ -298,7 +298,8 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 		}
 	}
 	// The host's politeness: at most WithHostWorkers of the browser's
-	// requests at once, their starts spaced by the host's delay.
+	// requests and the crawl's at once, their starts spaced by the host's
+	// delay (see fetching).
 	select {
 	case h.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -328,27 +329,36 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 	return &BrowserResponse{Status: resp.status, Header: resp.header, Body: resp.body, Truncated: resp.truncated}, nil
 }
 
-// fetching waits, before the crawl sends a request of its own to l's
-// host, for the host's delay since the browser's last request to it, and
-// starts the delay anew for the browser's next one: the crawl's requests
-// and the browser's to a host are one sequence, spaced by the delay. It
-// returns ctx's error if ctx ends first.
-func (r *run) fetching(ctx context.Context, l *Lease) error {
+// fetching makes the crawl's own request to l's host, about to be sent,
+// one of the host's requests that the browser's count with: it takes one
+// of the host's WithHostWorkers slots, which the browser's requests share
+// (release gives it back, once the response is read), and with a delay,
+// waits for the delay since the browser's last request to the host and
+// starts it anew for the next, so that the crawl's requests and the
+// browser's are one sequence. It returns ctx's error if ctx ends first.
+func (r *run) fetching(ctx context.Context, l *Lease) (release func(), err error) {
+	h := r.render.host(HostKey(l.URL), r.cfg.hostWorkers)
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release = func() { <-h.slots }
 	d := r.cfg.hostDelay
 	if l.Rules != nil {
 		d = max(d, l.Rules.Delay)
 	}
 	if d <= 0 {
-		return nil
+		return release, nil
 	}
-	h := r.render.host(HostKey(l.URL), r.cfg.hostWorkers)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := sleepUntil(ctx, h.next); err != nil {
-		return err
+		release()
+		return nil, err
 	}
 	h.next = time.Now().Add(sched.Jitter(d))
-	return nil
+	return release, nil
 }
 
 // sleepUntil waits until t, or until ctx ends.

@@ -650,3 +650,37 @@ const a = document.createElement("a"); a.href = "/" + ` + next + `; document.bod
 		}
 	}
 }
+
+// TestRenderHostWorkers: the browser's requests to a host and the crawl's
+// own count together against WithHostWorkers: with 2, one worker renders
+// a page whose script fetches 8 URLs at once while the other fetches 12
+// other roots of the host, and the host never has more than 2 requests in
+// flight.
+func TestRenderHostWorkers(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Latency(40 * time.Millisecond)
+	h.Body("/", "text/html", `<!doctype html><body><script>
+Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).then(() => {
+  const a = document.createElement("a"); a.href = "/" + ["done"].join(""); document.body.appendChild(a);
+});
+</script></body></html>`)
+	roots := "http://spa.example/"
+	for i := range 8 {
+		h.Body(fmt.Sprintf("/r/%d", i), "text/plain", "x")
+	}
+	for i := 1; i <= 12; i++ {
+		h.Body(fmt.Sprintf("/o/%d", i), "text/plain", "x")
+		roots += fmt.Sprintf(" http://spa.example/o/%d", i)
+	}
+	h.Page("/done")
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, roots,
+		crawl.WithRobots(false), crawl.WithWorkers(2), crawl.WithHostWorkers(2))
+	if _, ok := res["http://spa.example/done"]; !ok {
+		t.Fatalf("/done not found: the fetches did not all end")
+	}
+	if p := h.Peak(); p > 2 {
+		t.Errorf("peak requests in flight to the host: got %d, want at most 2", p)
+	}
+}
