@@ -803,6 +803,12 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	if typed && extractErr == nil && r.renders(l, p) {
 		w.links, p.DOM, renderErr = r.renderPage(ctx, l, resp, p, w.links)
 		p.Links = w.links
+		if renderErr != nil && ctx.Err() != nil {
+			// Cut short by the end of the Run: the URL goes back
+			// unfinished (see try), and no hook sees the page.
+			res.Err = renderErr
+			return
+		}
 	}
 	// The typed links are weighed before the page hook, which sees what
 	// became of each (Link.Fate).

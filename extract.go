@@ -79,7 +79,9 @@ type Link struct {
 	// "style url", "style @import" in a <style> element; "style attribute
 	// url" in a style attribute). A URL found in markup inside markup (an
 	// iframe's srcdoc, a conditional comment, a data: URI) has the Source
-	// of the construct that names it there.
+	// of the construct that names it there. A link a browser found, with
+	// WithRenderer, has a Source that starts with "render " (see
+	// Rendered).
 	Source string
 	// Rel is the link's relation types, lower case and separated by one
 	// space ("next", "nofollow noopener"), from the rel attribute of a, area

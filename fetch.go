@@ -80,7 +80,9 @@ type Page struct {
 	// Links are the typed links the default extractor found on the page
 	// (for a page of HTML, XHTML, SVG, XML or CSS, and in its headers), in
 	// document order with duplicates, before scope and the robots
-	// directives apply; nil when a custom LinkExtractor is set. Like
+	// directives apply, then, when WithRenderer rendered the page, the
+	// new links the browser found (Source "render ...", see Rendered);
+	// nil when a custom LinkExtractor is set. Like
 	// Body, the slice is valid only during the call.
 	Links []Link
 	// NoIndex and NoFollow report what the page's <meta name="robots">

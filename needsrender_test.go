@@ -67,9 +67,9 @@ func TestNeedsRenderMaze(t *testing.T) {
 
 // TestNeedsRenderDocs classifies the HTML pages of real documentation
 // trees: Go's own (GOROOT/doc, the spec and the memory model, wherever Go
-// is), and those NEEDSRENDER_DIRS names (a list of directories separated
-// by the path list separator), none of which needs rendering. It logs the
-// count of each, and the pages that would be rendered.
+// is), of which none may be rendered, and those NEEDSRENDER_DIRS names (a
+// list of directories separated by the path list separator), which it only
+// logs: the count of each tree's pages, and those that would be rendered.
 func TestNeedsRenderDocs(t *testing.T) {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {

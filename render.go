@@ -66,7 +66,10 @@ type RenderPage struct {
 type BrowserRequest struct {
 	Method string // "GET", "HEAD"; the crawler refuses any other
 	URL    string
-	Header http.Header // the browser's own; the crawler sends its User-Agent
+	// Header is the browser's own, for a Fetch to judge the request by:
+	// none of it is sent; the crawler sends its own headers and
+	// User-Agent.
+	Header http.Header
 	// Role is what the request is to the page: Requisite for what the
 	// page loads (scripts, stylesheets, images, fonts, fetch and
 	// XMLHttpRequest, workers), Navigation for a frame's document.
@@ -90,18 +93,23 @@ type Rendered struct {
 	// The crawler extracts its links as it does a page's (Source "render
 	// dom" for those the static page did not have).
 	DOM []byte
-	// Links are the URLs the browser met that the DOM does not hold:
-	// each request it made (Source "render request"), each URL the page
-	// put in its history by pushState or replaceState ("render
-	// history"), each navigation that a script or a click started
-	// ("render navigation", "render click"). URL is absolute, Page the
-	// page's URL, Role as the browser used it.
+	// Links are the URLs the browser met: each request it made (Source
+	// "render request"), each URL the page put in its history by
+	// pushState or replaceState ("render history"), each main-frame
+	// navigation or window.open, named by what the renderer was doing
+	// when it came ("render navigation" before its first click, "render
+	// click" from then on), and the URL each GET form's submission with
+	// its default values goes to ("render form"). URL is absolute and
+	// Role as the browser used it; the crawler sets Page, and drops the
+	// URLs the static page or the DOM already holds.
 	Links []Link
 }
 
 // ErrRender is wrapped by the error of a Result whose page could not be
 // rendered (a browser that failed, a page cut at its deadline): the links
 // the static page and the partial render held are followed all the same.
+// Run's own error wraps it when the Renderer cannot open its session (a
+// browser that does not start).
 var ErrRender = errors.New("render")
 
 // ErrRenderRefused is wrapped by the error RenderPage.Fetch returns for a
@@ -122,23 +130,29 @@ const (
 	RenderAuto
 )
 
-// WithRenderer sets a Renderer that loads the HTML pages the crawl fetches
-// (PageRequests with a 2xx status and an HTML type; when, says policy) in
-// a browser, and adds what the browser found to the page's typed links,
-// followed by role as the static ones are. Every request the browser makes
-// goes through the crawler: only GET and HEAD, the URL in scope for its
-// role (a requisite on another host only with WithRequisites), allowed by
-// the exclude patterns, the filters and robots.txt, sent by the crawl's
-// client (WithBlockPrivateNetworks, WithTransportWrapper, WithMaxBodySize
-// and WithRequestTimeout apply), to a host at most WithHostWorkers at once
-// and their starts spaced by the host's delay, counted together with the
-// crawl's own requests to the host in this process (a worker may wait for
-// the browser's requests before it sends its own; the frontier is told of
-// each of the browser's requests by Frontier.Pause, so that the other
-// processes of a shared crawl wait the delay too). The
-// document itself is the crawler's response, not fetched again. A page
-// that cannot be rendered keeps its static links and gets a Result error
-// wrapping ErrRender. The default is none: nothing is rendered.
+// WithRenderer sets a Renderer that loads pages the crawl fetches in a
+// browser, and adds what the browser found to the page's typed links,
+// followed by role as the static ones are. The pages are the
+// PageRequests with a 2xx status and an HTML type whose typed links the
+// crawler extracted (not with WithLinkExtractor, nor when a
+// TypedLinkExtractor failed, nor for a body in a content coding the
+// crawler cannot decode); policy says which of them.
+//
+// Every request the browser makes goes through the crawler: only GET and
+// HEAD; the URL in scope for its role (a requisite on another host only
+// with WithRequisites); allowed by the exclude patterns, the filters and
+// robots.txt; sent by the crawl's client (WithBlockPrivateNetworks,
+// WithTransportWrapper, WithMaxBodySize and WithRequestTimeout apply; the
+// trap limits and WithMaxPages do not); to a host at most WithHostWorkers
+// at once, their starts spaced by the host's delay (each pause drawn from
+// [d/2, 3d/2], as the frontier's), counted together with the crawl's own
+// requests to the host in this process. A worker may then wait for the
+// browser's requests before it sends its own; with a delay, the frontier
+// is told of each of the browser's requests (Frontier.Pause), so that the
+// other processes of a shared crawl wait it too. The document itself is
+// the crawler's response, not fetched again. A page that cannot be
+// rendered keeps its static links and gets a Result error wrapping
+// ErrRender. The default is none: nothing is rendered.
 func WithRenderer(r Renderer, policy RenderPolicy) Option {
 	return optionFunc(func(c *config) { c.renderer, c.renderPolicy = r, policy })
 }

@@ -129,7 +129,7 @@ func orUnknown(s string) string {
 // fail_<kind> counters: "timeout", "canceled", "body_too_large",
 // "too_many_redirects", "no_location", "panic", "blocked",
 // "robots_unavailable", "render" (the page was fetched, but its render
-// failed: see ErrRender), "dns", "refused", "disallowed", "network" or
+// failed: see ErrRender; a Renderer's panic is "panic"), "dns", "refused", "disallowed", "network" or
 // "other". A URL not fetched because its host's robots.txt could not be
 // (see RobotsUnavailableError) is "robots_unavailable", apart from the
 // URLs robots.txt disallows ("disallowed"), so that a site that is down

@@ -11,8 +11,8 @@ import (
 
 // Example crawls an application whose links its scripts build, rendering
 // only the pages that look built by their scripts. It is compiled, not run:
-// it needs Chromium and the site; TestRenderFindsWhatScriptsBuild runs the
-// same on real Chromium against a local site.
+// it needs Chromium and the site; TestRenderFindsWhatScriptsBuild runs a
+// like crawl (RenderAll) on real Chromium against a local site.
 func Example() {
 	r := render.New(render.Options{Tabs: 4})
 	c, err := crawl.New(

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/asyncrawl/crawl/crawltest"
@@ -15,9 +16,18 @@ import (
 
 // publicClient returns a client that dials every host name to site, its
 // connections reporting the remote address addrs gives the host, or a
-// public one (93.184.216.34): what WithBlockPrivateNetworks checks.
-func publicClient(site *crawltest.Site, addrs map[string]string) *http.Client {
+// public one (93.184.216.34): what WithBlockPrivateNetworks checks. It
+// counts the dials of each host in dials, when not nil.
+func publicClient(site *crawltest.Site, addrs map[string]string, dials *sync.Map) *http.Client {
+	var mu sync.Mutex
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials != nil {
+			host, _, _ := net.SplitHostPort(addr)
+			mu.Lock()
+			n, _ := dials.LoadOrStore(host, 0)
+			dials.Store(host, n.(int)+1)
+			mu.Unlock()
+		}
 		conn, err := site.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err

@@ -2,7 +2,7 @@
 // crawler's own policy: it implements crawl.Renderer, for crawl.WithRenderer.
 //
 //	r := render.New(render.Options{Tabs: 4})
-//	c, err := crawl.New(crawl.WithRenderer(r, crawl.RenderAll), crawl.WithRequisites())
+//	c, err := crawl.New(crawl.WithRenderer(r, crawl.RenderAll), crawl.WithRequisites(true))
 //
 // Each Run opens one browser, with a profile of its own (cookies and
 // storage are the Run's, never shared with another), and a pool of tabs.
@@ -15,8 +15,10 @@
 // Options.Clicks elements that have a click handler or look like a
 // navigation control (in open shadow roots too; an element a click
 // revealed first, else in document order; an element again only when a
-// click changed its handlers), and submits the page's GET forms with their
-// default values; it never submits a POST form, nor types into a field. A navigation that a script, a click
+// click changed its handlers), and then records, for each of the page's
+// GET forms, the URL its submission with its default values goes to (also
+// when Clicks is negative); it never submits a POST form, nor types into a
+// field. A navigation that a script, a click
 // or a form starts is recorded and stopped, so the page stays loaded;
 // window.open is recorded and opens nothing; history.pushState and
 // replaceState URLs are recorded. The DOM is then read.
@@ -71,11 +73,12 @@ type Options struct {
 	// it gives what was found until then and an error.
 	Timeout time.Duration
 	// Quiet is how long the page's requests must have been quiet before
-	// the clicks begin (half of it after each click, and after the forms
-	// are submitted); 0 means DefaultQuiet.
+	// the clicks begin (half of it after each click); 0 means
+	// DefaultQuiet.
 	Quiet time.Duration
 	// Clicks is the most elements clicked on a page; 0 means
-	// DefaultClicks, negative none.
+	// DefaultClicks, negative none (the GET forms' URLs are recorded all
+	// the same).
 	Clicks int
 }
 
@@ -286,7 +289,14 @@ func (b *browser) newTab() (*tab, error) {
 			pr := t.cur
 			t.mu.Unlock()
 			if pr != nil && json.Unmarshal([]byte(e.Payload), &rec) == nil {
-				pr.record(crawl.Navigation, rec[0], rec[1])
+				source := rec[0]
+				if source == "navigation" {
+					// window.open: named by what the renderer is doing.
+					pr.mu.Lock()
+					source = pr.phase
+					pr.mu.Unlock()
+				}
+				pr.record(crawl.Navigation, source, rec[1])
 			}
 			return
 		}
@@ -456,7 +466,7 @@ type pageRun struct {
 
 	mu       sync.Mutex
 	served   bool   // the document was served
-	phase    string // what starts a main-frame navigation now: "navigation", "click", "form"
+	phase    string // what starts a main-frame navigation now: "navigation", "click"
 	inflight int
 	last     time.Time // when the last request started or ended
 	links    []crawl.Link
@@ -663,19 +673,20 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 		err = pr.quiet(pr.quietFor / 2)
 	}
 	if err == nil {
-		pr.setPhase("form")
-		var n int
-		n, err = chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
-  let n = 0;
+		// The URL each GET form would navigate to with its default
+		// values, as the HTML standard builds it (its action, the query
+		// replaced by its form data), recorded without navigating: one
+		// submission in flight would cancel the next.
+		_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
   for (const f of Array.from(document.forms)) {
-    if ((f.method || "get").toLowerCase() !== "get") continue;
-    try { HTMLFormElement.prototype.submit.call(f); n++; } catch (e) {}
+    if (f.method !== "get") continue;
+    try {
+      const u = new URL(f.action, location.href);
+      u.search = new URLSearchParams(new FormData(f)).toString();
+      window.__crawlRecord(JSON.stringify(["form", u.href]));
+    } catch (e) {}
   }
-  return n;
-})()`))
-		if err == nil && n > 0 {
-			err = pr.quiet(pr.quietFor / 2)
-		}
+})()`, chromedp.EvalIgnoreExceptions))
 	}
 	// What the page shows, read even when it was cut short, within a
 	// moment of its own.

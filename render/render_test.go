@@ -221,8 +221,9 @@ fetch("/" + "fine");
 	h.Body("/fine", "text/plain", "x")
 	site.Body("/loop", "text/plain", "x")
 	site.Body("/latest", "text/plain", "x")
+	var dials sync.Map // host -> dials
 	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/",
-		crawl.WithHTTPClient(publicClient(site, map[string]string{"metadata.example": "169.254.169.254"})),
+		crawl.WithHTTPClient(publicClient(site, map[string]string{"metadata.example": "169.254.169.254"}, &dials)),
 		crawl.WithBlockPrivateNetworks(true), crawl.WithRequisites(true), crawl.WithRobots(false))
 	if r := res["http://spa.example/"]; r.Err != nil {
 		t.Errorf("root: got Err %v", r.Err)
@@ -235,11 +236,16 @@ fetch("/" + "fine");
 	if n := h.Count("/fine"); n < 1 {
 		t.Errorf("/fine: the server got %d requests, want at least 1", n)
 	}
-	for u, r := range res {
-		if strings.Contains(u, "/loop") || strings.Contains(u, "/latest") {
-			if !errors.Is(r.Err, crawl.ErrBlockedAddress) {
-				t.Errorf("%s: got Err %v, want ErrBlockedAddress", u, r.Err)
-			}
+	// Queued as requisites, each blocked again when the crawl fetches it.
+	for _, u := range []string{"http://127.0.0.1:" + strings.Split(site.Addr(), ":")[1] + "/loop", "http://10.0.0.7/intranet", "http://metadata.example/latest"} {
+		if r, ok := res[u]; !ok || !errors.Is(r.Err, crawl.ErrBlockedAddress) {
+			t.Errorf("%s: got Result %+v (present %v), want one wrapping ErrBlockedAddress", u, r, ok)
+		}
+	}
+	// An address literal is refused before any dial.
+	for _, host := range []string{"127.0.0.1", "10.0.0.7"} {
+		if n, _ := dials.Load(host); n != nil {
+			t.Errorf("%s: dialled %v times, want 0", host, n)
 		}
 	}
 }
@@ -304,7 +310,8 @@ const a = document.createElement("a"); a.href = "/" + ["after", "hang"].join("/"
 }
 
 // TestRenderCancel: a Run cancelled while a page renders returns, the
-// page goes back unfinished (no Result), and no browser process remains.
+// page goes back unfinished (no Result, no page hook call), and no browser
+// process remains.
 func TestRenderCancel(t *testing.T) {
 	needBrowser(t)
 	site := crawltest.Start(t)
@@ -327,7 +334,8 @@ func TestRenderCancel(t *testing.T) {
 	res := map[string]crawl.Result{}
 	c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithRobots(false),
 		crawl.WithRenderer(render.New(render.Options{Timeout: time.Minute}), crawl.RenderAll),
-		crawl.WithResultHook(func(r crawl.Result) { mu.Lock(); res[r.URL] = r; mu.Unlock() }))
+		crawl.WithResultHook(func(r crawl.Result) { mu.Lock(); res[r.URL] = r; mu.Unlock() }),
+		crawl.WithPageHook(func(p *crawl.Page) { t.Errorf("the page hook saw %s, a page given back unfinished", p.URL) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,6 +433,7 @@ func TestRenderInteraction(t *testing.T) {
 	h := site.Host("spa.example")
 	h.Body("/", "text/html", `<!doctype html><body>
 <form id="g" method="get" action="/search"><input name="q" value="default"><input type="hidden" name="lang" value="en"></form>
+<form id="g2" action="/filter"><input name="tag" value="go"></form>
 <form id="p" method="post" action="/order"><input name="card" value="4111"><button type="submit">buy</button></form>
 <div id="menu">menu</div>
 <script>
@@ -434,12 +443,15 @@ document.getElementById("menu").addEventListener("click", () => {
 });
 </script></body></html>`)
 	h.Page("/search")
+	h.Page("/filter")
 	h.Page("/menu/open")
 	h.Page("/menu/nav")
 	h.Page("/order")
 	_, links, _ := crawlRendered(t, site, render.Options{}, "http://spa.example/", crawl.WithRobots(false))
-	if n := h.Count("/search?q=default&lang=en"); n != 1 {
-		t.Errorf("GET form with its defaults: got %d requests, want 1 (requests %v)", n, h.Requests())
+	for _, uri := range []string{"/search?q=default&lang=en", "/filter?tag=go"} {
+		if n := h.Count(uri); n != 1 {
+			t.Errorf("GET form with its defaults, %s: got %d requests, want 1 (requests %v)", uri, n, h.Requests())
+		}
 	}
 	for _, r := range h.Requests() {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -453,7 +465,7 @@ document.getElementById("menu").addEventListener("click", () => {
 	for _, l := range links["http://spa.example/"] {
 		src[l.URL.RequestURI()] = l.Source
 	}
-	for uri, want := range map[string]string{"/menu/open": "render dom", "/menu/nav": "render click", "/search?q=default&lang=en": "render form"} {
+	for uri, want := range map[string]string{"/menu/open": "render dom", "/menu/nav": "render click", "/search?q=default&lang=en": "render form", "/filter?tag=go": "render form"} {
 		if src[uri] != want {
 			t.Errorf("%s: got Source %q, want %q (links %v)", uri, src[uri], want, src)
 		}
