@@ -53,6 +53,16 @@ import (
 	"github.com/asyncrawl/crawl"
 )
 
+// Bounds on what a page can make the renderer hold, whatever it does: the
+// DOM read is cut after MaxDOM characters (UTF-16 code units, as
+// JavaScript counts them), and past MaxLinks requests, history entries and
+// navigations of one page the rest are not recorded (the crawler's own
+// WithMaxLinksPerPage then applies to what is).
+const (
+	MaxDOM   = 8 << 20
+	MaxLinks = 5000
+)
+
 // Defaults of Options.
 const (
 	DefaultTabs    = 4
@@ -225,6 +235,7 @@ func (s *session) browser(ctx context.Context) (*browser, error) {
 	if s.b != nil && s.b.bctx.Err() == nil {
 		return s.b, nil
 	}
+	// Dead, or killed for not answering: a new one.
 	if s.b != nil {
 		s.b.stop()
 		s.b = nil
@@ -373,14 +384,47 @@ func (t *tab) fulfill(ctx context.Context, id fetch.RequestID, status int, h htt
 	}))
 }
 
-// take returns an idle tab, or a new one.
-func (b *browser) take() (*tab, error) {
+// take returns an idle tab, or a new one opened within ctx: a browser
+// busy with a page that ate it can leave the opening of a tab unanswered.
+func (b *browser) take(ctx context.Context) (*tab, error) {
 	select {
 	case t := <-b.tabs:
 		return t, nil
 	default:
-		return b.newTab()
 	}
+	type opened struct {
+		t   *tab
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		t, err := b.newTab()
+		ch <- opened{t, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.t, o.err
+	case <-ctx.Done():
+		// The call ends when the browser does (see kill); a tab opened
+		// too late is closed.
+		go func() {
+			if o := <-ch; o.t != nil {
+				o.t.cancel()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// kill stops b, the session's browser, when it does not answer: the next
+// page starts a new one.
+func (s *session) kill(b *browser) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b == b {
+		s.b = nil
+	}
+	b.stop()
 }
 
 // Render loads p in a tab and returns what it showed (see the package doc).
@@ -415,8 +459,14 @@ func (s *session) render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rende
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := b.take()
+	tctx, tcancel := context.WithTimeout(ctx, s.r.opts.Timeout)
+	t, err := b.take(tctx)
+	tcancel()
 	if err != nil {
+		if ctx.Err() == nil {
+			// No tab within a page's time: the browser is stuck.
+			s.kill(b)
+		}
 		return nil, b, fmt.Errorf("render: open a tab: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(t.ctx, s.r.opts.Timeout)
@@ -479,7 +529,9 @@ func (pr *pageRun) record(role crawl.LinkRole, source, raw string) {
 	}
 	u.Fragment, u.RawFragment = "", ""
 	pr.mu.Lock()
-	pr.links = append(pr.links, crawl.Link{URL: u, Role: role, Source: "render " + source})
+	if len(pr.links) < MaxLinks {
+		pr.links = append(pr.links, crawl.Link{URL: u, Role: role, Source: "render " + source})
+	}
 	pr.mu.Unlock()
 }
 
@@ -697,7 +749,8 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 		defer cancel()
 	}
 	rd := &crawl.Rendered{}
-	dom, derr := chromedp.Run(rctx, chromedp.Evaluate[string](`document.documentElement ? document.documentElement.outerHTML : ""`))
+	dom, derr := chromedp.Run(rctx, chromedp.Evaluate[string](fmt.Sprintf(
+		`document.documentElement ? document.documentElement.outerHTML.slice(0, %d) : ""`, MaxDOM)))
 	if derr == nil {
 		rd.DOM = []byte(dom)
 	} else if err == nil {

@@ -696,3 +696,58 @@ Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).
 		t.Errorf("peak requests in flight to the host: got %d, want at most 2", p)
 	}
 }
+
+// TestRenderHostilePage: a page that builds a DOM of 20 million
+// characters (hidden, so that laying it out does not take the browser
+// minutes) is read up to MaxDOM, its Result without error, and the crawl
+// goes on to the page after it.
+func TestRenderHostilePage(t *testing.T) {
+	needBrowser(t)
+	for _, tt := range []struct {
+		name, script string
+		check        func(p *crawl.Page) string
+	}{
+		{"dom", `const p = document.createElement("p"); p.style.display = "none"; p.textContent = "x".repeat(20000000); document.body.appendChild(p);`,
+			func(p *crawl.Page) string {
+				if n := len(p.DOM); n < 1<<20 || n > render.MaxDOM*3 {
+					return fmt.Sprintf("the DOM read: %d bytes, want over 1 MiB, and at most MaxDOM (%d) characters", n, render.MaxDOM)
+				}
+				return ""
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site := crawltest.Start(t)
+			h := site.Host("spa.example")
+			h.Body("/", "text/html", `<!doctype html><body><a href="/after">after</a><script>`+tt.script+`</script></body></html>`)
+			h.Page("/after")
+			var mu sync.Mutex
+			var problem string
+			c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithRobots(false), crawl.WithMaxLinksPerPage(100),
+				crawl.WithRenderer(render.New(render.Options{Clicks: -1, Quiet: 200 * time.Millisecond}), crawl.RenderAll),
+				crawl.WithResultHook(func(r crawl.Result) {
+					if r.Err != nil {
+						t.Errorf("%s: %v", r.URL, r.Err)
+					}
+				}),
+				crawl.WithPageHook(func(p *crawl.Page) {
+					if p.URL.Path == "/" {
+						mu.Lock()
+						problem = tt.check(p)
+						mu.Unlock()
+					}
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Run(context.Background(), "http://spa.example/"); err != nil {
+				t.Fatal(err)
+			}
+			if problem != "" {
+				t.Error(problem)
+			}
+			if n := h.Count("/after"); n != 1 {
+				t.Errorf("/after: %d requests, want 1: the crawl did not go on", n)
+			}
+		})
+	}
+}
