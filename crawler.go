@@ -49,7 +49,9 @@
 // robots.txt obeyed (WithRobots, on by default, with its Crawl-delay capped
 // at 30s), and a 429 or 503 with Retry-After pausing the whole host. A URL
 // waiting for its host never holds a worker: the workers take whatever URL
-// of any host may go now, so a slow host does not slow the others. Budgets
+// of any host may go now, so a slow host does not slow the others (with
+// WithRenderer, a worker may wait for the browser's requests to its URL's
+// host: see WithRenderer). Budgets
 // (WithMaxDepth, WithMaxPages, WithMaxDuration) end a crawl early and
 // exactly.
 //
@@ -710,8 +712,7 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		r.redirect(l, resp, res, w)
 		return finished, time.Time{}
 	}
-	r.read(ctx, w, l, resp, res)
-	if res.Err != nil && ctx.Err() != nil && errors.Is(res.Err, ErrRender) {
+	if cut := r.read(ctx, w, l, resp, res); cut {
 		// A render cut short by the end of the Run, as a fetch would be.
 		res.Tries--
 		return giveBack, time.Time{}
@@ -720,8 +721,10 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 }
 
 // read makes the Page of a response that is not a redirect, shows it to
-// the page hook and follows its links.
-func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res *Result) {
+// the page hook and follows its links. cut reports a render that the end
+// of the Run cut short: the page is then left unread, for its URL to go
+// back unfinished.
+func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res *Result) (cut bool) {
 	// The page hook and a link extractor get their own copy of the URL,
 	// and of the document base: what they do to them does not change
 	// what links resolve against. The three are one allocation.
@@ -805,9 +808,8 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		p.Links = w.links
 		if renderErr != nil && ctx.Err() != nil {
 			// Cut short by the end of the Run: the URL goes back
-			// unfinished (see try), and no hook sees the page.
-			res.Err = renderErr
-			return
+			// unfinished, and no hook sees the page.
+			return true
 		}
 	}
 	// The typed links are weighed before the page hook, which sees what
@@ -862,6 +864,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	if err := r.follow(w, l, base, links, PageRequest, l.Depth+1, res); err != nil {
 		res.Err = err
 	}
+	return false
 }
 
 // overload pauses the whole host of l when a 429 or 503 response says,

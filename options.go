@@ -469,7 +469,9 @@ func WithResultHook(f func(Result)) Option {
 // WithHostWorkers sets how many requests may be in flight at once to one
 // host (scheme, host and port), robots.txt requests included. It composes
 // with WithWorkers: a worker never waits for a busy host while URLs of other
-// hosts are ready. The default is 8; n must be at least 1.
+// hosts are ready (with WithRenderer, it may wait for the browser's
+// requests to its URL's host, which count too). The default is 8; n must
+// be at least 1.
 func WithHostWorkers(n int) Option {
 	return optionFunc(func(c *config) { c.hostWorkers = n })
 }
@@ -479,7 +481,9 @@ func WithHostWorkers(n int) Option {
 // average and never under d/2, as Scrapy's randomised delay. A robots.txt
 // Crawl-delay larger than d replaces it for its host, capped at
 // MaxCrawlDelay (30s). A URL waiting for its host's delay never holds a
-// worker. The default is 0, no delay; d must not be negative.
+// worker (with WithRenderer, a worker may wait the delay after the
+// browser's last request to its URL's host). The default is 0, no delay;
+// d must not be negative.
 func WithHostDelay(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.hostDelay = d })
 }

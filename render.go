@@ -175,30 +175,57 @@ func NeedsRender(body []byte) bool {
 // the browser requests.
 type renderer struct {
 	session RenderSession
+	workers int // WithHostWorkers
 	mu      sync.Mutex
 	hosts   map[string]*browserHost // by HostKey
 }
 
-// browserHost is the politeness of one host towards the browser's
-// requests, and its robots.txt rules as the browser's requests found them.
+// browserHost is the politeness of one host towards the requests the
+// crawl and the browser send it from this process, and its robots.txt
+// rules as the browser's requests found them.
 type browserHost struct {
 	slots chan struct{} // WithHostWorkers wide
 	mu    sync.Mutex    // held while a request waits for the delay
 	next  time.Time     // the earliest start of the next request
 
-	once   sync.Once
-	robots *hostRobots
+	robotsMu sync.Mutex  // held while the robots.txt is fetched
+	robots   *hostRobots // nil until known
 }
 
-func (rr *renderer) host(key string, workers int) *browserHost {
+func (rr *renderer) host(key string) *browserHost {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	h := rr.hosts[key]
 	if h == nil {
-		h = &browserHost{slots: make(chan struct{}, workers)}
+		h = &browserHost{slots: make(chan struct{}, rr.workers)}
 		rr.hosts[key] = h
 	}
 	return h
+}
+
+// enter makes a request to the host one of its requests in flight: it
+// takes one of the host's slots (release gives it back) and, with a delay
+// d, waits until d (jittered) after the start of the one before, and
+// returns when the next may start. It returns ctx's error if ctx ends
+// first, holding nothing.
+func (h *browserHost) enter(ctx context.Context, d time.Duration) (release func(), next time.Time, err error) {
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, time.Time{}, ctx.Err()
+	}
+	release = func() { <-h.slots }
+	if d <= 0 {
+		return release, time.Time{}, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := sleepUntil(ctx, h.next); err != nil {
+		release()
+		return nil, time.Time{}, err
+	}
+	h.next = time.Now().Add(sched.Jitter(d))
+	return release, h.next, nil
 }
 
 // renders reports whether the page of l, fetched as resp, is rendered.
@@ -305,32 +332,24 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 		}
 	}
 	hkey := HostKey(key)
-	h := r.render.host(hkey, r.cfg.hostWorkers)
+	h := r.render.host(hkey)
+	d := r.cfg.hostDelay
 	if r.cfg.robots {
-		if err := r.browserRobots(ctx, h, hkey, key); err != nil {
+		rules, err := r.browserRobots(ctx, h, hkey, key)
+		if err != nil {
 			return nil, err
 		}
+		d = max(d, rules.CrawlDelay())
 	}
-	// The host's politeness: at most WithHostWorkers of the browser's
-	// requests and the crawl's at once, their starts spaced by the host's
-	// delay (see fetching).
-	select {
-	case h.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	// The host's politeness, with the crawl's own requests (see fetching).
+	release, next, err := h.enter(ctx, d)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-h.slots }()
-	if d := r.browserDelay(h); d > 0 {
-		h.mu.Lock()
-		if err := sleepUntil(ctx, h.next); err != nil {
-			h.mu.Unlock()
-			return nil, err
-		}
-		h.next = time.Now().Add(sched.Jitter(d))
-		next := h.next
-		h.mu.Unlock()
-		// The crawl's own next request to the host waits for the delay
-		// too (across processes, for a shared frontier).
+	defer release()
+	if !next.IsZero() {
+		// The crawl's next request to the host waits for the delay too,
+		// in the other processes of a shared frontier.
 		if err := r.front.Pause(ctx, hkey, next); err != nil && ctx.Err() == nil {
 			r.cfg.logger.Error("frontier", "err", err, "url", key)
 		}
@@ -344,35 +363,15 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 }
 
 // fetching makes the crawl's own request to l's host, about to be sent,
-// one of the host's requests that the browser's count with: it takes one
-// of the host's WithHostWorkers slots, which the browser's requests share
-// (release gives it back, once the response is read), and with a delay,
-// waits for the delay since the browser's last request to the host and
-// starts it anew for the next, so that the crawl's requests and the
-// browser's are one sequence. It returns ctx's error if ctx ends first.
+// one of the host's requests that the browser's count with (see enter):
+// release gives its slot back once the response is read.
 func (r *run) fetching(ctx context.Context, l *Lease) (release func(), err error) {
-	h := r.render.host(HostKey(l.URL), r.cfg.hostWorkers)
-	select {
-	case h.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	release = func() { <-h.slots }
 	d := r.cfg.hostDelay
 	if l.Rules != nil {
 		d = max(d, l.Rules.Delay)
 	}
-	if d <= 0 {
-		return release, nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := sleepUntil(ctx, h.next); err != nil {
-		release()
-		return nil, err
-	}
-	h.next = time.Now().Add(sched.Jitter(d))
-	return release, nil
+	release, _, err = r.render.host(HostKey(l.URL)).enter(ctx, d)
+	return release, err
 }
 
 // sleepUntil waits until t, or until ctx ends.
@@ -391,43 +390,40 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// browserDelay is the host's delay: the larger of WithHostDelay and its
-// Crawl-delay.
-func (r *run) browserDelay(h *browserHost) time.Duration {
-	d := r.cfg.hostDelay
-	if h.robots != nil && h.robots.rules != nil {
-		d = max(d, h.robots.rules.CrawlDelay())
-	}
-	return d
-}
-
 // browserRobots checks key, a URL of the host hkey, against the host's
 // robots.txt: the rules the crawl already holds, or else the robots.txt
-// fetched once for the browser's requests.
-func (r *run) browserRobots(ctx context.Context, h *browserHost, hkey, key string) error {
-	h.once.Do(func() {
+// fetched for the browser's requests, once, unless the fetch was cut by
+// ctx (the next request asks again). It returns the rules (nil: none).
+func (r *run) browserRobots(ctx context.Context, h *browserHost, hkey, key string) (*robots.Rules, error) {
+	h.robotsMu.Lock()
+	if h.robots == nil {
 		if v, ok := r.rules.m.Load(hkey); ok {
 			h.robots = v.(*hostRobots)
-			return
+		} else {
+			var buf []byte
+			body, _, err := r.fetch.robots(ctx, &buf, hkey+"/robots.txt")
+			switch {
+			case err != nil && ctx.Err() != nil:
+				h.robotsMu.Unlock()
+				return nil, err
+			case err != nil:
+				h.robots = &hostRobots{deny: &RobotsUnavailableError{URL: hkey + "/robots.txt", Err: err}}
+			case body != nil:
+				h.robots = &hostRobots{rules: robots.Parse(body, r.cfg.userAgent, MaxCrawlDelay)}
+			default:
+				h.robots = &hostRobots{}
+			}
 		}
-		var buf []byte
-		body, _, err := r.fetch.robots(ctx, &buf, hkey+"/robots.txt")
-		switch {
-		case err != nil:
-			h.robots = &hostRobots{deny: &RobotsUnavailableError{URL: hkey + "/robots.txt", Err: err}}
-		case body != nil:
-			h.robots = &hostRobots{rules: robots.Parse(body, r.cfg.userAgent, MaxCrawlDelay)}
-		default:
-			h.robots = &hostRobots{}
-		}
-	})
-	if h.robots.deny != nil {
-		return fmt.Errorf("browser request %s: %w: %w", key, ErrRenderRefused, h.robots.deny)
 	}
-	if !h.robots.rules.Allowed(key[len(hkey):]) {
-		return fmt.Errorf("browser request %s: %w: %w", key, ErrRenderRefused, ErrDisallowed)
+	hr := h.robots
+	h.robotsMu.Unlock()
+	if hr.deny != nil {
+		return nil, fmt.Errorf("browser request %s: %w: %w", key, ErrRenderRefused, hr.deny)
 	}
-	return nil
+	if !hr.rules.Allowed(key[len(hkey):]) {
+		return nil, fmt.Errorf("browser request %s: %w: %w", key, ErrRenderRefused, ErrDisallowed)
+	}
+	return hr.rules, nil
 }
 
 // openRenderer opens the Run's render session, if it renders.
@@ -446,7 +442,7 @@ func (r *run) openRenderer(ctx context.Context) error {
 	if s == nil {
 		return fmt.Errorf("%w: open: no session", ErrRender)
 	}
-	r.render = &renderer{session: s, hosts: map[string]*browserHost{}}
+	r.render = &renderer{session: s, workers: r.cfg.hostWorkers, hosts: map[string]*browserHost{}}
 	return nil
 }
 

@@ -385,8 +385,9 @@ func (t *tab) fulfill(ctx context.Context, id fetch.RequestID, status int, h htt
 }
 
 // take returns an idle tab, or a new one opened within ctx: a browser
-// busy with a page that ate it can leave the opening of a tab unanswered.
-func (b *browser) take(ctx context.Context) (*tab, error) {
+// busy with a page that ate it can leave the opening of a tab unanswered,
+// and is then killed (the opening ends with it) before take returns.
+func (s *session) take(ctx context.Context, b *browser) (*tab, error) {
 	select {
 	case t := <-b.tabs:
 		return t, nil
@@ -405,13 +406,10 @@ func (b *browser) take(ctx context.Context) (*tab, error) {
 	case o := <-ch:
 		return o.t, o.err
 	case <-ctx.Done():
-		// The call ends when the browser does (see kill); a tab opened
-		// too late is closed.
-		go func() {
-			if o := <-ch; o.t != nil {
-				o.t.cancel()
-			}
-		}()
+		s.kill(b)
+		if o := <-ch; o.t != nil {
+			o.t.cancel()
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -460,13 +458,9 @@ func (s *session) render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rende
 		return nil, nil, err
 	}
 	tctx, tcancel := context.WithTimeout(ctx, s.r.opts.Timeout)
-	t, err := b.take(tctx)
+	t, err := s.take(tctx, b)
 	tcancel()
 	if err != nil {
-		if ctx.Err() == nil {
-			// No tab within a page's time: the browser is stuck.
-			s.kill(b)
-		}
 		return nil, b, fmt.Errorf("render: open a tab: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(t.ctx, s.r.opts.Timeout)

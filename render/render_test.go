@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -747,6 +748,82 @@ func TestRenderHostilePage(t *testing.T) {
 			}
 			if n := h.Count("/after"); n != 1 {
 				t.Errorf("/after: %d requests, want 1: the crawl did not go on", n)
+			}
+		})
+	}
+}
+
+// TestRenderRobotsCut: a robots.txt that the browser's request needed, its
+// fetch cut by the page's deadline, is not taken for an unavailable one:
+// the next page's request to the host asks for it again, and is allowed.
+func TestRenderRobotsCut(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	other := site.Host("other.example")
+	var robotsAsked atomic.Int32
+	other.Handle("/robots.txt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if robotsAsked.Add(1) == 1 {
+			select { // past the first page's render deadline
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second):
+			}
+			return
+		}
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+	}))
+	page := func(n string) string {
+		return `<!doctype html><body><a href="/two">two</a><script>
+const add = (p) => { const a = document.createElement("a"); a.href = p; document.body.appendChild(a); };
+fetch("http://other" + ".example/x` + n + `", {mode: "no-cors"}).then(() => add("/ok` + n + `"), () => add("/failed` + n + `"));
+</script></body></html>`
+	}
+	h.Body("/", "text/html", page("1"))
+	h.Body("/two", "text/html", page("2"))
+	for _, p := range []string{"/ok1", "/failed1", "/ok2", "/failed2"} {
+		h.Page(p)
+	}
+	other.Body("/x1", "text/plain", "x")
+	other.Body("/x2", "text/plain", "x")
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1, Timeout: 2 * time.Second}, "http://spa.example/",
+		crawl.WithWorkers(1), crawl.WithRequisites(true))
+	if r := res["http://spa.example/"]; !errors.Is(r.Err, crawl.ErrRender) {
+		t.Errorf("/: got Err %v, want ErrRender (its render cut while robots.txt stalled)", r.Err)
+	}
+	if _, ok := res["http://spa.example/ok2"]; !ok {
+		t.Errorf("the second page's fetch of other.example failed: robots.txt asked %d times; Results %v", robotsAsked.Load(), slices.Collect(maps.Keys(res)))
+	}
+}
+
+// TestRenderOpenFails: a Renderer whose browser does not start fails the
+// Run at its start, before any request, with an error wrapping ErrRender;
+// with no browser on PATH, wrapping render.ErrNoBrowser too.
+func TestRenderOpenFails(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		opts      render.Options
+		path      bool // PATH emptied
+		noBrowser bool
+	}{
+		{"no such program", render.Options{Exec: filepath.Join(t.TempDir(), "chromium")}, false, false},
+		{"none on PATH", render.Options{}, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path {
+				t.Setenv("PATH", t.TempDir())
+			}
+			site := crawltest.Start(t)
+			site.Page("/")
+			c, err := crawl.New(crawl.WithHTTPClient(site.Client()), crawl.WithRenderer(render.New(tt.opts), crawl.RenderAll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Run(context.Background(), "http://spa.example/")
+			if !errors.Is(err, crawl.ErrRender) || errors.Is(err, render.ErrNoBrowser) != tt.noBrowser {
+				t.Errorf("Run: got %v, want an error wrapping ErrRender (and ErrNoBrowser: %v)", err, tt.noBrowser)
+			}
+			if n := site.Total(); n != 0 {
+				t.Errorf("the site got %d requests, want 0", n)
 			}
 		})
 	}
