@@ -828,3 +828,38 @@ func TestRenderOpenFails(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderStuckBrowser: a page that keeps the browser busy past its
+// deadline (100,000 history.pushState calls) is cut; the next
+// page's tab does not open in time, so the browser is killed and a new one
+// renders that page; Run returns, and nothing of the first browser is left.
+func TestRenderStuckBrowser(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	var trees []map[int]string
+	h.Body("/", "text/html", `<!doctype html><body><a href="/next">next</a><script>
+for (let i = 0; i < 100000; i++) history.pushState({}, "", "/" + ["h", i].join("/"));
+</script></body></html>`)
+	h.Handle("/next", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trees = append(trees, browserTree(t, os.Getpid()))
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<!doctype html><body><script>
+const a = document.createElement("a"); a.href = "/" + ["after"].join(""); document.body.appendChild(a);
+</script></body></html>`)
+	}))
+	h.Page("/after")
+	res, _, _ := crawlRendered(t, site, render.Options{Tabs: 1, Clicks: -1, Timeout: 3 * time.Second}, "http://spa.example/",
+		crawl.WithRobots(false), crawl.WithWorkers(1), crawl.WithMaxLinksPerPage(10))
+	if r := res["http://spa.example/"]; !errors.Is(r.Err, crawl.ErrRender) {
+		t.Errorf("/: got Err %v, want ErrRender", r.Err)
+	}
+	if _, ok := res["http://spa.example/after"]; !ok {
+		t.Errorf("/after not found: /next was not rendered (Results %v)", slices.Collect(maps.Keys(res)))
+	}
+	for _, tree := range trees {
+		if pids := alive(tree); len(pids) > 0 {
+			t.Errorf("browser processes after Run returned: %v", pids)
+		}
+	}
+}
