@@ -376,21 +376,10 @@ func TestRenderPoliteness(t *testing.T) {
 	site := crawltest.Start(t)
 	h := site.Host("spa.example")
 	h.Latency(30 * time.Millisecond)
-	h.Body("/", "text/html", `<!doctype html><body><a href="/s/1">1</a><a href="/s/2">2</a><a href="/s/3">3</a><script>
-Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).then(() => {
-  const a = document.createElement("a"); a.href = "/" + ["done"].join(""); document.body.appendChild(a);
-});
-</script></body></html>`)
-	for i := range 8 {
-		h.Body(fmt.Sprintf("/r/%d", i), "text/plain", "x")
-	}
-	roots := "http://spa.example/"
-	for i := 1; i <= 12; i++ {
+	roots := busyHost(h, `<a href="/s/1">1</a><a href="/s/2">2</a><a href="/s/3">3</a>`)
+	for i := 1; i <= 3; i++ {
 		h.Body(fmt.Sprintf("/s/%d", i), "text/plain", "x")
-		h.Body(fmt.Sprintf("/o/%d", i), "text/plain", "x")
-		roots += fmt.Sprintf(" http://spa.example/o/%d", i)
 	}
-	h.Page("/done")
 	const d = 60 * time.Millisecond
 	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, roots,
 		crawl.WithRobots(false), crawl.WithWorkers(2), crawl.WithHostWorkers(2), crawl.WithHostDelay(d))
@@ -423,6 +412,29 @@ Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).
 	if browser != 8 {
 		t.Fatalf("got %d browser requests, want 8", browser)
 	}
+}
+
+// busyHost serves on h a page "/" whose script fetches /r/0 to /r/7 at
+// once, then links to /done, after the markup extra; and 12 other pages,
+// /o/1 to /o/12. It returns the roots of a crawl of them all, separated by
+// spaces: while one worker renders "/", the others fetch the host's other
+// roots.
+func busyHost(h *crawltest.Host, extra string) string {
+	h.Body("/", "text/html", `<!doctype html><body>`+extra+`<script>
+Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).then(() => {
+  const a = document.createElement("a"); a.href = "/" + ["done"].join(""); document.body.appendChild(a);
+});
+</script></body></html>`)
+	for i := range 8 {
+		h.Body(fmt.Sprintf("/r/%d", i), "text/plain", "x")
+	}
+	roots := "http://" + h.Name() + "/"
+	for i := 1; i <= 12; i++ {
+		h.Body(fmt.Sprintf("/o/%d", i), "text/plain", "x")
+		roots += fmt.Sprintf(" http://%s/o/%d", h.Name(), i)
+	}
+	h.Page("/done")
+	return roots
 }
 
 // TestRenderInteraction: the page's GET form is submitted with its default
@@ -674,20 +686,7 @@ func TestRenderHostWorkers(t *testing.T) {
 	site := crawltest.Start(t)
 	h := site.Host("spa.example")
 	h.Latency(40 * time.Millisecond)
-	h.Body("/", "text/html", `<!doctype html><body><script>
-Promise.all(Array.from({length: 8}, (_, i) => fetch("/" + ["r", i].join("/")))).then(() => {
-  const a = document.createElement("a"); a.href = "/" + ["done"].join(""); document.body.appendChild(a);
-});
-</script></body></html>`)
-	roots := "http://spa.example/"
-	for i := range 8 {
-		h.Body(fmt.Sprintf("/r/%d", i), "text/plain", "x")
-	}
-	for i := 1; i <= 12; i++ {
-		h.Body(fmt.Sprintf("/o/%d", i), "text/plain", "x")
-		roots += fmt.Sprintf(" http://spa.example/o/%d", i)
-	}
-	h.Page("/done")
+	roots := busyHost(h, "")
 	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, roots,
 		crawl.WithRobots(false), crawl.WithWorkers(2), crawl.WithHostWorkers(2))
 	if _, ok := res["http://spa.example/done"]; !ok {
