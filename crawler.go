@@ -551,8 +551,13 @@ func (r *run) work(ctx, wctx context.Context, i int) {
 	w := &worker{keys: make(map[string]struct{})}
 	defer r.unhold(i)
 	pause := time.Duration(0)
+	var next *Lease // the lease an AckTake returned
 	for {
-		l, err := r.front.Take(wctx)
+		l, err := next, error(nil)
+		next = nil
+		if l == nil {
+			l, err = r.front.Take(wctx)
+		}
 		if err != nil {
 			if wctx.Err() != nil || errors.Is(err, ErrFrontierClosed) {
 				if wctx.Err() == nil {
@@ -578,7 +583,7 @@ func (r *run) work(ctx, wctx context.Context, i int) {
 			r.release(h)
 		} else {
 			lctx, h := r.hold(ctx, i, l)
-			r.process(lctx, w, l, h)
+			next = r.process(lctx, wctx, w, l, h)
 			r.release(h)
 		}
 		w.trim()
@@ -615,14 +620,16 @@ const (
 
 // process makes one attempt at a leased URL. It puts the lease back to be
 // retried later, or acks it with what it found, and delivers its Result.
-func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
+// With a Frontier that is an AckTaker, it returns the worker's next lease
+// if the ack brought one (wctx ends the workers).
+func (r *run) process(ctx, wctx context.Context, w *worker, l *Lease, h *held) (next *Lease) {
 	if l.First.IsZero() {
 		l.First = time.Now()
 	}
 	res := Result{URL: wireURL(&l.Request), Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
 	v, at := r.try(ctx, w, l, &res)
 	if r.lost(h) {
-		return
+		return nil
 	}
 	// The frontier is told even when the Run's ctx is done: the lease
 	// must end, so that a durable frontier keeps the outcome.
@@ -646,7 +653,11 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 				}
 			}
 		}
-		_, err = r.front.Ack(fctx, l, o)
+		if at, ok := r.front.(AckTaker); ok {
+			_, next, err = at.AckTake(fctx, wctx, l, o)
+		} else {
+			_, err = r.front.Ack(fctx, l, o)
+		}
 		if err == nil {
 			r.tally.refuse(&w.refused)
 			r.deliver(&res)
@@ -656,6 +667,7 @@ func (r *run) process(ctx context.Context, w *worker, l *Lease, h *held) {
 		// A lease lost is some other worker's now, with its Result.
 		r.frontierError(l.URL, err)
 	}
+	return next
 }
 
 // try makes the attempt; a panic in it (a bug, since user code is

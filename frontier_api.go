@@ -287,6 +287,20 @@ type Frontier interface {
 	Close() error
 }
 
+// AckTaker is a Frontier that acks a lease and leases the acker's next
+// Request in one step: a shared Frontier, whose every call is a round trip
+// to its server, makes the two one. The crawler's workers ack with
+// AckTake when their Frontier has it, and call Take only when it returned
+// no lease.
+type AckTaker interface {
+	// AckTake is Ack(ctx, l, o), then a Take that does not wait: it
+	// returns a lease as Take would, or nil when it has none for the
+	// caller in that step (none may start now, the Ack failed, take was
+	// done before the lease was handed out: a lease made then goes back
+	// as if never taken).
+	AckTake(ctx, take context.Context, l *Lease, o Outcome) (admitted int, next *Lease, err error)
+}
+
 // ResultStore is a Frontier that keeps the Result of every Request it
 // acked, so that a crawl resumed from its state reports on the whole
 // crawl, earlier Runs included.

@@ -232,6 +232,7 @@ type fuzzOp struct {
 	after  time.Duration // Retry's and Pause's time from now; 0: at once
 	host   string
 	rules  *crawl.HostRules
+	next   bool          // Ack: AckTake, if the Frontier is an AckTaker
 	during time.Duration // for cutDuring
 	sub    []fuzzOp      // opParallel's operations
 	policy crawl.Policy  // opNewRun's
@@ -246,6 +247,9 @@ func (o fuzzOp) String() string {
 		return "Take" + c
 	case opAck:
 		s := fmt.Sprintf("Ack(held[%d]", o.lease)
+		if o.next {
+			s = fmt.Sprintf("AckTake(held[%d]", o.lease)
+		}
 		if len(o.reqs) > 0 {
 			s += ", Links " + reqList(o.reqs)
 		}
@@ -414,6 +418,9 @@ func (g *gen) op(durable, top bool) fuzzOp {
 		o.unsent = g.rng.IntN(4) == 0
 		o.result = g.rng.IntN(2) == 0
 		o.refuse = g.rng.IntN(4) == 0
+		// Drawn from x, not the generator: the sequences stay those
+		// of the seeds before AckTake was checked.
+		o.next = x%2 == 0
 		if g.rng.IntN(3) > 0 {
 			o.rules = &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /x" + strconv.Itoa(g.rng.IntN(9)) + "\n")}
 			if g.rng.IntN(4) == 0 {

@@ -601,6 +601,10 @@ func termNote(m *model, l *mLease) string {
 }
 
 func (r *runner) ack(op fuzzOp, l *mLease) {
+	if at, ok := r.f.(crawl.AckTaker); ok && op.next && op.cut == cutNone {
+		r.ackTake(at, op, l)
+		return
+	}
 	o := r.outcome(op, l)
 	newN := r.m.newCount(o.Links)
 	c := op.cut
@@ -628,6 +632,39 @@ func (r *runner) ack(op fuzzOp, l *mLease) {
 	default:
 		r.fail("Ack of %s cut by its context (%v), then again: got (%d, %v), want (%d, nil) (the first made no change) or (0, ErrLeaseLost) (it completed): the cut call was split",
 			desc(l.l), err, n2, err2, newN)
+	}
+}
+
+// ackTake acks l with AckTake: as Ack, then the lease it returns checked
+// as Take's. It must return one when a Take must have one at once, as the
+// model stood before the ack (the ack only frees more).
+func (r *runner) ackTake(at crawl.AckTaker, op fuzzOp, l *mLease) {
+	o := r.outcome(op, l)
+	newN := r.m.newCount(o.Links)
+	began := time.Now()
+	why := r.m.mustAvailable(began)
+	var (
+		n    int
+		next *crawl.Lease
+	)
+	err := r.within("AckTake", mustWithin+grace, func() (err error) {
+		n, next, err = at.AckTake(context.Background(), context.Background(), l.l, o)
+		return err
+	})
+	ended := time.Now()
+	lost := err != nil
+	if r.ackResult(l, o, newN, n, err, false) {
+		if next != nil {
+			if lost {
+				r.fail("AckTake of %s returned %v and the lease %s, want no lease with an error", desc(l.l), err, desc(next))
+			}
+			if r.m.mustNone() {
+				r.fail("AckTake handed out %s, want nothing: %s", desc(next), r.state())
+			}
+			r.took(next, began, ended)
+		} else if !lost && why != "" {
+			r.fail("AckTake of %s returned no lease, want %s at once: %s", desc(l.l), why, r.state())
+		}
 	}
 }
 

@@ -503,20 +503,22 @@ func (f *refFrontier) Pause(ctx context.Context, host string, until time.Time) e
 
 // over reports whether Join may return. f.mu is held.
 func (f *refFrontier) over() bool {
-	pending, retries := len(f.st.Queue), 0
+	pending, retries, leased := len(f.st.Queue), 0, 0
 	for _, it := range f.st.Queue {
 		if it.Taken {
 			retries++
 		}
 	}
-	if f.bug != "earlyJoin" {
-		for _, rec := range f.leases {
-			if rec.lease.Kind != crawl.RobotsRequest {
-				pending++
-			}
+	for _, rec := range f.leases {
+		// A robots.txt is never pending: Join does not wait for it.
+		if rec.lease.Kind != crawl.RobotsRequest {
+			leased++
 		}
 	}
-	return pending == 0 || f.spent() && len(f.leases) == 0 && retries == 0
+	if f.bug != "earlyJoin" {
+		pending += leased
+	}
+	return pending == 0 || f.spent() && leased == 0 && retries == 0
 }
 
 func (f *refFrontier) Join(ctx context.Context) error {

@@ -37,7 +37,9 @@ func benchNumber(url string) int {
 
 // BenchmarkFrontier measures the frontier alone through one local
 // redis-server with AOF everysec: 32 workers take a URL and ack it with 10
-// links, until b.N URLs are acked. With "new=1", the crawl starts from
+// links, until b.N URLs are acked, as the crawler's workers do: each acks
+// with AckTake and calls Take only when that brought no lease
+// ("ack+take": Ack then Take, two steps). With "new=1", the crawl starts from
 // URLs 0 to 999 and URL i links to URLs i+1000, i+2000, ... i+10000, so
 // that one link in ten is new (the others were pushed by URL i-1000 to
 // i-9000), as in a crawl's steady state; with "new=10", it starts from URL
@@ -46,6 +48,11 @@ func benchNumber(url string) int {
 func BenchmarkFrontier(b *testing.B) {
 	steady := func(i, k int) int { return i + 1000*(k+1) }
 	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1, 1000, steady) })
+	b.Run("new=1,ack+take", func(b *testing.B) {
+		benchSeparate = true
+		defer func() { benchSeparate = false }()
+		benchFrontier(b, 1, 1000, steady)
+	})
 	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, 1, func(i, k int) int { return 10*i + 1 + k }) })
 	// Two Frontiers, as two crawler processes would have, 16 workers
 	// each.
@@ -77,6 +84,10 @@ func BenchmarkCluster(b *testing.B) {
 		})
 	})
 }
+
+// benchSeparate has the workers of benchFrontierOn Ack then Take, not
+// AckTake.
+var benchSeparate bool
 
 // benchFrontier runs BenchmarkFrontier with procs Frontiers from URLs 0
 // to roots-1, with link(i, k) the number of URL i's link k.
@@ -133,19 +144,31 @@ func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, ad
 		f := fs[w%procs]
 		wg.Go(func() {
 			links := make([]crawl.Request, 10)
+			var next *crawl.Lease
 			for acked.Load() < int64(b.N) {
-				l, err := f.Take(run)
-				if err != nil {
-					if run.Err() == nil {
-						b.Error(err)
+				l := next
+				if l == nil {
+					var err error
+					if l, err = f.Take(run); err != nil {
+						if run.Err() == nil {
+							b.Error(err)
+						}
+						return
 					}
-					return
 				}
 				i := benchNumber(l.URL)
 				for k := range links {
 					links[k] = benchURL(link(i, k))
 				}
-				if _, err := f.Ack(ctx, l, crawl.Outcome{Links: links, Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 1000}}); err != nil {
+				o := crawl.Outcome{Links: links, Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 1000}}
+				var err error
+				if benchSeparate {
+					next = nil
+					_, err = f.Ack(ctx, l, o)
+				} else {
+					_, next, err = f.AckTake(ctx, run, l, o)
+				}
+				if err != nil {
 					b.Error(err)
 					return
 				}

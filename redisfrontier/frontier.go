@@ -924,9 +924,27 @@ func (f *Frontier) release(l *crawl.Lease) {
 // ctx.Err() (for an unreachable server, up to 5 s past ctx's end), so that
 // the leases no Take is left to take have gone back by then.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
+	n, _, err := f.ack(ctx, nil, l, o)
+	return n, err
+}
+
+// AckTake is Ack, then a Take for the caller that does not wait, in the
+// one script call of the Acks (crawl.AckTaker): a crawler's worker that
+// acks its lease has its next lease in the same round trip, where an Ack
+// then a Take cost two. It returns the lease, or nil when the call had
+// none for it (nothing could start, the Ack failed, take ended before the
+// lease was handed out, or the crawl is on several shards): the caller
+// then calls Take. A lease made for a caller that is no longer there for
+// it goes back as if never taken.
+func (f *Frontier) AckTake(ctx, take context.Context, l *crawl.Lease, o crawl.Outcome) (int, *crawl.Lease, error) {
+	return f.ack(ctx, take, l, o)
+}
+
+// ack is Ack, and, with take not nil, AckTake.
+func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcome) (int, *crawl.Lease, error) {
 	_, _, _, bits, err := f.state()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	unsent := "0"
 	if o.Unsent {
@@ -937,7 +955,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	if l.Kind == crawl.RobotsRequest && o.Rules != nil {
 		hasRules = "1"
 		if rules, err = encodeRules(o.Rules); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		rulesDelay = o.Rules.Delay.Microseconds()
 	}
@@ -949,12 +967,15 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		n, err := f.Push(ctx, links[:maxBatch]...)
 		pre += n
 		if err != nil {
-			return pre, err
+			return pre, nil, err
 		}
 		links = links[maxBatch:]
 	}
 	a := f.sift(links, bits)
 	a.done = make(chan struct{})
+	if take != nil && take.Err() == nil && f.sharded() == 0 {
+		a.take = take
+	}
 	a.args = make([]any, 0, 17+2*len(o.Refused))
 	id := l.ID
 	if f.sharded() > 0 {
@@ -986,6 +1007,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		f.amu.Lock()
 		taking := a.taking
 		a.abandoned = !taking
+		a.take = nil // the call leases nothing more for it
 		f.amu.Unlock()
 		if taking {
 			// Its call leases for the Takes waiting: those it cannot
@@ -993,19 +1015,22 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 			// flushAcks), unless the server is that slow.
 			waitAtMost(rulesGrace, func() { <-a.done })
 		}
-		return pre, ctx.Err()
+		return pre, nil, ctx.Err()
 	}
 	if a.err != nil {
-		return pre, a.err
+		return pre, nil, a.err
 	}
 	admitted := pre + a.admitted
 	if o.Result != nil {
 		o.Result.NumNewURLs = admitted
 	}
 	if !a.owned {
-		return admitted, crawl.ErrLeaseLost
+		if a.next != nil {
+			f.release(a.next)
+		}
+		return admitted, nil, crawl.ErrLeaseLost
 	}
-	return admitted, nil
+	return admitted, a.next, nil
 }
 
 // maxInFlight bounds the script calls of one kind (Take, Ack) that a
@@ -1026,8 +1051,11 @@ type pendingAck struct {
 	links []admission // the links to send
 	shard int         // the lease's shard, in a crawl of several (-1: none)
 	// Under Frontier.amu: whether its call leases for Takes waiting, and
-	// whether its Ack returned before the call was made.
+	// whether its Ack returned before the call was made; for an AckTake
+	// while its caller waits, the ctx of its Take.
 	taking, abandoned bool
+	take              context.Context
+	next              *crawl.Lease // set before done is closed: AckTake's lease
 	// The links the seen cache dropped, as of its run: they are sent
 	// after all if the server is no longer on that run. Until the Ack
 	// returns they are the caller's Requests, those of from whose bit is
@@ -1211,7 +1239,8 @@ func (f *Frontier) flushAcks() {
 		// Only while an Ack of the batch waits for it: the leases no
 		// Take is left to take go back before that Ack returns, so
 		// that no lease is out with no holder once the calls are over.
-		want := 0
+		// An AckTake's call leases for its caller too.
+		want, own := 0, 0
 		if f.sharded() == 0 {
 			for _, a := range batch {
 				if !a.abandoned {
@@ -1220,7 +1249,12 @@ func (f *Frontier) flushAcks() {
 				}
 			}
 			for _, a := range batch {
-				a.taking = want > 0
+				if a.take != nil {
+					own++
+				}
+			}
+			for _, a := range batch {
+				a.taking = want+own > 0
 			}
 		}
 		f.amu.Unlock()
@@ -1234,9 +1268,9 @@ func (f *Frontier) flushAcks() {
 			continue
 		}
 		script, take := ackScript, []any(nil)
-		if want > 0 {
+		if want+own > 0 {
 			script = ackTakeScript
-			take = takeArgs(want)
+			take = takeArgs(want + own)
 		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
@@ -1254,15 +1288,15 @@ func (f *Frontier) flushAcks() {
 		}
 		var taken string
 		quiet := false
-		if want > 0 && err == nil {
+		if want+own > 0 && err == nil {
 			taken = r.next()
 			quiet = r.next() == "1"
 			if r.err != nil {
 				taken, quiet = "", false
 			}
 		}
-		if want > 0 {
-			f.serveWaiters(want, taken, err)
+		if want+own > 0 {
+			f.serveWaiters(want, batch, taken, err)
 		}
 		for _, a := range batch {
 			if err == nil {
@@ -1323,11 +1357,12 @@ var randomArgs = func() (rs [4096]any) {
 func randomArg() any { return randomArgs[mrand.IntN(len(randomArgs))] }
 
 // serveWaiters hands the leases of taken, the take part of the reply of
-// an acks' call that reserved want waiters, to the Takes waiting; the
+// an acks' call of batch that reserved want waiters, to the callers of the
+// AckTakes of batch, then to the Takes waiting; the
 // leases no Take waits for any more (it left meanwhile, or the Frontier
 // is closing) go back as if never taken. err is the call's: with it,
 // taken is empty.
-func (f *Frontier) serveWaiters(want int, taken string, err error) {
+func (f *Frontier) serveWaiters(want int, batch []*pendingAck, taken string, err error) {
 	var leases []*crawl.Lease
 	if err == nil && taken != "" {
 		got, _, perr := parseTake(taken)
@@ -1339,6 +1374,18 @@ func (f *Frontier) serveWaiters(want int, taken string, err error) {
 	}
 	var extra []*crawl.Lease
 	closing := f.isClosing()
+	// First the callers of the AckTakes of the batch that are still
+	// there for their lease.
+	f.amu.Lock()
+	for _, a := range batch {
+		if len(leases) == 0 || closing {
+			break
+		}
+		if a.take != nil && a.take.Err() == nil {
+			a.next, leases = leases[0], leases[1:]
+		}
+	}
+	f.amu.Unlock()
 	f.tmu.Lock()
 	f.reserved -= want
 	for _, l := range leases {

@@ -84,15 +84,17 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local SKIP = '~ this member keeps the sorted set a skiplist, not a listpack, whatever its size ~'
 local FAR = '9000000000000000'
 
--- S formats a number for Redis without losing digits (tostring keeps 14).
-local function S(n) return string.format('%.0f', n) end
+-- S formats a whole number for Redis without losing digits (tostring
+-- keeps 14), as an integer: '%d' costs a third of '%.0f' (and of a
+-- number concatenated, which is '%.14g').
+local function S(n) return string.format('%d', n) end
 -- digits returns n as text; without a sprintf for the usual small ones.
 local function digits(n)
   if n >= 0 and n <= 10 then return string.sub('012345678910', n + 1, n + 1 + math.floor(n / 10)) end
   return tostring(n)
 end
 -- ns frames a reply field: its length, a colon, the field.
-local function ns(s) s = tostring(s) return #s .. ':' .. s end
+local function ns(s) s = tostring(s) return string.format('%d:', #s) .. s end
 local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
 local function rkey(h) return P .. 'r:' .. h end
@@ -250,8 +252,8 @@ end
 -- by concatenation costs the script far less than cmsgpack.
 local ownerLen
 local function mkrec(k, t, x, pn, nx, h, e)
-  ownerLen = ownerLen or tostring(#owner)
-  return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. ownerLen .. ' ' .. #h .. ' ' .. owner .. h .. e
+  ownerLen = ownerLen or S(#owner)
+  return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. ownerLen .. ' ' .. S(#h) .. ' ' .. owner .. h .. e
 end
 
 -- unrec reads a record mkrec made, or one in MessagePack (earlier
