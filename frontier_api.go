@@ -296,8 +296,10 @@ type AckTaker interface {
 	// AckTake is Ack(ctx, l, o), then a Take that does not wait: it
 	// returns a lease as Take would, or nil when it has none for the
 	// caller in that step (none may start now, the Ack failed, take was
-	// done before the lease was handed out: a lease made then goes back
-	// as if never taken).
+	// done before the lease was handed out, and a lease made then went
+	// back as if never taken; or the Frontier does not lease in that
+	// step, as redisfrontier's crawls on several shards do not). The
+	// caller then calls Take.
 	AckTake(ctx, take context.Context, l *Lease, o Outcome) (admitted int, next *Lease, err error)
 }
 
