@@ -146,6 +146,7 @@ type run struct {
 	cfg       *config
 	scope     *scope
 	front     Frontier
+	acker     AckTaker // front, if it is one
 	fetch     *fetcher
 	tally     *tally
 	rules     robotsCache
@@ -267,6 +268,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		token:     robots.ProductToken(cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
+	r.acker, _ = front.(AckTaker)
 	endCtx, endCancel := context.WithCancel(context.WithoutCancel(ctx))
 	stopEnd := context.AfterFunc(rctx, func() { time.AfterFunc(endGrace, endCancel) })
 	r.endCtx = endCtx
@@ -653,8 +655,8 @@ func (r *run) process(ctx, wctx context.Context, w *worker, l *Lease, h *held) (
 				}
 			}
 		}
-		if at, ok := r.front.(AckTaker); ok {
-			_, next, err = at.AckTake(fctx, wctx, l, o)
+		if r.acker != nil {
+			_, next, err = r.acker.AckTake(fctx, wctx, l, o)
 		} else {
 			_, err = r.front.Ack(fctx, l, o)
 		}

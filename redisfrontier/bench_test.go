@@ -47,16 +47,12 @@ func benchNumber(url string) int {
 // tenfold over the run). It reports URLs/s, acked.
 func BenchmarkFrontier(b *testing.B) {
 	steady := func(i, k int) int { return i + 1000*(k+1) }
-	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1, 1000, steady) })
-	b.Run("new=1,ack+take", func(b *testing.B) {
-		benchSeparate = true
-		defer func() { benchSeparate = false }()
-		benchFrontier(b, 1, 1000, steady)
-	})
-	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, 1, func(i, k int) int { return 10*i + 1 + k }) })
+	b.Run("new=1", func(b *testing.B) { benchFrontier(b, 1, 1000, steady, false) })
+	b.Run("new=1,ack+take", func(b *testing.B) { benchFrontier(b, 1, 1000, steady, true) })
+	b.Run("new=10", func(b *testing.B) { benchFrontier(b, 1, 1, func(i, k int) int { return 10*i + 1 + k }, false) })
 	// Two Frontiers, as two crawler processes would have, 16 workers
 	// each.
-	b.Run("new=1,procs=2", func(b *testing.B) { benchFrontier(b, 2, 1000, steady) })
+	b.Run("new=1,procs=2", func(b *testing.B) { benchFrontier(b, 2, 1000, steady, false) })
 }
 
 // BenchmarkCluster is BenchmarkFrontier's "new=1" on a crawl of
@@ -67,40 +63,37 @@ func BenchmarkCluster(b *testing.B) {
 	steady := func(i, k int) int { return i + 1000*(k+1) }
 	b.Run("servers=1", func(b *testing.B) {
 		s := redistest.Start(b)
-		benchFrontierOn(b, 1, 1000, steady, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
+		benchFrontierOn(b, 1, 1000, steady, false, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
 			return redisfrontier.Open(context.Background(), s.URL(), &redisfrontier.Options{Name: "bench", Shards: redisfrontier.DefaultShards})
 		})
 	})
 	b.Run("masters=3", func(b *testing.B) {
 		c := redistest.StartCluster(b, 3, 1)
-		benchFrontierOn(b, 1, 1000, steady, c.Masters(), func() (*redisfrontier.Frontier, error) {
+		benchFrontierOn(b, 1, 1000, steady, false, c.Masters(), func() (*redisfrontier.Frontier, error) {
 			return redisfrontier.OpenCluster(context.Background(), c.Addrs(), &redisfrontier.Options{Name: "bench"})
 		})
 	})
 	b.Run("masters=3,procs=2", func(b *testing.B) {
 		c := redistest.StartCluster(b, 3, 1)
-		benchFrontierOn(b, 2, 1000, steady, c.Masters(), func() (*redisfrontier.Frontier, error) {
+		benchFrontierOn(b, 2, 1000, steady, false, c.Masters(), func() (*redisfrontier.Frontier, error) {
 			return redisfrontier.OpenCluster(context.Background(), c.Addrs(), &redisfrontier.Options{Name: "bench"})
 		})
 	})
 }
 
-// benchSeparate has the workers of benchFrontierOn Ack then Take, not
-// AckTake.
-var benchSeparate bool
-
 // benchFrontier runs BenchmarkFrontier with procs Frontiers from URLs 0
-// to roots-1, with link(i, k) the number of URL i's link k.
-func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int) {
+// to roots-1, with link(i, k) the number of URL i's link k; separate has
+// the workers Ack then Take rather than AckTake.
+func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int, separate bool) {
 	s := redistest.Start(b)
-	benchFrontierOn(b, procs, roots, link, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
+	benchFrontierOn(b, procs, roots, link, separate, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
 		return redisfrontier.Open(context.Background(), s.URL(), &redisfrontier.Options{Name: "bench"})
 	})
 }
 
 // benchFrontierOn is benchFrontier with the Frontiers open makes, the CPU
 // time of the servers at addrs counted.
-func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, addrs []string, open func() (*redisfrontier.Frontier, error)) {
+func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, separate bool, addrs []string, open func() (*redisfrontier.Frontier, error)) {
 	ctx := context.Background()
 	p := crawl.Policy{HostWorkers: 1000, LeaseTerm: time.Minute, Roots: []string{"https://h0.example/"}}
 	var fs []*redisfrontier.Frontier
@@ -162,7 +155,7 @@ func benchFrontierOn(b *testing.B, procs, roots int, link func(i, k int) int, ad
 				}
 				o := crawl.Outcome{Links: links, Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 1000}}
 				var err error
-				if benchSeparate {
+				if separate {
 					next = nil
 					_, err = f.Ack(ctx, l, o)
 				} else {

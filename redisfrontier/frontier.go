@@ -160,6 +160,10 @@ type Frontier struct {
 	// links sent to their shards and the acks: a test's hook, set before
 	// any Ack.
 	afterForward func()
+	// beforeServe, when not nil, is called by flushAcks between an Acks'
+	// call that leased and the handing out of its leases: a test's hook,
+	// set before any Ack.
+	beforeServe func()
 }
 
 // cachedRules are a host's rules as the server last gave them.
@@ -1242,13 +1246,11 @@ func (f *Frontier) flushAcks() {
 		// An AckTake's call leases for its caller too.
 		want, own := 0, 0
 		if f.sharded() == 0 {
+			asked := false
 			for _, a := range batch {
-				if !a.abandoned {
-					want = f.reserveWaiters()
-					break
+				if !a.abandoned && !asked {
+					want, asked = f.reserveWaiters(), true
 				}
-			}
-			for _, a := range batch {
 				if a.take != nil {
 					own++
 				}
@@ -1296,6 +1298,9 @@ func (f *Frontier) flushAcks() {
 			}
 		}
 		if want+own > 0 {
+			if f.beforeServe != nil {
+				f.beforeServe()
+			}
 			f.serveWaiters(want, batch, taken, err)
 		}
 		for _, a := range batch {

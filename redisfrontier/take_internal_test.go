@@ -56,3 +56,37 @@ func TestTakeCutAfterLease(t *testing.T) {
 		t.Errorf("Join: %v", err)
 	}
 }
+
+// TestAckTakeCutMidCall: an AckTake whose take ctx ends while its Acks'
+// call is on its way (after the call leased for it, before the lease is
+// handed out) gets no lease, and the lease made for it goes back: nothing
+// is left leased, and the URL is taken again.
+func TestAckTakeCutMidCall(t *testing.T) {
+	ctx := context.Background()
+	f := startFrontier(t, "acktakecut", crawl.Policy{HostWorkers: 4})
+	defer f.Close()
+	if _, err := f.Push(ctx, crawl.Request{URL: "https://a.example/1"}, crawl.Request{URL: "https://a.example/2"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	take, cancel := context.WithCancel(ctx)
+	f.beforeServe = cancel
+	_, next, err := f.AckTake(ctx, take, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}})
+	if err != nil || next != nil {
+		t.Fatalf("AckTake with its take ctx ended mid-call: got (%v, %v), want no lease and no error", next, err)
+	}
+	f.beforeServe = nil
+	c, err := f.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Leased != 0 || c.Queued != 1 || c.Done != 1 {
+		t.Fatalf("Counts after an AckTake cut mid-call: %+v, want Queued 1, Leased 0, Done 1", c)
+	}
+	if l2, err := f.Take(ctx); err != nil || l2.URL != "https://a.example/2" {
+		t.Fatalf("Take after: %v, %v; want https://a.example/2 again", l2, err)
+	}
+}
