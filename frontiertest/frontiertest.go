@@ -83,8 +83,8 @@
 //
 // Fuzz checks what falls between those cases: random sequences of Push,
 // Take, Ack (with Links, Unsent, Refused and a Result; for a
-// crawl.AckTaker, half of them AckTake, whose lease, if any, is checked as
-// Take's), Retry, Extend,
+// crawl.AckTaker, AckTake in place of half of the Acks run alone and not
+// cut by their ctx, its lease, if any, checked as Take's), Retry, Extend,
 // Pause, Join and Counts, under a random Policy (one to three hosts, one
 // to three HostWorkers, with or without robots.txt, a page budget, a
 // LeaseTerm of 20 to 80ms, a HostDelay), some of them run on several
