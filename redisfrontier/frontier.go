@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asyncrawl/crawl"
@@ -134,6 +135,13 @@ type Frontier struct {
 	amu      sync.Mutex // guards the Acks waiting, to the blank line
 	acks     []*pendingAck
 	flushers int // goroutines sending them
+	// The leases ahead held (see ahead.go), by the ID of the lease they
+	// follow.
+	ahead map[string]*chain
+	// starved is set when the last call that leased for the Takes
+	// waiting had fewer leases than they: then the process asks for
+	// leases ahead.
+	starved atomic.Bool
 
 	opMu     sync.Mutex
 	opSeq    uint64
@@ -187,6 +195,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		jev:      make(chan struct{}),
 		inflight: map[uint64]struct{}{},
 		rules:    map[string]cachedRules{},
+		ahead:    map[string]*chain{},
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
@@ -678,6 +687,9 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 		f.tmu.Lock()
 		f.reserved -= n - 1
 		f.tmu.Unlock()
+		if err == nil && f.sharded() == 0 {
+			f.starved.Store(len(leases) < n)
+		}
 		if err != nil {
 			f.tmu.Lock()
 			f.resign()
@@ -742,7 +754,7 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	if shards := f.sharded(); shards > 0 {
 		return f.takeShards(ctx, n, shards)
 	}
-	args := takeArgs(n)
+	args := takeArgs(n, f.starved.Load())
 	seq, low := f.beginOp()
 	reply, err := f.evalAs(ctx, takeScript, seq, low, args...)
 	if err != nil {
@@ -771,6 +783,7 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	if err != nil {
 		return nil, 0, err
 	}
+	leases = f.keepAhead(got, leases)
 	if wait < 0 {
 		return leases, -1, nil
 	}
@@ -903,8 +916,8 @@ func (f *Frontier) hostRules(ctx context.Context, host, version string) (*crawl.
 // maxCachedRules bounds the hosts whose rules a Frontier keeps at hand.
 const maxCachedRules = 1024
 
-// release gives back a lease its Take no longer wants, as if it had never
-// been taken.
+// release gives back a lease its Take no longer wants, and the lease ahead
+// of it, as if they had never been taken.
 func (f *Frontier) release(l *crawl.Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -912,9 +925,10 @@ func (f *Frontier) release(l *crawl.Lease) {
 	if !ok {
 		return
 	}
+	ahead := joinIDs(f.takeAhead(l))
 	seq, low := f.beginOp()
 	defer f.endOp(seq)
-	f.evalOn(ctx, shard, retryScript, seq, low, id, 0, "", 0, "1") // lost: it expires
+	f.evalOn(ctx, shard, retryScript, seq, low, id, 0, "", 0, "1", ahead) // lost: they expire
 }
 
 // Ack ends a lease as done, admits o.Links and counts o.Result in the
@@ -994,9 +1008,12 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 	if l.Kind == crawl.RobotsRequest {
 		r = randomArg()
 	}
-	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, r)
+	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, r, "", "")
 	a.args = appendStats(a.args, o)
 	f.amu.Lock()
+	if s, c := f.aheadFor(l); s != nil {
+		f.handOff(a, s, c)
+	}
 	f.acks = append(f.acks, a)
 	if f.flushers < maxInFlight {
 		f.flushers++
@@ -1011,7 +1028,8 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 		f.amu.Lock()
 		taking := a.taking
 		a.abandoned = !taking
-		a.take = nil // the call leases nothing more for it
+		a.take = nil    // the call leases nothing more for it
+		a.aheadTo = nil // nor keeps its lease ahead for it
 		f.amu.Unlock()
 		if taking {
 			// Its call leases for the Takes waiting: those it cannot
@@ -1060,6 +1078,13 @@ type pendingAck struct {
 	taking, abandoned bool
 	take              context.Context
 	next              *crawl.Lease // set before done is closed: AckTake's lease
+	// Under Frontier.amu: the lease ahead its call promotes for its
+	// AckTake's caller, and that caller's take while it waits for it
+	// (see handOff); whether its call is made.
+	ahead   *crawl.Lease
+	aheadTo context.Context
+	chain   *chain // the chain of the lease it promotes
+	sent    bool
 	// The links the seen cache dropped, as of its run: they are sent
 	// after all if the server is no longer on that run. Until the Ack
 	// returns they are the caller's Requests, those of from whose bit is
@@ -1238,6 +1263,16 @@ func (f *Frontier) flushAcks() {
 			f.amu.Unlock()
 			return
 		}
+		var tok string
+		for _, a := range batch {
+			a.sent = true
+			if op, _ := a.args[aheadOp].(string); strings.HasPrefix(op, "+") && f.starved.Load() {
+				if tok == "" {
+					tok = leaseToken()
+				}
+				a.args[aheadTok] = f.aheadWanted(a, tok)
+			}
+		}
 		// Takes waiting get their leases in the acks' call: the slots
 		// the acks free are leased again with no round trip between.
 		// Only while an Ack of the batch waits for it: the leases no
@@ -1256,7 +1291,7 @@ func (f *Frontier) flushAcks() {
 				}
 			}
 			for _, a := range batch {
-				a.taking = want+own > 0
+				a.taking = want+own > 0 || a.ahead != nil
 			}
 		}
 		f.amu.Unlock()
@@ -1272,7 +1307,7 @@ func (f *Frontier) flushAcks() {
 		script, take := ackScript, []any(nil)
 		if want+own > 0 {
 			script = ackTakeScript
-			take = takeArgs(want + own)
+			take = takeArgs(want+own, f.starved.Load())
 		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
@@ -1297,11 +1332,19 @@ func (f *Frontier) flushAcks() {
 				taken, quiet = "", false
 			}
 		}
+		aheads := ""
+		if err == nil {
+			aheads = r.next()
+			if r.err != nil {
+				err = r.err
+			}
+		}
+		f.promoted(batch, aheads, err)
 		if want+own > 0 {
 			if f.beforeServe != nil {
 				f.beforeServe()
 			}
-			f.serveWaiters(want, batch, taken, err)
+			f.serveWaiters(want, want+own, batch, taken, err)
 		}
 		for _, a := range batch {
 			if err == nil {
@@ -1338,10 +1381,15 @@ func (f *Frontier) reserveWaiters() int {
 	return n
 }
 
-// takeArgs returns the take script's own arguments for up to n leases.
-func takeArgs(n int) []any {
+// takeArgs returns the take script's own arguments for up to n leases,
+// and leases ahead if ahead (see aheadOf).
+func takeArgs(n int, ahead bool) []any {
 	args := make([]any, 0, 2+n)
-	args = append(args, n, leaseToken())
+	var want any = n
+	if ahead {
+		want = strconv.Itoa(n) + "a" + strconv.Itoa(aheadDepth)
+	}
+	args = append(args, want, leaseToken())
 	for range n {
 		args = append(args, randomArg())
 	}
@@ -1362,12 +1410,13 @@ var randomArgs = func() (rs [4096]any) {
 func randomArg() any { return randomArgs[mrand.IntN(len(randomArgs))] }
 
 // serveWaiters hands the leases of taken, the take part of the reply of
-// an acks' call of batch that reserved want waiters, to the callers of the
+// an acks' call of batch that reserved want waiters and asked for asked
+// leases in all, to the callers of the
 // AckTakes of batch, then to the Takes waiting; the
 // leases no Take waits for any more (it left meanwhile, or the Frontier
 // is closing) go back as if never taken. err is the call's: with it,
 // taken is empty.
-func (f *Frontier) serveWaiters(want int, batch []*pendingAck, taken string, err error) {
+func (f *Frontier) serveWaiters(want, asked int, batch []*pendingAck, taken string, err error) {
 	var leases []*crawl.Lease
 	if err == nil && taken != "" {
 		got, _, perr := parseTake(taken)
@@ -1376,6 +1425,8 @@ func (f *Frontier) serveWaiters(want int, batch []*pendingAck, taken string, err
 			ids[i] = g.id
 		}
 		leases, _ = f.makeLeases(context.Background(), got, ids, perr)
+		leases = f.keepAhead(got, leases)
+		f.starved.Store(len(leases) < asked)
 	}
 	var extra []*crawl.Lease
 	closing := f.isClosing()
@@ -1531,10 +1582,13 @@ func (f *Frontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) erro
 		}
 		return crawl.ErrLeaseLost
 	}
+	// Its lease ahead goes back first (see takeAhead).
+	ahead := f.takeAhead(l)
 	seq, low := f.beginOp()
-	reply, err := f.evalOn(ctx, shard, retryScript, seq, low, id, delay, encodeRequest(&l.Request), l.Tries, "0")
+	reply, err := f.evalOn(ctx, shard, retryScript, seq, low, id, delay, encodeRequest(&l.Request), l.Tries, "0", joinIDs(ahead))
 	f.endOp(seq)
 	if err != nil {
+		f.putAhead(l, ahead) // as if not called
 		return err
 	}
 	f.notify()
@@ -1553,7 +1607,7 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 		}
 		return crawl.ErrLeaseLost
 	}
-	reply, err := f.evalOn(ctx, shard, extendScript, 0, 0, id)
+	reply, err := f.evalOn(ctx, shard, extendScript, 0, 0, id, f.aheadIDs(l.ID))
 	if err != nil {
 		return err
 	}
@@ -1571,7 +1625,23 @@ func (f *Frontier) Pause(ctx context.Context, host string, until time.Time) erro
 		shard = shardOf(host, n)
 	}
 	_, err := f.evalOn(ctx, shard, pauseScript, 0, 0, host, max(0, time.Until(until).Microseconds()))
-	return err
+	if err != nil {
+		return err
+	}
+	// The leases ahead of the host go back: none may start in the pause.
+	var back []*crawl.Lease
+	f.amu.Lock()
+	for _, c := range f.ahead {
+		if c.host == host {
+			back = append(back, c.ls...)
+			c.ls = nil
+		}
+	}
+	f.amu.Unlock()
+	if len(back) > 0 {
+		f.giveAhead(joinIDs(back))
+	}
+	return nil
 }
 
 // Join blocks until nothing is pending in the whole crawl, over every
@@ -1638,14 +1708,28 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 	if f.sharded() > 0 {
 		return f.countShards(ctx)
 	}
+	// The leases ahead this process holds are leased on the server, and
+	// counted as Requests queued, not leased nor taken: no caller has
+	// them (see keepAhead).
+	f.amu.Lock()
+	var ahead []string
+	for _, c := range f.ahead {
+		for _, s := range c.ls {
+			ahead = append(ahead, s.ID)
+		}
+	}
+	f.amu.Unlock()
 	var (
-		hm *redis.SliceCmd
-		hl *redis.IntCmd
+		hm, ha *redis.SliceCmd
+		hl     *redis.IntCmd
 	)
 	err = f.retryRead(ctx, func() error {
 		_, err := f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			hm = p.HMGet(ctx, prefix+"meta", "queued", "done", "pages")
 			hl = p.HLen(ctx, prefix+"leases")
+			if len(ahead) > 0 {
+				ha = p.HMGet(ctx, prefix+"leases", ahead...)
+			}
 			return nil
 		})
 		return err
@@ -1654,7 +1738,17 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 		return crawl.Counts{}, err
 	}
 	v := hm.Val()
-	return crawl.Counts{Queued: int(num(v[0])), Leased: int(hl.Val()), Done: int(num(v[1])), Pages: int(num(v[2]))}, nil
+	c := crawl.Counts{Queued: int(num(v[0])), Leased: int(hl.Val()), Done: int(num(v[1])), Pages: int(num(v[2]))}
+	if ha != nil {
+		for _, x := range ha.Val() {
+			if rec, ok := x.(string); ok && strings.HasPrefix(rec, "S") {
+				c.Queued++
+				c.Leased--
+				c.Pages--
+			}
+		}
+	}
+	return c, nil
 }
 
 // Stats returns the counters of the whole crawl, over every process: every
@@ -1748,6 +1842,10 @@ func (f *Frontier) Close() error {
 		}
 		cancel()
 	}
+	// Close's script gave back the leases ahead with the others.
+	f.amu.Lock()
+	clear(f.ahead)
+	f.amu.Unlock()
 	f.mu.Lock()
 	f.closed = true
 	close(f.closedCh)

@@ -235,7 +235,8 @@ type Status struct {
 	// that stopped, or one waiting out a host's delay).
 	Done bool
 	// Queued counts the Requests admitted and not taken, Retrying
-	// among them; Leased the leases out (robots.txt included); Acked
+	// among them; Leased the leases out (robots.txt included, and the
+	// leases a process holds ahead: see the package's Speed); Acked
 	// the Requests acked (crawl.Counts.Done); Pages what
 	// Policy.MaxPages counts; Pending the Requests admitted and not
 	// acked.
@@ -266,7 +267,7 @@ type Holder struct {
 
 // leaseHead reads the owner out of a lease record (see mkrec in
 // scripts.go).
-var leaseHead = regexp.MustCompile(`^[PR][01][01] \S+ \S+ (\d+) (\d+) `)
+var leaseHead = regexp.MustCompile(`^[PRS][01][01] \S+ \S+ (\d+) (\d+) `)
 
 // skipScore is the score of the member the scripts keep in ready and exp
 // (SKIP, at FAR): no lease's term.

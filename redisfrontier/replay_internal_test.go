@@ -47,7 +47,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []any{"-", 1, l.ID, "0", "0", "", 0, "0.5"}
+	args := []any{"-", 1, l.ID, "0", "0", "", 0, "0.5", "", ""}
 	args = appendStats(args, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 10}})
 	args = appendAdmissions(args, admissions([]crawl.Request{{URL: "https://a.example/3"}}, f.bits))
 	reply := twice("Ack", ackScript, args...)

@@ -245,7 +245,8 @@ local function admit(i)
   return added, i
 end
 
--- mkrec returns a lease's record: its kind ('P', 'R'), '1' for a retry
+-- mkrec returns a lease's record: its kind ('P', 'R', or 'S' for a page
+-- leased ahead, which holds no slot of its host: see aheadOf), '1' for a retry
 -- ('0' a first attempt), '1' if it has a term, its host's next start
 -- before and after it (µs), the lengths of the owner and of the host key,
 -- then the owner, the host key and the Request's encoding. A string made
@@ -260,7 +261,7 @@ end
 -- versions), as a table: o owner, h host, k kind, t 1 for a retry, x true
 -- if timed, pn and nx, e encoding.
 local function unrec(raw)
-  local k, t, x, pn, nx, ol, hl, p = string.match(raw, '^([PR])([01])([01]) (%S+) (%S+) (%d+) (%d+) ()')
+  local k, t, x, pn, nx, ol, hl, p = string.match(raw, '^([PRS])([01])([01]) (%S+) (%S+) (%d+) (%d+) ()')
   if not k then return cmsgpack.unpack(raw) end
   ol, hl = tonumber(ol), tonumber(hl)
   return {k = k, t = t == '1' and 1 or 0, x = x == '1' or nil, pn = tonumber(pn), nx = tonumber(nx),
@@ -276,7 +277,7 @@ local function endLease(id, mine)
   if mine and rec.o ~= owner then return nil end
   redis.call('HDEL', leases, id)
   if rec.x or TERM > 0 then redis.call('ZREM', exp, id) end
-  rec.left = redis.call('HINCRBY', hkey(rec.h), 'n', -1)
+  if rec.k ~= 'S' then rec.left = redis.call('HINCRBY', hkey(rec.h), 'n', -1) end
   return rec
 end
 
@@ -308,7 +309,7 @@ local function release(id, rec)
   if tonumber(redis.call('HGET', hk, 'nx') or 0) == rec.nx then
     redis.call('HSET', hk, 'nx', S(rec.pn))
   end
-  if rec.k == 'P' and rec.t == 0 then
+  if rec.k ~= 'R' and rec.t == 0 then
     redis.call('LPUSH', qkey(rec.h), rec.e)
     add('queued', 1)
     add('fresh', 1)
@@ -318,6 +319,70 @@ local function release(id, rec)
   else
     putBack(id, rec, 0, rec.e, nil)
   end
+end
+
+-- releaseAll releases the leases ahead of ids, ended already, of records
+-- recs: the latest leased first, so that each goes back to the head of
+-- its host's queue in the order it was admitted (a lease's ID starts with
+-- the counter that numbered it).
+local function releaseAll(ids, recs)
+  local o = {}
+  for j = 1, #ids do o[j] = j end
+  local function seq(j) return tonumber(string.match(ids[j], '^(%d+)')) or 0 end
+  table.sort(o, function(x, y) return seq(x) > seq(y) end)
+  for _, j in ipairs(o) do release(ids[j], recs[j]) end
+end
+
+-- takeBack ends lease id of record rec (ended already), taken back from
+-- its holder: its Request is queued again at at; a page leased ahead
+-- (never handed out) is added to aids and arecs instead, for releaseAll.
+local function takeBack(id, rec, at, aids, arecs)
+  if rec.k == 'S' then
+    aids[#aids + 1] = id
+    arecs[#arecs + 1] = rec
+  else
+    putBack(id, rec, at, rec.e, nil)
+  end
+end
+
+-- aheadOf leases ahead, to the caller, the next new Request of host h
+-- (whose hash's fields nx and rd are nx and rd): a page that holds no
+-- slot of the host (kind 'S'), which the caller starts when one of its
+-- own leases of the host ends, and acks that lease with it, so that the
+-- host's slot goes from the one to the other with no round trip between
+-- (see the Frontier's Ack). Only on a crawl with no page budget and no
+-- delay, for a host that is not paused (nx, its hash's field, not past
+-- now) and has no Crawl-delay (rd): a lease ahead must never hold a Take
+-- back nor start a request early. rules is the host's rules version, x
+-- the record's term flag. The caller leases ahead only for a host at
+-- HostWorkers, so that no Take waits for a Request held ahead while the
+-- host has room (and the process gives one back, or promotes it, when a
+-- lease of the host that has none ends: see aheadFor in ahead.go). It
+-- returns the lease's reply field and record;
+-- or nil, and true if the host's queue was found empty.
+local function aheadOf(h, id, nx, rd, rules, x)
+  if MAXPAGES ~= 0 or DELAY ~= 0 or (tonumber(rd) or 0) ~= 0 or (tonumber(nx) or 0) > now then return nil end
+  local e = redis.call('LPOP', qkey(h))
+  if not e then return nil, true end
+  add('fresh', -1)
+  add('pages', 1)
+  add('queued', -1)
+  local pn = nx or '0'
+  return ns('S' .. id .. ' ' .. (rules or '') .. ' ' .. e), mkrec('S', '0', x, pn, pn, h, e)
+end
+
+-- giveBack releases the caller's leases ahead listed in ids (comma
+-- separated), as if never taken.
+local function giveBack(ids)
+  local aids, arecs = {}, {}
+  for id in string.gmatch(ids, '[^,]+') do
+    local rec = endLease(id, true)
+    if rec then
+      aids[#aids + 1] = id
+      arecs[#arecs + 1] = rec
+    end
+  end
+  releaseAll(aids, arecs)
 end
 
 -- flush writes the counters and wakes the other processes if work came
@@ -456,13 +521,15 @@ else
   redis.call('PEXPIRE', ops, 604800000)
 end
 local all = redis.call('HGETALL', leases)
+local aids, arecs = {}, {}
 for i = 1, #all, 2 do
   local rec = unrec(all[i + 1])
   if rec.o == owner then
     endLease(all[i], true)
-    putBack(all[i], rec, 0, rec.e, nil)
+    takeBack(all[i], rec, 0, aids, arecs)
   end
 end
+releaseAll(aids, arecs)
 unpark()
 done('')
 return state .. m[3] .. ':' .. fin
@@ -541,13 +608,15 @@ return {1, d}
 // owner's replies: its process is done with them.
 var closeScript = redis.NewScript(prelude + `
 local all = redis.call('HGETALL', leases)
+local aids, arecs = {}, {}
 for i = 1, #all, 2 do
   local rec = unrec(all[i + 1])
   if rec.o == owner then
     endLease(all[i], true)
-    putBack(all[i], rec, now, rec.e, nil)
+    takeBack(all[i], rec, now, aids, arecs)
   end
 end
+releaseAll(aids, arecs)
 done('')
 redis.call('DEL', ops)
 return ''
@@ -581,15 +650,20 @@ local TAKEPRE = {'lseq', 'fresh', 'pages', 'queued'}
 -- that another Take could start now.
 local drained = false
 local function takeBody()
-local want = tonumber(A[10])
+-- A[10] is the number of leases wanted, then, for leases ahead too (see
+-- aheadOf), an 'a' and how many a lease may have.
+local want, AHEAD = string.match(A[10], '^(%d+)a?(%d*)$')
+want, AHEAD = tonumber(want), tonumber(AHEAD) or 0
 local token = '-' .. A[11]
 local ri = 12
 local function rnd() local r = tonumber(A[ri]) or 0.5 ri = ri + 1 return r end
 local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', S(now), 'LIMIT', 0, 100)
+local aids, arecs = {}, {}
 for _, id in ipairs(expired) do
   local rec = endLease(id, false)
-  if rec then putBack(id, rec, 0, rec.e, nil) else redis.call('ZREM', exp, id) end
+  if rec then takeBack(id, rec, 0, aids, arecs) else redis.call('ZREM', exp, id) end
 end
+releaseAll(aids, arecs)
 local vt = now
 local out = {}
 local got = 0
@@ -698,6 +772,28 @@ local function takeFrom(h)
   end
   recs[#recs + 1] = id
   recs[#recs + 1] = mkrec(kind, tk, x, pn, nxs, h, enc)
+  -- A lease ahead only for a host this lease fills: one with room would
+  -- have a Take wait for the Request held ahead.
+  if kind == 'P' and n + 1 >= HW then
+    for _ = 1, AHEAD do
+      nextID = nextID + 1
+      local sid = S(nextID) .. token
+      local field, rec = aheadOf(h, sid, st[2], st[6], st[4], x)
+      if not field then
+        nextID = nextID - 1
+        if rec then llen = 0 end
+        break
+      end
+      out[#out + 1] = field
+      recs[#recs + 1] = sid
+      recs[#recs + 1] = rec
+      if x == '1' then
+        terms[#terms + 1] = termAt
+        terms[#terms + 1] = sid
+      end
+      if llen then llen = llen - 1 end
+    end
+  end
   -- The host's time now, as wake would compute it.
   if robots or n + 1 >= HW then return true, nil end
   if llen ~= 0 and not spent() then return true, nx end
@@ -753,7 +849,7 @@ if got == 0 then
   if e[2] and (not at or tonumber(e[2]) < at) then at = tonumber(e[2]) end
   if at then wait = math.max(0, at - now) end
 end
-return ns(got) .. table.concat(out) .. ns(S(wait))
+return ns(#out) .. table.concat(out) .. ns(S(wait))
 end
 `
 
@@ -766,49 +862,124 @@ return done(takeBody())
 // dropped links under (see serverRun), then ARGV[11] leases, each framed
 // as: its
 // ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
-// encoding and their delay (µs), a random number, the number of stats
-// counters then name and increment of each, then its links as admit reads
-// them. The links are admitted even when the lease is lost. Reply:
+// encoding and their delay (µs), a random number, what becomes of its
+// lease ahead ("" none, "+" and its ID: promoted, it takes the slot of the
+// lease acked, "-" and the IDs of leases ahead, comma separated: released),
+// for leases ahead of the promoted one how many at most, a dot and a
+// random token ("" for none; their IDs are a counter, a dash, the token),
+// the number of stats counters then name and increment of
+// each, then its links as admit reads them. The links are admitted even
+// when the lease is lost. Reply:
 // framed, the server's run, then one framed field: for each lease "1" if
 // it was the caller's ("0" if lost) then the number of its links
-// admitted, and a space; or
+// admitted, and a space; then one framed field of a framed field for each
+// lease ahead promoted: "0" if it was not the caller's any more, else "1"
+// then the leases ahead of it made (each framed as takeScript frames a
+// lease); or
 // "stale:" and the server's run, having done nothing, if ARGV[10] is
 // another.
 const ackBody = `
 local ACKPRE = {'unfinished', 'fresh', 'queued', 'done', 'pages'}
 -- ackEnd is the index of the argument after the last lease, once ackBody
--- has run; isOver is set if it found the crawl over.
-local ackEnd, isOver = 0, false
+-- has run; isOver is set if it found the crawl over; aheadOut is the
+-- reply's field of the leases ahead promoted.
+local ackEnd, isOver, aheadOut = 0, false, ''
 local function ackBody()
 local i = 12
 local out = {}
 local stats = {}
 local any = false
 local ents, ids = {}, {}
+local acking = {}
 for e = 1, tonumber(A[11]) do
   local ent = {id = A[i], unsent = A[i + 1], hasRules = A[i + 2], rules = A[i + 3],
-    rd = tonumber(A[i + 4]), r = tonumber(A[i + 5]), nst = tonumber(A[i + 6]), st0 = i + 7}
+    rd = tonumber(A[i + 4]), r = tonumber(A[i + 5]), op = A[i + 6], ahead = A[i + 7],
+    nst = tonumber(A[i + 8]), st0 = i + 9}
   ent.added, i = admit(ent.st0 + 2 * ent.nst)
   ents[e] = ent
   ids[e] = ent.id
+  acking[ent.id] = true
 end
 ackEnd = i
+-- The leases ahead to promote, read with the leases acked.
+for _, ent in ipairs(ents) do
+  if ent.op ~= '' then
+    ent.sop, ent.sid = string.sub(ent.op, 1, 1), string.sub(ent.op, 2)
+    if ent.sop == '+' then
+      ids[#ids + 1] = ent.sid
+      ent.si = #ids
+    end
+  end
+end
 local raws = {}
 if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
 local ended, timed = {}, false
+-- The leases promoted by this call, by ID: their records as they are
+-- now; and those written at the end, with their terms.
+local promoted, precs, pterms, aouts = {}, {}, {}, {}
+-- promote makes lease ahead ent.sid, of record srec, a lease of the
+-- slot it takes, with a lease ahead of its own if ent asks for one and
+-- it is not acked in this call too.
+local function promote(ent, srec)
+  local x = srec.x and '1' or '0'
+  promoted[ent.sid] = {k = 'P', t = 0, x = srec.x, pn = srec.pn, nx = srec.nx, o = owner, h = srec.h, e = srec.e}
+  if acking[ent.sid] then return '1' end
+  precs[#precs + 1] = ent.sid
+  precs[#precs + 1] = mkrec('P', '0', x, S(srec.pn), S(srec.nx), srec.h, srec.e)
+  local termAt
+  if x == '1' then
+    termAt = S(now + TERM)
+    pterms[#pterms + 1] = termAt
+    pterms[#pterms + 1] = ent.sid
+  end
+  local k, tok = string.match(ent.ahead, '^(%d+)%.(%x+)$')
+  if not k then return '1' end
+  local st = redis.call('HMGET', hkey(srec.h), 'nx', 'rd', 'r', 'n')
+  if (tonumber(st[4]) or 0) < HW then return '1' end
+  load({'lseq'})
+  local made = {'1'}
+  for _ = 1, tonumber(k) do
+    local aid = S(base.lseq + (cnt.lseq or 0) + 1) .. '-' .. tok
+    local field, rec = aheadOf(srec.h, aid, st[1], st[2], st[3], x)
+    if not field then break end
+    add('lseq', 1)
+    made[#made + 1] = field
+    precs[#precs + 1] = aid
+    precs[#precs + 1] = rec
+    if termAt then
+      pterms[#pterms + 1] = termAt
+      pterms[#pterms + 1] = aid
+    end
+  end
+  return table.concat(made)
+end
 for e, ent in ipairs(ents) do
   local id = ent.id
-  local rec = raws[e] and unrec(raws[e])
+  local rec = promoted[id] or raws[e] and unrec(raws[e])
+  -- The lease ahead this ack promotes, if it is still the caller's.
+  local srec
+  if ent.sop == '+' and not promoted[ent.sid] then
+    srec = raws[ent.si] and unrec(raws[ent.si])
+    if srec and (srec.o ~= owner or srec.k ~= 'S') then srec = nil end
+  end
   if not rec or rec.o ~= owner or ended[id] then
     out[#out + 1] = '0' .. digits(ent.added) .. ' '
+    if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
   else
     ended[id] = true
     ended[#ended + 1] = id
     timed = timed or rec.x
     any = true
     local hk = hkey(rec.h)
-    local left = redis.call('HINCRBY', hk, 'n', '-1')
-    local must = left + 1 >= HW
+    local must = false
+    if srec and rec.k == 'P' and srec.h == rec.h then
+      -- The lease ahead takes the slot this lease leaves: the host's
+      -- leases out and its place in the ready set stay as they are.
+    else
+      local left = redis.call('HINCRBY', hk, 'n', '-1')
+      must = left + 1 >= HW
+      if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
+    end
     if rec.k == 'R' then
       must = true
       local rules = ent.rules
@@ -847,11 +1018,21 @@ for e, ent in ipairs(ents) do
     end
     out[#out + 1] = '1' .. digits(ent.added) .. ' '
   end
+  if srec then
+    aouts[#aouts + 1] = ns(promote(ent, srec))
+  elseif ent.sop == '+' then
+    aouts[#aouts + 1] = ns('0')
+  elseif ent.sop == '-' then
+    giveBack(ent.sid)
+  end
 end
 if #ended > 0 then
   redis.call('HDEL', leases, unpack(ended))
   if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end
 end
+if #precs > 0 then redis.call('HSET', leases, unpack(precs)) end
+if #pterms > 0 then redis.call('ZADD', exp, unpack(pterms)) end
+aheadOut = table.concat(aouts)
 incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then
@@ -866,7 +1047,8 @@ var ackScript = redis.NewScript(prelude + ackBody + `
 if not alive(ACKPRE) then return redis.error_reply(NOCRAWL) end
 local run, stale = serverRun()
 if stale then return 'stale:' .. run end
-return done(ns(run) .. ns(ackBody()))
+local acked = ackBody()
+return done(ns(run) .. ns(acked) .. ns(aheadOut))
 `)
 
 // ackTakeScript is ackScript then takeScript in one call, for a process
@@ -892,15 +1074,18 @@ if drained and not isOver and #redis.call('ZRANGEBYSCORE', ready, '-inf', '(' ..
   wakeup = false
   quiet = '1'
 end
-return done(ns(run) .. ns(acked) .. ns(taken) .. ns(quiet))
+return done(ns(run) .. ns(acked) .. ns(taken) .. ns(quiet) .. ns(aheadOut))
 `)
 
 // retryScript ends lease ARGV[10] by putting its Request back: ARGV[11]
 // is how many µs from now it may be taken again, ARGV[12] the Request as
 // it is now, ARGV[13] its tries; ARGV[14] "1" releases the lease instead,
-// as if it had never been taken. Reply: "1", or "0" if the lease is lost.
+// as if it had never been taken; ARGV[15], if not "", are the IDs of
+// leases ahead (see aheadOf), comma separated, released first. Reply: "1", or "0" if the
+// lease is lost.
 var retryScript = redis.NewScript(guard + prelude + `
 local id = ARGV[10]
+giveBack(ARGV[15] or '')
 local rec = endLease(id, true)
 if not rec then return done('0') end
 if ARGV[14] == '1' then
@@ -912,12 +1097,18 @@ wakeup = true
 return done('1')
 `)
 
-// extendScript renews lease ARGV[10] for the term. Run twice, it renews
-// twice: no replay needed. Reply: "1", or "0" if the lease is lost.
+// extendScript renews lease ARGV[10] for the term, and the leases ahead of
+// it, ARGV[11], comma separated (see aheadOf). Run twice, it renews twice: no
+// replay needed. Reply: "1", or "0" if the lease is lost.
 var extendScript = redis.NewScript(guard + prelude + `
 local raw = redis.call('HGET', leases, ARGV[10])
 if not raw or unrec(raw).o ~= owner then return '0' end
-if TERM > 0 then redis.call('ZADD', exp, S(now + TERM), ARGV[10]) end
+if TERM > 0 then
+  redis.call('ZADD', exp, S(now + TERM), ARGV[10])
+  for a in string.gmatch(ARGV[11] or '', '[^,]+') do
+    if redis.call('HEXISTS', leases, a) == 1 then redis.call('ZADD', exp, S(now + TERM), a) end
+  end
+end
 return '1'
 `)
 

@@ -1,0 +1,284 @@
+package redisfrontier
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// serverLeases returns the kinds of the leases out on the server ("P",
+// "R", "S" for a lease ahead) by count, and the host's field n.
+func serverLeases(t *testing.T, f *Frontier, host string) (map[string]int, string) {
+	t.Helper()
+	ctx := context.Background()
+	all, err := f.rdb.HGetAll(ctx, f.prefix+"leases").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, rec := range all {
+		kinds[rec[:1]]++
+	}
+	n, _ := f.rdb.HGet(ctx, f.prefix+"h:"+host, "n").Result()
+	return kinds, n
+}
+
+// starve makes f's process starved, as a Take that found nothing does:
+// its next calls ask for leases ahead.
+func starve(t *testing.T, f *Frontier) {
+	t.Helper()
+	f.starved.Store(true)
+}
+
+// oneHost starts crawl name, with HostWorkers 1, on n URLs of host.
+func oneHost(t *testing.T, name, host string, n int) (*Frontier, []crawl.Request) {
+	t.Helper()
+	f := startFrontier(t, name, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
+	t.Cleanup(func() { f.Close() })
+	var reqs []crawl.Request
+	for i := range n {
+		reqs = append(reqs, crawl.Request{URL: host + "/" + strconv.Itoa(i)})
+	}
+	if _, err := f.Push(context.Background(), reqs...); err != nil {
+		t.Fatal(err)
+	}
+	return f, reqs
+}
+
+// TestAhead: a process whose Takes wait on a host at HostWorkers leases
+// the host's next Request ahead with each lease, and hands it to a Take
+// waiting as soon as the lease before it is acked, before the Ack's call
+// is made: on a server that answers nothing for a while (CLIENT PAUSE),
+// the Take has its lease while the Ack still waits. The slot goes from the
+// one to the other: the host never has more than HostWorkers leases out,
+// and the process's Counts leave the leases ahead out.
+func TestAhead(t *testing.T) {
+	ctx := context.Background()
+	const host, n = "https://h.example", 10
+	f, reqs := oneHost(t, "ahead", host, n)
+	l0, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Take that finds the host at HostWorkers starves the process.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if l, err := f.Take(short); err == nil {
+		t.Fatalf("Take with the host at HostWorkers: got %s, want none", l.URL)
+	}
+	if !f.starved.Load() {
+		t.Fatal("a Take that found nothing left its process not starved")
+	}
+	if _, err := f.Ack(ctx, l0, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, hn := serverLeases(t, f, host)
+	if kinds["P"] != 1 || kinds["S"] != aheadDepth || hn != "1" {
+		t.Fatalf("a starved process's Take on a host with HostWorkers 1: leases out on the server %v, host's n %s; want one lease and %d ahead, n 1", kinds, hn, aheadDepth)
+	}
+	// Another process sees them as leased, by this one.
+	st, err := Inspect(ctx, f.rdb, "ahead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Holders) != 1 || st.Holders[0].Owner != f.owner || st.Holders[0].Leases != 1+aheadDepth || st.Leased != 1+aheadDepth {
+		t.Fatalf("Inspect with a lease and %d ahead: Leased %d, Holders %+v; want all %d leased, by %s", aheadDepth, st.Leased, st.Holders, 1+aheadDepth, f.owner)
+	}
+	if c, err := f.Counts(ctx); err != nil || c != (crawl.Counts{Queued: n - 2, Leased: 1, Done: 1, Pages: 2}) {
+		t.Fatalf("Counts with leases ahead held: %+v, %v; want Queued %d, Leased 1, Done 1, Pages 2 (a lease ahead is no caller's)", c, err, n-2)
+	}
+
+	// Two Takes wait, the one leading (asking the server) and one
+	// waiting for it.
+	got := make(chan *crawl.Lease, 2)
+	takeCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for range 2 {
+		go func() {
+			l, err := f.Take(takeCtx)
+			if err == nil {
+				got <- l
+			}
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		f.tmu.Lock()
+		w := len(f.waiters)
+		f.tmu.Unlock()
+		if w == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second Take never waited")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The server answers no write for 2 s: the Ack waits that long.
+	if err := f.rdb.Do(ctx, "CLIENT", "PAUSE", "2000", "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	acked := make(chan error, 1)
+	go func() {
+		_, err := f.Ack(ctx, l1, crawl.Outcome{})
+		acked <- err
+	}()
+	select {
+	case l := <-got:
+		if l.URL != reqs[2].URL {
+			t.Fatalf("the Take waiting got %s, want %s, the lease ahead of %s", l.URL, reqs[2].URL, l1.URL)
+		}
+	case err := <-acked:
+		t.Fatalf("the Ack of %s returned (%v) before a Take waiting had the lease ahead: want it handed out at the Ack, not after its call", l1.URL, err)
+	}
+	// The server was still paused then: a write now waits for the pause's
+	// end, most of the 2 s (one made after it is answered at once).
+	began := time.Now()
+	if err := f.rdb.Set(ctx, "probe", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(began); waited < 500*time.Millisecond {
+		t.Fatalf("the Take waiting had its lease once the server answered again (a write then waited %v): want it handed out at the Ack, before its call", waited)
+	}
+	if err := <-acked; err != nil {
+		t.Fatal(err)
+	}
+	kinds, hn = serverLeases(t, f, host)
+	if kinds["P"] != 1 || hn != "1" {
+		t.Fatalf("after the Ack that promoted its lease ahead: leases out on the server %v, host's n %s; want one lease (and a lease ahead of it at most), n 1", kinds, hn)
+	}
+	stop()
+	select {
+	case l := <-got:
+		t.Fatalf("the other Take got %s while the host was at HostWorkers", l.URL)
+	default:
+	}
+}
+
+// TestAheadBack: a lease ahead that no Take waits for when its lease is
+// acked goes back, first in its host's queue, as if never taken; so do
+// those of a lease retried and of a host paused; a process that dies
+// holding one has it back after the lease term, unpaid by the budget; and
+// Close gives back those it holds. Nothing is left leased, and every URL
+// is acked once, in order of admission.
+func TestAheadBack(t *testing.T) {
+	ctx := context.Background()
+	const host, n = "https://h.example", 8
+	f, reqs := oneHost(t, "ahead-back", host, n)
+	var acked []string
+	ack := func(f *Frontier, l *crawl.Lease) {
+		t.Helper()
+		if _, err := f.Ack(ctx, l, crawl.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, l.URL)
+	}
+	// take takes the next lease, and wants a lease ahead with it when
+	// ahead (the process starved before).
+	take := func(f *Frontier, ahead bool, why string) *crawl.Lease {
+		t.Helper()
+		if ahead {
+			starve(t, f)
+		}
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kinds, _ := serverLeases(t, f, host); ahead && kinds["S"] == 0 {
+			t.Fatalf("%s: leases out on the server %v, want leases ahead", why, kinds)
+		}
+		return l
+	}
+	wantCounts := func(why string, c crawl.Counts) {
+		t.Helper()
+		if kinds, _ := serverLeases(t, f, host); kinds["S"] != 0 {
+			t.Errorf("%s: leases out on the server %v, want no lease ahead", why, kinds)
+		}
+		got, err := f.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c {
+			t.Fatalf("%s: Counts %+v, want %+v", why, got, c)
+		}
+	}
+	ack(f, take(f, false, "a Take"))
+
+	// An Ack with no Take waiting: the lease ahead goes back.
+	ack(f, take(f, true, "a starved Take"))
+	wantCounts("an Ack with no Take waiting", crawl.Counts{Queued: n - 2, Done: 2, Pages: 2})
+
+	// A Retry: its lease ahead goes back, the URL to its retry time.
+	l := take(f, true, "a starved Take")
+	l.Tries++
+	if err := f.Retry(ctx, l, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	wantCounts("a Retry", crawl.Counts{Queued: n - 2, Done: 2, Pages: 3})
+
+	// A Pause: the leases ahead of the host go back.
+	l = take(f, true, "a starved Take")
+	if err := f.Pause(ctx, host, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	wantCounts("a Pause", crawl.Counts{Queued: n - 3, Leased: 1, Done: 2, Pages: 4})
+	ack(f, l)
+
+	// A process that dies holding a lease and its lease ahead: both come
+	// back after the term, the lease ahead as if never taken.
+	g := New(f.rdb, &Options{Name: "ahead-back"})
+	if err := g.Start(ctx, crawl.Policy{HostWorkers: 1, LeaseTerm: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close() // at the end: it has nothing then
+	ack(g, take(g, false, "a Take"))
+	dead := take(g, true, "the dying process's starved Take")
+	// g dies: no Close, no more calls.
+	time.Sleep(400 * time.Millisecond)
+	back := take(f, true, "a starved Take after the dead process's term") // takes g's leases back first
+	if back.URL != dead.URL || back.Tries != dead.Tries {
+		t.Fatalf("after the dead process's term: took %s (tries %d), want its lease back first, %s (tries %d)", back.URL, back.Tries, dead.URL, dead.Tries)
+	}
+	// Pages: the dead lease's once, its lease ahead's not (it is this
+	// process's lease ahead now, and counted as queued).
+	if c, err := f.Counts(ctx); err != nil || c != (crawl.Counts{Queued: 3, Leased: 1, Done: 4, Pages: 6}) {
+		t.Fatalf("after the dead process's term: Counts %+v, %v; want Queued 3, Leased 1, Done 4, Pages 6", c, err)
+	}
+	ack(f, back)
+
+	// Close gives back the leases ahead it holds.
+	take(f, true, "a starved Take before Close")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := New(f.rdb, &Options{Name: "ahead-back"})
+	defer h.Close()
+	if err := h.Start(ctx, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if kinds, _ := serverLeases(t, h, host); len(kinds) != 0 {
+		t.Fatalf("after Close: leases out on the server %v, want none", kinds)
+	}
+	if c, err := h.Counts(ctx); err != nil || c != (crawl.Counts{Queued: 3, Done: 5, Pages: 7}) {
+		t.Fatalf("after Close: Counts %+v, %v; want Queued 3, Done 5, Pages 7", c, err)
+	}
+	for range 2 {
+		ack(h, take(h, false, "a Take after Close"))
+	}
+	var want []string
+	for _, r := range reqs {
+		if r.URL != reqs[2].URL { // retried in an hour
+			want = append(want, r.URL)
+		}
+	}
+	if strings.Join(acked, " ") != strings.Join(want, " ") {
+		t.Fatalf("URLs acked, in order:\n\t%v\nwant each once, in order of admission:\n\t%v", acked, want)
+	}
+}
