@@ -1699,7 +1699,9 @@ func num(v any) int64 {
 	return n
 }
 
-// Counts returns the counters of the whole crawl, over every process.
+// Counts returns the counters of the whole crawl, over every process; the
+// leases this process holds ahead (see the package's Speed), which no
+// caller has, count as queued, not leased nor taken.
 func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 	prefix, _, _, _, err := f.state()
 	if err != nil {
