@@ -60,16 +60,7 @@ func (c *chain) end() *chain {
 }
 
 // ids returns the IDs of c's leases, comma separated.
-func (c *chain) ids() string {
-	var b strings.Builder
-	for i, l := range c.ls {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(l.ID)
-	}
-	return b.String()
-}
+func (c *chain) ids() string { return joinIDs(c.ls) }
 
 // keepAhead takes the leases ahead out of leases, the Leases made of got,
 // keeping each for the lease before it.
@@ -219,9 +210,17 @@ func (f *Frontier) putAhead(l *crawl.Lease, ls []*crawl.Lease) {
 	f.amu.Unlock()
 }
 
-// joinIDs returns the IDs of ls, comma separated.
+// joinIDs returns the IDs of ls, comma separated, as the scripts read a
+// list of leases ahead.
 func joinIDs(ls []*crawl.Lease) string {
-	return (&chain{ls: ls}).ids()
+	var b strings.Builder
+	for i, l := range ls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l.ID)
+	}
+	return b.String()
 }
 
 // aheadIDs returns the IDs of the leases ahead of lease id, comma
