@@ -158,15 +158,22 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 		}
 		f.tmu.Unlock()
 	}
+	// The promotion renews the leases that stay in c: a chain handed
+	// from holder to holder quicker than the crawler extends (see
+	// Frontier.Extend) must not outlive its term.
+	promote := "+" + s.ID
+	if len(c.ls) > 0 {
+		promote += "," + c.ids()
+	}
 	switch {
 	case w != nil:
 		a.chain = c
 		f.ahead[s.ID] = c
-		a.args[aheadOp] = "+" + s.ID
+		a.args[aheadOp] = promote
 		w <- s // size 1: never blocks
 	case a.take != nil && a.take.Err() == nil && !f.isClosing():
 		a.ahead, a.aheadTo, a.take, a.chain = s, a.take, nil, c
-		a.args[aheadOp] = "+" + s.ID
+		a.args[aheadOp] = promote
 	default:
 		c.dead = true
 		ids := s.ID
@@ -263,6 +270,7 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
 		if !ok {
 			continue
 		}
+		id, _, _ = strings.Cut(id, ",") // the rest: its chain, renewed
 		field := ""
 		if err == nil {
 			field = r.next()

@@ -2,8 +2,10 @@ package redisfrontier
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,5 +282,83 @@ func TestAheadBack(t *testing.T) {
 	}
 	if strings.Join(acked, " ") != strings.Join(want, " ") {
 		t.Fatalf("URLs acked, in order:\n\t%v\nwant each once, in order of admission:\n\t%v", acked, want)
+	}
+}
+
+// TestAheadRenewed: a lease ahead whose chain goes from holder to holder,
+// each quicker than the crawler extends (a third of the term) and none
+// extending, is renewed by each promotion: it never outlives its term,
+// so no URL is taken back and handed out twice, and no Ack finds its
+// lease lost. Workers hold each lease for 30% of the term, on a host with
+// HostWorkers 1, so a lease ahead made at the back of a chain of
+// aheadDepth waits 4 holdings, past the term, before its promotion.
+func TestAheadRenewed(t *testing.T) {
+	ctx := context.Background()
+	const (
+		host    = "https://h.example"
+		n       = 14
+		term    = time.Second
+		hold    = 300 * time.Millisecond
+		workers = 3
+	)
+	f := startFrontier(t, "ahead-renewed", crawl.Policy{HostWorkers: 1, LeaseTerm: term})
+	t.Cleanup(func() { f.Close() })
+	var reqs []crawl.Request
+	for i := range n {
+		reqs = append(reqs, crawl.Request{URL: host + "/" + strconv.Itoa(i)})
+	}
+	if _, err := f.Push(ctx, reqs...); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		taken  = map[string]int{}
+		errs   []error
+		maxAhd int // leases ahead out at once, as seen
+	)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				l, err := f.Take(runCtx)
+				if err != nil {
+					return
+				}
+				kinds, _ := serverLeases(t, f, host)
+				mu.Lock()
+				taken[l.URL]++
+				maxAhd = max(maxAhd, kinds["S"])
+				mu.Unlock()
+				time.Sleep(hold) // no Extend: quicker than a third of the term
+				if _, err := f.Ack(ctx, l, crawl.Outcome{}); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("Ack of %s: %w", l.URL, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	jctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := f.Join(jctx); err != nil {
+		t.Fatalf("Join: %v", err)
+	}
+	stopRun()
+	wg.Wait()
+	if maxAhd < 2 {
+		t.Fatalf("at most %d leases ahead out at once: the test made no chain to renew", maxAhd)
+	}
+	for _, err := range errs {
+		t.Error(err)
+	}
+	for _, r := range reqs {
+		if taken[r.URL] != 1 {
+			t.Errorf("%s taken %d times, want once", r.URL, taken[r.URL])
+		}
+	}
+	if c, err := f.Counts(ctx); err != nil || c != (crawl.Counts{Done: n, Pages: n}) {
+		t.Errorf("Counts %+v, %v; want Done %d, Pages %d", c, err, n, n)
 	}
 }

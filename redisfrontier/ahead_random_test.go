@@ -43,10 +43,11 @@ func aheadRun(t *testing.T, s *redistest.Server, seed uint64) {
 		pages   = 120 // per host
 		workers = 6   // per process
 	)
-	// A term no run reaches: the workers here extend their leases only at
-	// random, and a lease ahead is renewed only with the lease it follows
-	// (TestAheadBack checks the take-back of expired ones).
-	p := crawl.Policy{HostWorkers: hw, LeaseTerm: time.Minute}
+	// A short term, which the workers here extend only at random: a lease
+	// ahead is renewed with its lease, and by each promotion in its chain
+	// (TestAheadRenewed; TestAheadBack checks the take-back of expired
+	// ones).
+	p := crawl.Policy{HostWorkers: hw, LeaseTerm: 2 * time.Second}
 	name := fmt.Sprintf("ahead-random-%d", seed)
 	fs := []*redisfrontier.Frontier{process(t, s, name, p), process(t, s, name, p)}
 	url := func(h, i int) crawl.Request {

@@ -240,7 +240,10 @@
 // Retry). A lease ahead goes back, first in its host's queue and as if
 // never taken (not counted by the budget), when no Take waits for it at
 // its lease's Ack, when its lease is retried, when its host is paused, at
-// Close, and when its term ends (Extend renews it with its lease). The
+// Close, and when its term ends (Extend renews it with its lease, and
+// each Ack that promotes a lease ahead of the same lease renews the rest,
+// so a chain handed from holder to holder quicker than the crawler
+// extends does not outlive its term). The
 // process's Counts count it as queued, not leased nor taken; the other
 // processes' Counts and Inspect count it as leased, by its holder. A
 // host's leases ahead are one process's: another process's Takes for the

@@ -864,7 +864,8 @@ return done(takeBody())
 // ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
 // encoding and their delay (µs), a random number, what becomes of its
 // lease ahead ("" none, "+" and its ID: promoted, it takes the slot of the
-// lease acked, "-" and the IDs of leases ahead, comma separated: released),
+// lease acked, then a comma and the IDs of the leases ahead that stay
+// behind it, comma separated, renewed for the term, "-" and the IDs of leases ahead, comma separated: released),
 // for leases ahead of the promoted one how many at most, a dot and a
 // random token ("" for none; their IDs are a counter, a dash, the token),
 // the number of stats counters then name and increment of
@@ -906,6 +907,12 @@ for _, ent in ipairs(ents) do
   if ent.op ~= '' then
     ent.sop, ent.sid = string.sub(ent.op, 1, 1), string.sub(ent.op, 2)
     if ent.sop == '+' then
+      -- The IDs after the first are the rest of its chain, renewed.
+      local c = string.find(ent.sid, ',', 1, true)
+      if c then
+        ent.renew = string.sub(ent.sid, c + 1)
+        ent.sid = string.sub(ent.sid, 1, c - 1)
+      end
       ids[#ids + 1] = ent.sid
       ent.si = #ids
     end
@@ -916,7 +923,7 @@ if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
 local ended, timed = {}, false
 -- The leases promoted by this call, by ID: their records as they are
 -- now; and those written at the end, with their terms.
-local promoted, precs, pterms, aouts = {}, {}, {}, {}
+local promoted, precs, pterms, aouts, renews = {}, {}, {}, {}, {}
 -- promote makes lease ahead ent.sid, of record srec, a lease of the
 -- slot it takes, with a lease ahead of its own if ent asks for one and
 -- it is not acked in this call too.
@@ -931,6 +938,14 @@ local function promote(ent, srec)
     termAt = S(now + TERM)
     pterms[#pterms + 1] = termAt
     pterms[#pterms + 1] = ent.sid
+    -- The leases ahead that stay behind it are renewed with it: a chain
+    -- whose holders each end quicker than the crawler extends would
+    -- otherwise outlive its term (ZADD XX: one given back or taken back
+    -- has left exp, and an ID is never used twice).
+    for a in string.gmatch(ent.renew or '', '[^,]+') do
+      renews[#renews + 1] = termAt
+      renews[#renews + 1] = a
+    end
   end
   local k, tok = string.match(ent.ahead, '^(%d+)%.(%x+)$')
   if not k then return '1' end
@@ -1032,6 +1047,7 @@ if #ended > 0 then
 end
 if #precs > 0 then redis.call('HSET', leases, unpack(precs)) end
 if #pterms > 0 then redis.call('ZADD', exp, unpack(pterms)) end
+if #renews > 0 then redis.call('ZADD', exp, 'XX', unpack(renews)) end
 aheadOut = table.concat(aouts)
 incr(P .. 'stats', stats, {})
 if (cnt.pages or 0) < 0 then unpark() end
