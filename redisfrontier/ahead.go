@@ -304,7 +304,9 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
 				f.ahead[id] = c
 			} else {
 				c.dead = true
-				if done {
+				if done || err != nil {
+					// Promoted, or, the call failed, maybe not:
+					// either way no one holds it.
 					back = append(back, a.ahead.ID)
 				}
 				c.ls = append(c.ls, made...)
@@ -313,6 +315,18 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
 					back = append(back, ids)
 				}
 				c.ls = nil
+			}
+		}
+		if err != nil && a.ahead == nil && c != nil && !c.dead {
+			// Handed to a Take, its promotion failed: it holds no
+			// slot, and the leases behind it must not take one.
+			c.dead = true
+			if ids := c.ids(); ids != "" {
+				back = append(back, ids)
+			}
+			c.ls = nil
+			if f.ahead[id] == a.chain {
+				delete(f.ahead, id)
 			}
 		}
 		if len(made) > 0 {

@@ -990,6 +990,10 @@ for e, ent in ipairs(ents) do
     if srec and rec.k == 'P' and srec.h == rec.h then
       -- The lease ahead takes the slot this lease leaves: the host's
       -- leases out and its place in the ready set stay as they are.
+    elseif rec.k == 'S' then
+      -- A lease ahead acked unpromoted (the call that was to promote it
+      -- failed): it holds no slot of its host.
+      if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
     else
       local left = redis.call('HINCRBY', hk, 'n', '-1')
       must = left + 1 >= HW
