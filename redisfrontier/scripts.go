@@ -260,11 +260,21 @@ end
 -- unrec reads a record mkrec made, or one in MessagePack (earlier
 -- versions), as a table: o owner, h host, k kind, t 1 for a retry, x true
 -- if timed, pn and nx, e encoding.
+local function num(s)
+  if s == '0' then return 0 end
+  return tonumber(s)
+end
 local function unrec(raw)
-  local k, t, x, pn, nx, ol, hl, p = string.match(raw, '^([PRS])([01])([01]) (%S+) (%S+) (%d+) (%d+) ()')
-  if not k then return cmsgpack.unpack(raw) end
-  ol, hl = tonumber(ol), tonumber(hl)
-  return {k = k, t = t == '1' and 1 or 0, x = x == '1' or nil, pn = tonumber(pn), nx = tonumber(nx),
+  local k = string.sub(raw, 1, 1)
+  local b = string.find(raw, ' ', 5, true)
+  if not (k == 'P' or k == 'S' or k == 'R') or string.sub(raw, 4, 4) ~= ' ' or not b then return cmsgpack.unpack(raw) end
+  local c = string.find(raw, ' ', b + 1, true)
+  local d = string.find(raw, ' ', c + 1, true)
+  local e = string.find(raw, ' ', d + 1, true)
+  local ol, hl = tonumber(string.sub(raw, c + 1, d - 1)), tonumber(string.sub(raw, d + 1, e - 1))
+  local p = e + 1
+  return {k = k, t = string.byte(raw, 2) == 49 and 1 or 0, x = string.byte(raw, 3) == 49 or nil,
+    pn = num(string.sub(raw, 5, b - 1)), nx = num(string.sub(raw, b + 1, c - 1)),
     o = string.sub(raw, p, p + ol - 1), h = string.sub(raw, p + ol, p + ol + hl - 1), e = string.sub(raw, p + ol + hl)}
 end
 
@@ -412,7 +422,9 @@ end
 -- promoted) may have lost URLs the cache took as seen.
 local function serverRun()
   if ARGV[10] == '-' then return '-', false end
-  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
+  local info = redis.call('INFO', 'server')
+  local at = string.find(info, 'run_id:', 1, true)
+  local run = at and string.match(info, '^%x+', at + 7) or ''
   return run, ARGV[10] ~= '' and ARGV[10] ~= run
 end
 
@@ -665,7 +677,9 @@ for _, id in ipairs(expired) do
 end
 releaseAll(aids, arecs)
 local vt = now
-local out = {}
+-- out holds the reply's lease fields, in pieces (a string made costs
+-- the script more than its bytes); nout counts the fields.
+local out, nout = {}, 0
 local got = 0
 -- The leases' records and terms, written once at the end.
 local recs, terms = {}, {}
@@ -681,6 +695,15 @@ local nextID = base.lseq
 -- takeFrom leases the Request host h would start now, if any, and
 -- returns true and the host's time after it (nil: it has nothing it may
 -- start whatever the time), as settle would find it.
+-- The queue's length of the host takeFrom serves, asked only where it
+-- matters: a new Request is popped without it (nil: not known, taken as
+-- more to come; a host found empty later leaves the ready set then).
+local llen
+local function qlen(h)
+  if not llen then llen = redis.call('LLEN', qkey(h)) end
+  return llen
+end
+local NOTOP = {}
 local function takeFrom(h)
   local hk = hkey(h)
   local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
@@ -688,24 +711,16 @@ local function takeFrom(h)
   if n >= HW or st[3] then return false end
   local nx = tonumber(st[2]) or 0
   if nx > vt then return false end
-  -- The queue's length, asked only where it matters: a new Request is
-  -- popped without it (nil: not known, taken as more to come; a host
-  -- found empty later leaves the ready set then).
-  local llen
-  local function qlen()
-    if not llen then llen = redis.call('LLEN', qkey(h)) end
-    return llen
-  end
-  -- The host's fields written once, at the end.
-  local hset = {}
+  llen = nil
+  -- The host's fields written once, at the end (made only if any).
+  local hset
   local rn = tonumber(st[7])
-  local top = {}
+  local top = NOTOP
   if rn ~= 0 then
     top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES')
     if not rn and not top[1] then
       rn = 0
-      hset[#hset + 1] = 'rn'
-      hset[#hset + 1] = '0'
+      hset = {'rn', '0'}
     end
   end
   nextID = nextID + 1
@@ -713,10 +728,12 @@ local function takeFrom(h)
   local kind, tk, enc
   local robots = ROBOTS and not st[4]
   if robots then
-    if not (qlen() > 0 and not spent() or top[1]) then return false end
+    if not (qlen(h) > 0 and not spent() or top[1]) then return false end
     kind, tk, enc = 'R', '1', ''
+    hset = hset or {}
     hset[#hset + 1] = 'rf'
     hset[#hset + 1] = id
+    nout = nout + 1
     out[#out + 1] = ns('R' .. id .. ' ' .. (st[5] or '0') .. ' ' .. h)
   else
     kind = 'P'
@@ -726,10 +743,11 @@ local function takeFrom(h)
       tk = '1'
       if rn then
         rn = rn - 1
+        hset = hset or {}
         hset[#hset + 1] = 'rn'
         hset[#hset + 1] = S(rn)
       end
-      top = {}
+      top = NOTOP
       if rn ~= 0 then top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES') end
     else
       enc = not spent() and redis.call('LPOP', qkey(h))
@@ -743,7 +761,13 @@ local function takeFrom(h)
       add('pages', 1)
     end
     add('queued', -1)
-    out[#out + 1] = ns('P' .. id .. ' ' .. (st[4] or '') .. ' ' .. enc)
+    -- ns('P' .. id .. ' ' .. rules .. ' ' .. enc), in pieces.
+    local rules = st[4] or ''
+    nout = nout + 1
+    out[#out + 1] = S(3 + #id + #rules + #enc) .. ':P'
+    out[#out + 1] = id
+    out[#out + 1] = rules == '' and '  ' or ' ' .. rules .. ' '
+    out[#out + 1] = enc
   end
   local d = math.max(DELAY, tonumber(st[6]) or 0)
   -- The host's next start before and after, as text: a number turned
@@ -753,10 +777,11 @@ local function takeFrom(h)
   if d > 0 then
     nx = vt + jitter(d, rnd())
     nxs = S(nx)
+    hset = hset or {}
     hset[#hset + 1] = 'nx'
     hset[#hset + 1] = nxs
   end
-  if #hset == 0 then
+  if not hset then
     -- The usual case: no number to turn into text (a sprintf).
     redis.call('HINCRBY', hk, 'n', '1')
   else
@@ -784,6 +809,7 @@ local function takeFrom(h)
         if rec then llen = 0 end
         break
       end
+      nout = nout + 1
       out[#out + 1] = field
       recs[#recs + 1] = sid
       recs[#recs + 1] = rec
@@ -798,7 +824,7 @@ local function takeFrom(h)
   if robots or n + 1 >= HW then return true, nil end
   if llen ~= 0 and not spent() then return true, nx end
   if top[2] then return true, math.max(nx, tonumber(top[2])) end
-  if qlen() > 0 then redis.call('SADD', parked, h) end
+  if qlen(h) > 0 then redis.call('SADD', parked, h) end
   return true, nil
 end
 
@@ -849,7 +875,7 @@ if got == 0 then
   if e[2] and (not at or tonumber(e[2]) < at) then at = tonumber(e[2]) end
   if at then wait = math.max(0, at - now) end
 end
-return ns(#out) .. table.concat(out) .. ns(S(wait))
+return ns(nout) .. table.concat(out) .. ns(S(wait))
 end
 `
 
