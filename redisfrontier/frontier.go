@@ -82,15 +82,19 @@ type Options struct {
 	SeenCache int
 	// TTL is how long the crawl's keys stay in Redis once it is done:
 	// when a Join finds nothing queued, leased or waiting to be retried
-	// in the whole crawl, it records when (Status.Finished) and sets
-	// every key of the crawl to expire TTL later. The first process to
-	// find the crawl done decides: a process that later finds it done
-	// as it was (nothing acked since) changes neither the time nor the
-	// deadline, so joining a finished crawl never keeps it longer. A
-	// crawl that gets new URLs after it was done (a program's
-	// crawl.Crawl.Add) is done anew when they are, and its deadline
-	// moves then; until then its keys keep the first deadline, so a
-	// crawl fed that way for longer than TTL needs a negative TTL.
+	// in the whole crawl, or its page budget (Policy.MaxPages) spent
+	// with nothing left but the new Requests the budget holds back, it
+	// records when (Status.Finished) and sets every key of the crawl to
+	// expire TTL later. The first process to find the crawl done
+	// decides: a process that later finds it done as it was (nothing
+	// acked since) changes neither the time nor the deadline, so
+	// joining a finished crawl never keeps it longer. A crawl that has
+	// work again keeps its keys (PERSIST) while it runs: at a Start
+	// whose larger MaxPages no longer holds its new Requests back, and
+	// at a Push that admits a Request after this process found the
+	// crawl done (at its Start or its Join; a program's
+	// crawl.Crawl.Add). Done anew, its keys expire TTL after then, or,
+	// if nothing was acked since, at the first deadline.
 	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys (but
 	// for a process's records of its replies, ops:<owner>, which go at
 	// its Close, or a week after its Start if it dies).
@@ -142,6 +146,10 @@ type Frontier struct {
 	// waiting had fewer leases than they: then the process asks for
 	// leases ahead.
 	starved atomic.Bool
+	// expiring is set while the crawl's keys are, as far as this
+	// process knows, set to expire (see Options.TTL): a Push that
+	// admits a Request then keeps them (revive).
+	expiring atomic.Bool
 
 	opMu     sync.Mutex
 	opSeq    uint64
@@ -389,6 +397,9 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 			return err
 		}
 	}
+	if err := f.reviveIfWork(ctx, p); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -560,6 +571,19 @@ func (f *Frontier) isClosed() bool {
 // ends once sent is completed on every shard (waiting up to 5 s for an
 // unreachable server) before it returns ctx.Err(), never left made on some.
 func (f *Frontier) Push(ctx context.Context, reqs ...crawl.Request) (int, error) {
+	n, err := f.push(ctx, reqs)
+	if n > 0 && f.expiring.Load() {
+		// The crawl was done, its keys set to expire: they stay while
+		// it has work again.
+		if rerr := f.revive(ctx); err == nil {
+			err = rerr
+		}
+	}
+	return n, err
+}
+
+// push is Push, but for the keys' expiry.
+func (f *Frontier) push(ctx context.Context, reqs []crawl.Request) (int, error) {
 	_, _, _, bits, err := f.state()
 	if err != nil {
 		return 0, err
@@ -1681,10 +1705,10 @@ func (f *Frontier) Join(ctx context.Context) error {
 		}
 		unf, fresh, pages := num(v[0]), num(v[1]), num(v[2])
 		if unf == 0 {
-			return f.finish(ctx)
+			return f.finish(ctx, false)
 		}
 		if p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
-			return nil
+			return f.finish(ctx, true)
 		}
 		if err := f.await(ctx, ev, idlePoll); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asyncrawl/crawl"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -60,22 +61,31 @@ func (f *Frontier) WasDone() (time.Time, bool) {
 	return f.wasDone, !f.wasDone.IsZero()
 }
 
-// finish records that the crawl is done and sets its keys to expire, as
-// Options.TTL says, when this is a new finish or the sweep of one was not
-// completed. A crawl of several shards passes the count done over its
-// shards, which its control keys do not keep.
-func (f *Frontier) finish(ctx context.Context, done ...int64) error {
+// finish records that the crawl is done (or, if budget, that its page
+// budget is spent with nothing left but new Requests it holds back) and
+// sets its keys to expire, as Options.TTL says, when this is a new finish
+// or the sweep of one was not completed. A crawl of several shards passes
+// the count done over its shards, which its control keys do not keep.
+func (f *Frontier) finish(ctx context.Context, budget bool, done ...int64) error {
 	ttl := f.opts.TTL.Microseconds()
 	if f.opts.TTL < 0 {
 		ttl = 0
 	}
-	args := []any{ttl}
+	args := []any{ttl, ""}
 	for _, d := range done {
-		args = append(args, d)
+		args[1] = d
 	}
+	spent := "0"
+	if budget {
+		spent = "1"
+	}
+	args = append(args, spent)
 	reply, err := f.eval(ctx, finishScript, false, args...)
 	if err != nil {
 		return err
+	}
+	if reply != "no" && ttl > 0 {
+		f.expiring.Store(true) // see Push
 	}
 	return f.sweepAfter(ctx, reply)
 }
@@ -99,6 +109,90 @@ func (f *Frontier) sweepAfter(ctx context.Context, reply string) error {
 	_, err = f.eval(ctx, sweptScript, false, dl, fd)
 	return err
 }
+
+// reviveIfWork keeps the keys of a crawl set to expire (done, or its page
+// budget spent) if it has work again for a process under p: Requests
+// leased, waiting to be retried, or new ones its budget no longer holds
+// back (a run with a larger Policy.MaxPages). The crawl's keys then stay
+// until it ends anew (see Options.TTL).
+func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
+	f.mu.Lock()
+	meta := f.prefix + "meta"
+	f.mu.Unlock()
+	var pttl time.Duration
+	if err := f.retryRead(ctx, func() error {
+		var err error
+		pttl, err = f.rdb.PTTL(ctx, meta).Result()
+		return err
+	}); err != nil || pttl <= 0 {
+		return err
+	}
+	f.expiring.Store(true)
+	var unf, fresh, pages int64
+	if f.sharded() > 0 {
+		st, _, err := f.collect(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range st {
+			unf, fresh, pages = unf+s.unf, fresh+s.fresh, pages+s.pages
+		}
+	} else {
+		var v []any
+		if err := f.retryRead(ctx, func() error {
+			var err error
+			v, err = f.rdb.HMGet(ctx, meta, "unfinished", "fresh", "pages").Result()
+			return err
+		}); err != nil {
+			return err
+		}
+		unf, fresh, pages = num(v[0]), num(v[1]), num(v[2])
+	}
+	if unf == 0 || p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
+		return nil
+	}
+	return f.revive(ctx)
+}
+
+// revive keeps every key of a crawl set to expire: the meta hash first
+// (reviveScript), then the others, found by SCAN, but the records of the
+// other processes' replies (ops:<owner>), which keep their own expiry;
+// this process's go a week after now, as after its Start.
+func (f *Frontier) revive(ctx context.Context) error {
+	reply, err := f.eval(ctx, reviveScript, false)
+	if err != nil {
+		return err
+	}
+	f.expiring.Store(false)
+	if reply != "1" {
+		return nil
+	}
+	name := f.Name()
+	meta := keyPrefix(name) + "meta"
+	mine := ":ops:" + f.owner
+	return f.retryRead(ctx, func() error {
+		return scanKeys(ctx, f.rdb, name, "", func(keys []string) error {
+			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, k := range keys {
+					switch {
+					case k == meta:
+					case strings.HasSuffix(k, mine):
+						p.PExpire(ctx, k, opsLife)
+					case strings.Contains(k, ":ops:"):
+					default:
+						p.Persist(ctx, k)
+					}
+				}
+				return nil
+			})
+			return err
+		})
+	})
+}
+
+// opsLife is how long the records of a process's replies stay after its
+// Start (startScript's 604800000 ms).
+const opsLife = 7 * 24 * time.Hour
 
 // sweep sets every key of the crawl under prefix but its meta hash to
 // expire at deadline (µs on the server's clock), or, for 0, to stay. It
@@ -241,8 +335,9 @@ type Status struct {
 	// Policy.MaxPages counts; Pending the Requests admitted and not
 	// acked.
 	Queued, Retrying, Leased, Acked, Pages, Pending int
-	// Finished is when a Join found the crawl done, on the Redis
-	// server's clock; zero if none has. A crawl given new URLs since is
+	// Finished is when a Join found the crawl done (or its page budget
+	// spent, with nothing left but new Requests: see Options.TTL), on
+	// the Redis server's clock; zero if none has. A crawl given new URLs since is
 	// not Done, and keeps its Finished until it is done again.
 	Finished time.Time
 	// Expires is when the crawl's keys expire; zero if they do not.

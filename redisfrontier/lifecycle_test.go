@@ -24,16 +24,19 @@ func client(t *testing.T, s *redistest.Server) *redis.Client {
 	return c
 }
 
-// crawlKeys returns the keys of crawl name, as SCAN finds them.
+// crawlKeys returns the keys of crawl name, its shards' included, as
+// SCAN finds them.
 func crawlKeys(t *testing.T, c *redis.Client, name string) []string {
 	t.Helper()
 	var keys []string
-	iter := c.Scan(t.Context(), 0, "crawl:{"+name+"}:*", 100).Iterator()
-	for iter.Next(t.Context()) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
+	for _, pattern := range []string{"crawl:{" + name + "}:*", "crawl:{" + name + ":*}:*"} {
+		iter := c.Scan(t.Context(), 0, pattern, 100).Iterator()
+		for iter.Next(t.Context()) {
+			keys = append(keys, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return keys
 }

@@ -547,30 +547,40 @@ done('')
 return state .. m[3] .. ':' .. fin
 `)
 
-// finishScript records that the crawl is done, when a Join finds it so:
-// fin (when, µs), fd (the count done then) and dl (when its keys expire,
-// µs; "0" keeps them), unless the crawl is done as it was at the last
-// finish (nothing acked since: the time and the deadline stay). ARGV[10]
-// is the caller's TTL (µs; 0 or less keeps the keys). On the control keys
-// of a sharded crawl, ARGV[11] is the count done over its shards, which
-// the caller found done (the control keys count nothing themselves).
+// finishScript records that the crawl is done, when a Join finds it so
+// (or its page budget spent, with nothing left but new Requests the
+// budget holds back): fin (when, µs), fd (the count done then) and dl
+// (when its keys expire, µs; "0" keeps them), unless the crawl is done as
+// it was at the last finish (nothing acked since: the time and the
+// deadline stay). ARGV[10] is the caller's TTL (µs; 0 or less keeps the
+// keys). On the control keys of a sharded crawl, ARGV[11] is the count
+// done over its shards, which the caller found done (the control keys
+// count nothing themselves); "" on a crawl of one shard. ARGV[12] "1" if
+// the caller found the budget spent (Policy.MaxPages, ARGV[8]).
 // Reply: "no" if the crawl is not done after all; "kept" if there is
 // nothing to sweep; or "sweep:<dl>:<fd>": the caller sets the expiry of
 // every key of the crawl to dl (PERSIST for "0"), then runs sweptScript.
 var finishScript = redis.NewScript(guard + prelude + `
-local m = redis.call('HMGET', meta, 'unfinished', 'done', 'fin', 'dl', 'fd', 'sw')
-if (tonumber(m[1]) or 0) ~= 0 then return 'no' end
-local dn = ARGV[11] or m[2] or '0'
+local m = redis.call('HMGET', meta, 'unfinished', 'done', 'fin', 'dl', 'fd', 'sw', 'fresh', 'pages')
+local unf = tonumber(m[1]) or 0
+if unf ~= 0 and not (ARGV[12] == '1' and MAXPAGES > 0 and (tonumber(m[8]) or 0) >= MAXPAGES and unf == (tonumber(m[7]) or 0)) then
+  return 'no'
+end
+local dn = m[2] or '0'
+if (ARGV[11] or '') ~= '' then dn = ARGV[11] end
 if m[3] and m[5] == dn then
   if m[6] == dn then return 'kept' end
-  -- The same finish, its sweep not done (its process died, or another
-  -- process sweeps now): sweep again, to the same deadline.
+  -- The same finish, its sweep not done (its process died, another
+  -- process sweeps now, or a process revived the keys since: see
+  -- reviveScript): sweep again, to the same deadline.
+  redis.call('HDEL', meta, 'rv')
   return 'sweep:' .. m[4] .. ':' .. dn
 end
 local ttl = tonumber(ARGV[10])
 local dl = '0'
 if ttl > 0 then dl = S(now + ttl) end
 redis.call('HSET', meta, 'fin', S(now), 'fd', dn, 'dl', dl)
+redis.call('HDEL', meta, 'rv')
 if dl == '0' and (tonumber(m[4]) or 0) == 0 then
   -- Kept, as its keys were: nothing to sweep.
   redis.call('HSET', meta, 'sw', dn)
@@ -580,12 +590,13 @@ return 'sweep:' .. dl .. ':' .. dn
 `)
 
 // sweptScript ends a sweep: if the finish it swept for is still the
-// crawl's (ARGV[10] dl, ARGV[11] fd), it records the sweep done and sets
-// the meta hash's expiry last, so that the crawl's keys never outlive
-// their meta hash by more than the sweep's own time.
+// crawl's (ARGV[10] dl, ARGV[11] fd) and no process revived the keys
+// since (see reviveScript), it records the sweep done and sets the meta
+// hash's expiry last, so that the crawl's keys never outlive their meta
+// hash by more than the sweep's own time.
 var sweptScript = redis.NewScript(guard + prelude + `
-local m = redis.call('HMGET', meta, 'dl', 'fd')
-if m[1] ~= ARGV[10] or m[2] ~= ARGV[11] then return '' end
+local m = redis.call('HMGET', meta, 'dl', 'fd', 'rv')
+if m[1] ~= ARGV[10] or m[2] ~= ARGV[11] or m[3] then return '' end
 redis.call('HSET', meta, 'sw', ARGV[11])
 local dl = tonumber(ARGV[10])
 if dl > 0 then
@@ -594,6 +605,21 @@ else
   redis.call('PERSIST', meta)
 end
 return ''
+`)
+
+// reviveScript begins a revival of a crawl whose keys are set to expire
+// (it was done, or its budget spent) and that has work again for the
+// caller: it keeps the meta hash (PERSIST), marks it revived (rv), so
+// that a sweep under way records nothing, and forgets that the finish was
+// swept, so that the next Join that finds the crawl as it was then sweeps
+// again, to the same deadline. The caller then keeps every other key of
+// the crawl. Reply: "1", or "0" if the keys were not set to expire.
+var reviveScript = redis.NewScript(guard + prelude + `
+if redis.call('PTTL', meta) < 0 then return '0' end
+redis.call('PERSIST', meta)
+redis.call('HSET', meta, 'rv', '1')
+redis.call('HDEL', meta, 'sw')
+return '1'
 `)
 
 // resetScript begins a Reset: unless ARGV[1] is "1" (forced), it refuses

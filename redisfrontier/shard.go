@@ -505,10 +505,10 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 					done += s.done
 				}
 				if fresh == 0 {
-					return f.finish(ctx, done)
+					return f.finish(ctx, false, done)
 				}
 				if p.MaxPages > 0 && pages >= int64(p.MaxPages) {
-					return nil
+					return f.finish(ctx, true, done)
 				}
 				if moved, err := f.balance(ctx, st2, b); err != nil {
 					return err

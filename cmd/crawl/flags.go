@@ -232,7 +232,7 @@ func newCLI(cfg *config) *cli {
 	c.add(&boolFlag{p: &cfg.status}, "", "with -redis or -redis_cluster and -crawl NAME, print the crawl's state (running or done, its counters, who holds leases and until when; a JSON object with -format jsonl) and exit; exit 1 if there is no such crawl", "status")
 	c.add(&boolFlag{p: &cfg.reset}, "", "with -redis or -redis_cluster and -crawl NAME, delete the crawl's keys (on every master of a cluster) and exit, so that the command run again crawls anew; refused while a process holds leases of it, unless -force", "reset")
 	c.add(&boolFlag{p: &cfg.force}, "", "with -reset, delete the crawl even while processes hold leases: their next call fails, and they exit 1 with an error that says the crawl was deleted", "force")
-	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis or -redis_cluster, how long the keys of a finished crawl stay in Redis, from when a process finds it done (0: for good); running the command again on a finished crawl fetches nothing and does not extend it", "redis_ttl")
+	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis or -redis_cluster, how long the keys of a finished crawl (done, or stopped by its -max_pages) stay in Redis, from when a process finds it so (0: for good); running the command again on a finished crawl fetches nothing and does not extend it, unless a larger -max_pages lets it go on", "redis_ttl")
 
 	c.group("Profiling")
 	c.add(&stringFlag{p: &cfg.cpuProfile}, "FILE", "write a CPU profile of the crawl to FILE (go tool pprof reads it; cmd/crawl/default.pgo was made so)", "cpuprofile")

@@ -123,6 +123,61 @@ func TestRedisLifecycleDone(t *testing.T) {
 	}
 }
 
+// A crawl stopped by its -max_pages is finished too: its keys expire
+// after -redis_ttl. Run again with a larger -max_pages, it goes on (its
+// keys kept while it runs: redisfrontier's TestTTLRevived), fetches the
+// pages the budget held back, none twice, and once done its keys expire
+// after -redis_ttl again.
+func TestRedisLifecycleBudget(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rdb.Close()
+	s := newSharedSite(t, 30, 0)
+	args := []string{"-q", "-redis", rs.URL(), "-redis_ttl", "1h", "-crawl", "budget", "-max_pages", "5", s.URL + "/p/0"}
+	r := runCrawl(t, args...)
+	if r.code != 0 {
+		t.Fatalf("crawl %q: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+	first := s.requests()
+	ttls := func(why string) {
+		t.Helper()
+		for _, k := range keysOf(t, rdb, "budget") {
+			if d := rdb.PTTL(t.Context(), k).Val(); d <= 0 || d > time.Hour {
+				t.Errorf("TTL of %s %s: %v, want in (0, 1h]", k, why, d)
+			}
+		}
+	}
+	ttls("after a crawl stopped by -max_pages 5 with -redis_ttl 1h")
+
+	args[len(args)-2] = "0" // -max_pages 0: no budget
+	r = runCrawl(t, args...)
+	if r.code != 0 {
+		t.Fatalf("crawl %q: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "already done") {
+		t.Errorf("stderr of the rerun without a budget: %q, want no word of a crawl already done", r.stderr)
+	}
+	if n := s.requests(); n <= first {
+		t.Errorf("the rerun without a budget sent %d requests, want the pages the budget held back", n-first)
+	}
+	for p, fs := range s.refetched() {
+		if strings.HasPrefix(p, "/p/") {
+			t.Errorf("%s fetched %d times over the two runs, want once", p, len(fs))
+		}
+	}
+	s.checkComplete(t)
+	ttls("after the rerun that finished it")
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", "budget", "-status", "-format", "jsonl")
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("-status -format jsonl: exit %d, stdout %q (%v), stderr %q", r.code, r.stdout, err, r.stderr)
+	}
+	if st.State != "done" || st.Pending != 0 || st.Done != s.results() {
+		t.Errorf("-status after the rerun: %+v, want done, nothing pending, %d done", st, s.results())
+	}
+}
+
 // -redis_ttl 0 keeps the keys of a crawl done.
 func TestRedisLifecycleKeep(t *testing.T) {
 	t.Parallel()

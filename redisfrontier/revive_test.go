@@ -1,0 +1,110 @@
+package redisfrontier_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+)
+
+// TestTTLRevived: a crawl done, its keys set to expire, that gets work
+// again (a rerun with a larger page budget takes the pages the budget
+// held back; a Push of a URL not seen) keeps its keys while it runs,
+// however long past the expiry it runs, and sets them to expire again
+// when it is done anew.
+func TestTTLRevived(t *testing.T) {
+	const ttl = 1500 * time.Millisecond
+	for _, tc := range []struct {
+		how    string
+		shards int
+	}{{"budget", 1}, {"push", 1}, {"budget", 4}, {"push", 4}} {
+		how := tc.how
+		t.Run(fmt.Sprintf("%s/shards=%d", how, tc.shards), func(t *testing.T) {
+			s := redistest.Start(t)
+			c := client(t, s)
+			name := fmt.Sprintf("revived-%s-%d", how, tc.shards)
+			p := crawl.Policy{HostWorkers: 2, MaxPages: 2}
+			if how == "push" {
+				p.MaxPages = 0
+			}
+			f := open(t, s, &redisfrontier.Options{Name: name, TTL: ttl, Shards: tc.shards})
+			if err := f.Start(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Push(t.Context(), siteURL(0), siteURL(1), siteURL(2), siteURL(3)); err != nil {
+				t.Fatal(err)
+			}
+			first := 4
+			if how == "budget" {
+				first = 2
+			}
+			for range first {
+				l, err := f.Take(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ack(t, f, l)
+			}
+			if err := f.Join(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := c.PTTL(t.Context(), "crawl:{"+name+"}:meta").Result(); d <= 0 {
+				t.Fatalf("the meta hash's TTL after the crawl was done: %v, want about %v", d, ttl)
+			}
+
+			// A rerun that gets work, and holds it past the expiry.
+			g := open(t, s, &redisfrontier.Options{Name: name, TTL: ttl, Shards: tc.shards})
+			p.MaxPages = 0
+			if err := g.Start(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			want := 2
+			if how == "push" {
+				if n, err := g.Push(t.Context(), siteURL(4)); n != 1 || err != nil {
+					t.Fatalf("Push of a URL not seen into the crawl done: %d, %v; want 1, nil", n, err)
+				}
+				want = 1
+			}
+			l, err := g.Take(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := crawlKeys(t, c, name)
+			if tc.shards > 1 && !strings.Contains(strings.Join(keys, " "), "crawl:{"+name+":") {
+				t.Fatalf("keys of a crawl of %d shards: %q, want its shards' too", tc.shards, keys)
+			}
+			for _, k := range keys {
+				if d, _ := c.PTTL(t.Context(), k).Result(); d != -1 && !strings.Contains(k, ":ops:") {
+					t.Errorf("TTL of %s while the crawl has work again: %v, want none (-1)", k, d)
+				}
+			}
+			time.Sleep(ttl + 200*time.Millisecond)
+			ack(t, g, l)
+			for range want - 1 {
+				l, err := g.Take(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ack(t, g, l)
+			}
+			if err := g.Join(t.Context()); err != nil {
+				t.Fatalf("Join of the rerun: %v", err)
+			}
+			if got, err := g.Counts(t.Context()); err != nil || got.Done != first+want {
+				t.Errorf("Counts after the rerun: %+v, %v; want Done %d", got, err, first+want)
+			}
+			for _, k := range crawlKeys(t, c, name) {
+				if d, _ := c.PTTL(t.Context(), k).Result(); (d <= 0 || d > ttl) && !strings.Contains(k, ":ops:") {
+					t.Errorf("TTL of %s once the crawl is done anew: %v, want in (0, %v]", k, d, ttl)
+				}
+			}
+		})
+	}
+}
