@@ -106,8 +106,14 @@ func (f *Frontier) sweepAfter(ctx context.Context, reply string) error {
 	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, name, at) }); err != nil {
 		return err
 	}
-	_, err = f.eval(ctx, sweptScript, false, dl, fd)
-	return err
+	reply, err = f.eval(ctx, sweptScript, false, dl, fd)
+	if err != nil || reply != "rv" {
+		return err
+	}
+	// Another process revived the keys while this one set them to
+	// expire: those it set after the revival kept them are kept again.
+	f.expiring.Store(false)
+	return f.persistAll(ctx)
 }
 
 // reviveIfWork keeps the keys of a crawl set to expire (done, or its page
@@ -119,13 +125,24 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 	f.mu.Lock()
 	meta := f.prefix + "meta"
 	f.mu.Unlock()
-	var pttl time.Duration
+	var (
+		pttl *redis.DurationCmd
+		hm   *redis.SliceCmd
+	)
 	if err := f.retryRead(ctx, func() error {
-		var err error
-		pttl, err = f.rdb.PTTL(ctx, meta).Result()
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			pttl = p.PTTL(ctx, meta)
+			hm = p.HMGet(ctx, meta, "dl", "rv")
+			return nil
+		})
 		return err
-	}); err != nil || pttl <= 0 {
+	}); err != nil {
 		return err
+	}
+	// Set to expire, or about to be: a finish found it done, and its
+	// sweep may be under way.
+	if v := hm.Val(); pttl.Val() <= 0 && (num(v[0]) <= 0 || v[1] != nil) {
+		return nil
 	}
 	f.expiring.Store(true)
 	var unf, fresh, pages int64
@@ -167,6 +184,11 @@ func (f *Frontier) revive(ctx context.Context) error {
 	if reply != "1" {
 		return nil
 	}
+	return f.persistAll(ctx)
+}
+
+// persistAll keeps every key of the crawl but its meta hash (see revive).
+func (f *Frontier) persistAll(ctx context.Context) error {
 	name := f.Name()
 	meta := keyPrefix(name) + "meta"
 	mine := ":ops:" + f.owner

@@ -593,10 +593,13 @@ return 'sweep:' .. dl .. ':' .. dn
 // crawl's (ARGV[10] dl, ARGV[11] fd) and no process revived the keys
 // since (see reviveScript), it records the sweep done and sets the meta
 // hash's expiry last, so that the crawl's keys never outlive their meta
-// hash by more than the sweep's own time.
+// hash by more than the sweep's own time. Reply: "rv" if a process
+// revived the keys meanwhile: the sweep may have set some to expire
+// after the revival kept them, and its caller keeps them again.
 var sweptScript = redis.NewScript(guard + prelude + `
 local m = redis.call('HMGET', meta, 'dl', 'fd', 'rv')
-if m[1] ~= ARGV[10] or m[2] ~= ARGV[11] or m[3] then return '' end
+if m[3] then return 'rv' end
+if m[1] ~= ARGV[10] or m[2] ~= ARGV[11] then return '' end
 redis.call('HSET', meta, 'sw', ARGV[11])
 local dl = tonumber(ARGV[10])
 if dl > 0 then
@@ -607,15 +610,20 @@ end
 return ''
 `)
 
-// reviveScript begins a revival of a crawl whose keys are set to expire
-// (it was done, or its budget spent) and that has work again for the
-// caller: it keeps the meta hash (PERSIST), marks it revived (rv), so
-// that a sweep under way records nothing, and forgets that the finish was
-// swept, so that the next Join that finds the crawl as it was then sweeps
-// again, to the same deadline. The caller then keeps every other key of
-// the crawl. Reply: "1", or "0" if the keys were not set to expire.
+// reviveScript begins a revival of a crawl whose keys are set to expire,
+// or about to be (it was done, or its budget spent: dl, set before the
+// sweep), and that has work again for the caller: it keeps the meta hash
+// (PERSIST), marks it revived (rv), so that a sweep under way records
+// nothing (and its process keeps the keys it set to expire again: see
+// sweptScript), and forgets that the finish was swept, so that the next
+// Join that finds the crawl as it was then sweeps again, to the same
+// deadline. The caller then keeps every other key of the crawl. Reply:
+// "1", or "0" if the keys were not set to expire nor about to be, or
+// were revived already.
 var reviveScript = redis.NewScript(guard + prelude + `
-if redis.call('PTTL', meta) < 0 then return '0' end
+local m = redis.call('HMGET', meta, 'dl', 'rv')
+local pt = redis.call('PTTL', meta)
+if pt < 0 and ((tonumber(m[1]) or 0) <= 0 or m[2]) then return '0' end
 redis.call('PERSIST', meta)
 redis.call('HSET', meta, 'rv', '1')
 redis.call('HDEL', meta, 'sw')

@@ -1,0 +1,152 @@
+package redisfrontier
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// beforeSwept runs fn once, just before the first sweptScript call made
+// through the client it hooks: between a finish's sweep, which has set
+// the crawl's keys to expire, and the call that records it.
+type beforeSwept struct {
+	once sync.Once
+	fn   func()
+}
+
+func (h *beforeSwept) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// swept reports whether cmd runs sweptScript.
+func swept(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	switch {
+	case len(args) < 2:
+		return false
+	case cmd.Name() == "evalsha":
+		return args[1] == sweptScript.Hash()
+	case cmd.Name() == "eval":
+		s, _ := args[1].(string)
+		return strings.Contains(s, "return 'rv'")
+	}
+	return false
+}
+
+func (h *beforeSwept) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if swept(cmd) {
+			h.once.Do(h.fn)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *beforeSwept) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if swept(cmd) {
+				h.once.Do(h.fn)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestReviveDuringSweep: a process starts, with a larger page budget, on
+// a crawl whose budget another process found spent and whose keys that
+// process is setting to expire (its sweep done, not yet recorded). The
+// new process keeps the crawl's keys, though the meta hash has no TTL
+// yet, and the sweeping process, finding the crawl revived, records no
+// expiry and keeps again the keys it set: while the new process crawls,
+// no key of the crawl expires. Done, the crawl's keys expire again.
+func TestReviveDuringSweep(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	const name = "revive-sweep"
+	hook := &beforeSwept{}
+	ca := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { ca.Close() })
+	ca.AddHook(hook)
+	cb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { cb.Close() })
+	a := New(ca, &Options{Name: name, TTL: time.Hour})
+	t.Cleanup(func() { a.Close() })
+	if err := a.Start(ctx, crawl.Policy{HostWorkers: 2, MaxPages: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []crawl.Request
+	for i := range 5 {
+		reqs = append(reqs, crawl.Request{URL: "https://h.example/" + strconv.Itoa(i)})
+	}
+	if _, err := a.Push(ctx, reqs...); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l, err := a.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Ack(ctx, l, crawl.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := New(cb, &Options{Name: name, TTL: time.Hour})
+	t.Cleanup(func() { b.Close() })
+	var (
+		bErr  error
+		fired bool
+	)
+	hook.fn = func() {
+		fired = true
+		bErr = b.Start(ctx, crawl.Policy{HostWorkers: 2})
+	}
+	if err := a.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if bErr != nil {
+		t.Fatal(bErr)
+	}
+	if !fired {
+		t.Fatal("the Join that found the budget spent ran no sweep")
+	}
+	expiring := func() []string {
+		var out []string
+		for _, pattern := range []string{"crawl:{" + name + "}:*"} {
+			iter := cb.Scan(ctx, 0, pattern, 100).Iterator()
+			for iter.Next(ctx) {
+				k := iter.Val()
+				if d := cb.PTTL(ctx, k).Val(); d > 0 && !strings.Contains(k, ":ops:") {
+					out = append(out, k)
+				}
+			}
+		}
+		return out
+	}
+	if ks := expiring(); len(ks) > 0 {
+		t.Fatalf("keys set to expire while a process has work in the crawl: %q, want none", ks)
+	}
+	for range 3 {
+		l, err := b.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Ack(ctx, l, crawl.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ks := expiring(); len(ks) < 4 {
+		t.Errorf("keys set to expire once the crawl is done: %q, want every key", ks)
+	}
+	if c, err := b.Counts(ctx); err != nil || c != (crawl.Counts{Done: 5, Pages: 5}) {
+		t.Errorf("Counts: %+v, %v; want Done 5, Pages 5", c, err)
+	}
+}
