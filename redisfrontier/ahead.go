@@ -127,6 +127,12 @@ func (f *Frontier) aheadFor(l *crawl.Lease) (*crawl.Lease, *chain) {
 			}
 		}
 	}
+	if f.slotless[l.ID] {
+		// It frees no slot: what it would promote would take one more
+		// than the host has.
+		delete(f.slotless, l.ID)
+		return nil, nil
+	}
 	if len(f.ahead) == 0 || l.URL == "" || l.Kind == crawl.RobotsRequest {
 		return nil, nil
 	}
@@ -191,6 +197,10 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 func (f *Frontier) takeAhead(l *crawl.Lease) []*crawl.Lease {
 	f.amu.Lock()
 	defer f.amu.Unlock()
+	if f.slotless[l.ID] {
+		delete(f.slotless, l.ID)
+		return nil // it frees no slot (see aheadFor)
+	}
 	if c := f.ahead[l.ID]; c != nil {
 		delete(f.ahead, l.ID)
 		c.dead = true
@@ -328,6 +338,7 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
 			if f.ahead[id] == a.chain {
 				delete(f.ahead, id)
 			}
+			f.slotless[id] = true
 		}
 		if len(made) > 0 {
 			if c == nil || c.dead || closing {

@@ -586,3 +586,64 @@ func TestAheadFaultRollback(t *testing.T) {
 	}
 	c.finish(t, f, 3, urls)
 }
+
+// TestAheadFaultSlotless: a lease ahead handed to a Take whose promotion
+// failed holds no slot of its host, so its Ack frees none: on a host with
+// HostWorkers 2, where another lease has leases ahead of its own, that Ack
+// must not take one of them into a slot (the host would have 3 leases
+// holding slots, past HostWorkers).
+func TestAheadFaultSlotless(t *testing.T) {
+	const host, n = "https://h.example", 16
+	p := crawl.Policy{HostWorkers: 2}
+	f, h, _, _ := faultCrawl(t, "ahead-fault-slotless", p, host, n)
+	starve(t, f)
+	if _, err := f.Take(t.Context()); err != nil { // A, held to the end
+		t.Fatal(err)
+	}
+	b := takeAheadOf(t, f, host)
+	// waiting starts two Takes, one of which waits to be handed a lease.
+	waiting := func() (chan *crawl.Lease, func()) {
+		got := make(chan *crawl.Lease, 2)
+		ctx, stop := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				if l, err := f.Take(ctx); err == nil {
+					got <- l
+				}
+			})
+		}
+		waitWaiters(t, f, 1)
+		return got, func() { stop(); wg.Wait() }
+	}
+	got, stop := waiting()
+	fired := h.arm(promotes)
+	if _, err := f.Ack(t.Context(), b, crawl.Outcome{}); !errors.Is(err, errInjected) {
+		t.Fatalf("Ack whose call fails: %v, want the injected error", err)
+	}
+	<-fired
+	var s1 *crawl.Lease
+	select {
+	case s1 = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the failed Ack handed its lease ahead to no waiting Take")
+	}
+	stop()
+	if _, err := f.Ack(t.Context(), b, crawl.Outcome{}); err != nil {
+		t.Fatalf("Ack again: %v", err)
+	}
+	takeAheadOf(t, f, host) // C, with leases ahead of its own, held
+	got, stop = waiting()
+	if _, err := f.Ack(t.Context(), s1, crawl.Outcome{}); err != nil {
+		t.Fatalf("Ack of the lease ahead never promoted: %v", err)
+	}
+	select {
+	case <-got:
+	case <-time.After(time.Second):
+	}
+	stop()
+	kinds, hn := serverLeases(t, f, host)
+	if got, _ := strconv.Atoi(hn); got > p.HostWorkers || kinds["P"] > p.HostWorkers {
+		t.Errorf("host's leases holding slots: n %s, leases out %v; want at most HostWorkers %d", hn, kinds, p.HostWorkers)
+	}
+}

@@ -179,20 +179,23 @@
 // # Lifecycle
 //
 // A crawl is made by the first Start under its name. When a Join finds
-// nothing pending in the whole crawl (or the page budget spent, with
-// nothing left but the new Requests it holds back), the crawl is done:
-// Join records when (Status.Finished) and sets every key of the crawl to
-// expire Options.TTL later (7 days by default; a negative TTL keeps them), at
+// nothing pending in the whole crawl, the crawl is done; when it finds
+// the page budget spent, with nothing left but the new Requests it holds
+// back, the crawl is stopped (not done: Status.Done and WasDone say no).
+// Either way Join records when (Status.Finished) and sets every key of
+// the crawl to expire Options.TTL later (7 days by default; a negative TTL keeps them), at
 // one deadline: it finds the keys with SCAN and sets each with PEXPIREAT,
 // the meta hash last, so that no key outlives it. SCAN rather than a set
 // of the crawl's key names, which every new host would cost a write:
 // the sweep is once a crawl, and another process that finds the sweep
 // unfinished (its process died) does it again. A process that joins a
-// crawl done as it was (nothing acked since) moves neither the time nor
-// the deadline, and WasDone tells it; so running the command again never
-// keeps a crawl longer. One that has work in it again (a larger page
-// budget, a Push of new URLs) keeps its keys (PERSIST, by SCAN) until it
-// is done anew (see Options.TTL). Inspect reads a crawl's state (done or not, the
+// crawl done (or stopped) as it was (nothing acked since) moves neither
+// the time nor the deadline, and WasDone tells it of a crawl done; so
+// running the command again never keeps a crawl longer. One that has
+// work in it again (a Start under a larger page budget; a Push of new
+// URLs by a process that found the crawl done or stopped) keeps its keys
+// (PERSIST, by SCAN, the meta hash last) until it ends anew (see
+// Options.TTL). Inspect reads a crawl's state (done or not, the
 // counters, the retries, who holds leases and until when) without
 // joining it. Reset deletes its keys (SCAN, then UNLINK in batches),
 // refusing while leases are out unless forced; one cut short leaves the

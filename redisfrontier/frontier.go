@@ -92,9 +92,12 @@ type Options struct {
 	// work again keeps its keys (PERSIST) while it runs: at a Start
 	// whose larger MaxPages no longer holds its new Requests back, and
 	// at a Push that admits a Request after this process found the
-	// crawl done (at its Start or its Join; a program's
+	// crawl done or stopped (at its Start or its Join; a program's
 	// crawl.Crawl.Add). Done anew, its keys expire TTL after then, or,
-	// if nothing was acked since, at the first deadline.
+	// if nothing was acked since, at the first deadline. A Push by a
+	// process that found neither (started before the crawl was done,
+	// and not joining it) leaves the first deadline: a crawl fed that
+	// way for longer than TTL needs a negative TTL.
 	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys (but
 	// for a process's records of its replies, ops:<owner>, which go at
 	// its Close, or a week after its Start if it dies).
@@ -142,6 +145,11 @@ type Frontier struct {
 	// The leases ahead held (see ahead.go), by the ID of the lease they
 	// follow.
 	ahead map[string]*chain
+	// slotless holds the IDs of leases handed to a Take whose promotion
+	// failed (kind S on the server): they hold no slot of their host, so
+	// their Ack frees none, and must not promote another lease ahead into
+	// one. f.amu guards it.
+	slotless map[string]bool
 	// starved is set when the last call that leased for the Takes
 	// waiting had fewer leases than they: then the process asks for
 	// leases ahead.
@@ -204,6 +212,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		inflight: map[uint64]struct{}{},
 		rules:    map[string]cachedRules{},
 		ahead:    map[string]*chain{},
+		slotless: map[string]bool{},
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
@@ -315,7 +324,9 @@ func crawlName(roots []string, scope string) string {
 // a crawl of the same name started under other Roots or Scope. It waits
 // for the server while it is unreachable. A crawl that was deleted (see
 // Reset) is made anew; one that was done stays done, as WasDone then
-// reports, and its keys' expiry stays as it was.
+// reports, and its keys' expiry stays as it was; one stopped by its page
+// budget that has work under p (a larger MaxPages) goes on, its keys
+// kept until it ends again (see Options.TTL).
 func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if p.HostWorkers < 1 {
 		return errors.New("redisfrontier: policy: HostWorkers must be at least 1")
@@ -566,7 +577,10 @@ func (f *Frontier) isClosed() bool {
 }
 
 // Push admits each Request whose URL the crawl never admitted, in one step
-// on the server, and returns how many were new. In a crawl of several
+// on the server, and returns how many were new. Into a crawl this
+// process found done or stopped, its keys set to expire, a Push that
+// admits one keeps them (see Options.TTL); an error doing so is returned
+// with the count admitted. In a crawl of several
 // shards each shard admits its own, in one step on each; a Push whose ctx
 // ends once sent is completed on every shard (waiting up to 5 s for an
 // unreachable server) before it returns ctx.Err(), never left made on some.
@@ -1871,6 +1885,7 @@ func (f *Frontier) Close() error {
 	// Close's script gave back the leases ahead with the others.
 	f.amu.Lock()
 	clear(f.ahead)
+	clear(f.slotless)
 	f.amu.Unlock()
 	f.mu.Lock()
 	f.closed = true

@@ -84,8 +84,10 @@ func (f *Frontier) finish(ctx context.Context, budget bool, done ...int64) error
 	if err != nil {
 		return err
 	}
-	if reply != "no" && ttl > 0 {
-		f.expiring.Store(true) // see Push
+	if reply != "no" {
+		// Its keys may be set to expire, by this finish or an earlier
+		// one (another process's TTL): see Push.
+		f.expiring.Store(true)
 	}
 	return f.sweepAfter(ctx, reply)
 }
@@ -171,20 +173,28 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 	return f.revive(ctx)
 }
 
-// revive keeps every key of a crawl set to expire: the meta hash first
-// (reviveScript), then the others, found by SCAN, but the records of the
-// other processes' replies (ops:<owner>), which keep their own expiry;
-// this process's go a week after now, as after its Start.
+// revive keeps every key of a crawl set to expire: it marks the meta hash
+// (reviveScript), keeps the other keys, found by SCAN, but the records of
+// the other processes' replies (ops:<owner>), which keep their own
+// expiry (this process's go a week after now, as after its Start), then
+// the meta hash (persistedScript). Cut short, it leaves the meta hash to
+// expire, and f.expiring set: its next Push, or the next process's
+// Start, does it again.
 func (f *Frontier) revive(ctx context.Context) error {
 	reply, err := f.eval(ctx, reviveScript, false)
 	if err != nil {
 		return err
 	}
-	f.expiring.Store(false)
-	if reply != "1" {
-		return nil
+	if reply == "1" {
+		if err := f.persistAll(ctx); err != nil {
+			return err
+		}
+		if _, err := f.eval(ctx, persistedScript, false); err != nil {
+			return err
+		}
 	}
-	return f.persistAll(ctx)
+	f.expiring.Store(false)
+	return nil
 }
 
 // persistAll keeps every key of the crawl but its meta hash (see revive).

@@ -150,3 +150,81 @@ func TestReviveDuringSweep(t *testing.T) {
 		t.Errorf("Counts: %+v, %v; want Done 5, Pages 5", c, err)
 	}
 }
+
+// scanCut fails every SCAN through the client it hooks.
+type scanCut struct{}
+
+func (scanCut) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (scanCut) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "scan" {
+			cmd.SetErr(context.DeadlineExceeded)
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (scanCut) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestReviveCut: a revival cut short (its SCAN fails until its Start's
+// ctx ends) leaves the crawl set to expire, meta hash included, and the
+// next process's Start revives it whole: no key of the crawl expires
+// while that process crawls.
+func TestReviveCut(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	const name = "revive-cut"
+	open := func(hooks ...redis.Hook) *Frontier {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+		for _, h := range hooks {
+			c.AddHook(h)
+		}
+		f := New(c, &Options{Name: name, TTL: time.Hour})
+		t.Cleanup(func() { f.Close(); c.Close() })
+		return f
+	}
+	a := open()
+	if err := a.Start(ctx, crawl.Policy{HostWorkers: 2, MaxPages: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Push(ctx, crawl.Request{URL: "https://h.example/0"}, crawl.Request{URL: "https://h.example/1"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Ack(ctx, l, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cut := open(scanCut{})
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := cut.Start(short, crawl.Policy{HostWorkers: 2}); err == nil {
+		t.Fatal("Start whose revival's SCAN fails until its ctx ends: nil, want an error")
+	}
+	if d := a.rdb.PTTL(ctx, "crawl:{"+name+"}:meta").Val(); d <= 0 {
+		t.Errorf("the meta hash's TTL after a revival cut short: %v, want it still set (the meta hash is kept last)", d)
+	}
+	b := open()
+	if err := b.Start(ctx, crawl.Policy{HostWorkers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	iter := a.rdb.Scan(ctx, 0, "crawl:{"+name+"}:*", 100).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		if d := a.rdb.PTTL(ctx, k).Val(); d > 0 && !strings.Contains(k, ":ops:") {
+			t.Errorf("TTL of %s once a process has work in the crawl again: %v, want none", k, d)
+		}
+	}
+	if l, err := b.Take(ctx); err != nil || l.URL != "https://h.example/1" {
+		t.Fatalf("Take: %v, %v; want the URL the budget held back", l, err)
+	}
+}

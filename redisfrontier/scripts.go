@@ -612,22 +612,30 @@ return ''
 
 // reviveScript begins a revival of a crawl whose keys are set to expire,
 // or about to be (it was done, or its budget spent: dl, set before the
-// sweep), and that has work again for the caller: it keeps the meta hash
-// (PERSIST), marks it revived (rv), so that a sweep under way records
-// nothing (and its process keeps the keys it set to expire again: see
-// sweptScript), and forgets that the finish was swept, so that the next
-// Join that finds the crawl as it was then sweeps again, to the same
-// deadline. The caller then keeps every other key of the crawl. Reply:
-// "1", or "0" if the keys were not set to expire nor about to be, or
-// were revived already.
+// sweep), and that has work again for the caller: it marks the meta hash
+// revived (rv), so that a sweep under way records nothing (and its
+// process keeps the keys it set to expire again: see sweptScript), and
+// forgets that the finish was swept, so that the next Join that finds
+// the crawl as it was then sweeps again, to the same deadline. The caller
+// then keeps every other key of the crawl, and the meta hash last
+// (persistedScript): a revival cut short leaves the meta hash's expiry,
+// and the next one does it again. Reply: "1", or "0" if the keys were
+// not set to expire nor about to be, or were revived already.
 var reviveScript = redis.NewScript(guard + prelude + `
 local m = redis.call('HMGET', meta, 'dl', 'rv')
 local pt = redis.call('PTTL', meta)
 if pt < 0 and ((tonumber(m[1]) or 0) <= 0 or m[2]) then return '0' end
-redis.call('PERSIST', meta)
 redis.call('HSET', meta, 'rv', '1')
 redis.call('HDEL', meta, 'sw')
 return '1'
+`)
+
+// persistedScript ends a revival (see reviveScript): the crawl's other
+// keys kept, it keeps the meta hash, unless a finish came since (a new
+// deadline, no rv).
+var persistedScript = redis.NewScript(guard + prelude + `
+if redis.call('HEXISTS', meta, 'rv') == 1 then redis.call('PERSIST', meta) end
+return ''
 `)
 
 // resetScript begins a Reset: unless ARGV[1] is "1" (forced), it refuses
