@@ -473,12 +473,14 @@ func (s *session) render(ctx context.Context, p *crawl.RenderPage) (*crawl.Rende
 	rd, err := pr.run(t, s.r.opts.Clicks)
 	stop()
 	cancel()
-	// No request of the page outlives the call: the handlers end with
-	// pctx, and the tab forgets the page.
-	pr.handlers.Wait()
+	// No request of the page outlives the call: the tab forgets the
+	// page, so that no handler starts for it from now on (a handler's
+	// Add, under t.mu, comes before the Wait), and the handlers end with
+	// pctx.
 	t.mu.Lock()
 	t.cur = nil
 	t.mu.Unlock()
+	pr.handlers.Wait()
 	healthy := err == nil
 	if healthy {
 		// The next page starts from an empty one, the timers of this one
