@@ -296,9 +296,9 @@ func TestAheadRenewed(t *testing.T) {
 	ctx := context.Background()
 	const (
 		host    = "https://h.example"
-		n       = 14
-		term    = time.Second
-		hold    = 300 * time.Millisecond
+		n       = 10
+		term    = 3 * time.Second // a stall of up to 2 s still leaves a lease held its term
+		hold    = 900 * time.Millisecond
 		workers = 3
 	)
 	f := startFrontier(t, "ahead-renewed", crawl.Policy{HostWorkers: 1, LeaseTerm: term})

@@ -17,7 +17,7 @@ import (
 // however long past the expiry it runs, and sets them to expire again
 // when it is done anew.
 func TestTTLRevived(t *testing.T) {
-	const ttl = 1500 * time.Millisecond
+	const ttl = 3 * time.Second
 	for _, tc := range []struct {
 		how    string
 		shards int
