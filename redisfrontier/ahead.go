@@ -49,6 +49,11 @@ type chain struct {
 	host string
 	dead bool   // its lease ended otherwise: what comes for it goes back
 	to   *chain // what comes for it goes there (see aheadFor)
+	// slotless marks a lease handed to a Take whose promotion failed
+	// (kind S on the server): it holds no slot of its host, so its end
+	// frees none, and takes no lease ahead (see promoted). Such a chain
+	// has no host and no leases.
+	slotless bool
 }
 
 // end returns the chain that what comes for c goes to.
@@ -61,6 +66,17 @@ func (c *chain) end() *chain {
 
 // ids returns the IDs of c's leases, comma separated.
 func (c *chain) ids() string { return joinIDs(c.ls) }
+
+// drop ends c: it marks it dead and appends the IDs of its leases to
+// back, to give back.
+func (c *chain) drop(back []string) []string {
+	c.dead = true
+	if len(c.ls) > 0 {
+		back = append(back, c.ids())
+	}
+	c.ls = nil
+	return back
+}
 
 // keepAhead takes the leases ahead out of leases, the Leases made of got,
 // keeping each for the lease before it.
@@ -112,6 +128,9 @@ func (f *Frontier) keepAhead(got []leased, leases []*crawl.Lease) []*crawl.Lease
 func (f *Frontier) aheadFor(l *crawl.Lease) (*crawl.Lease, *chain) {
 	if c := f.ahead[l.ID]; c != nil {
 		delete(f.ahead, l.ID)
+		if c.slotless {
+			return nil, nil // what it would promote would take a slot more
+		}
 		if len(c.ls) > 0 {
 			s := c.ls[0]
 			c.ls = c.ls[1:]
@@ -126,12 +145,6 @@ func (f *Frontier) aheadFor(l *crawl.Lease) (*crawl.Lease, *chain) {
 				break
 			}
 		}
-	}
-	if f.slotless[l.ID] {
-		// It frees no slot: what it would promote would take one more
-		// than the host has.
-		delete(f.slotless, l.ID)
-		return nil, nil
 	}
 	if len(f.ahead) == 0 || l.URL == "" || l.Kind == crawl.RobotsRequest {
 		return nil, nil
@@ -164,22 +177,15 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 		}
 		f.tmu.Unlock()
 	}
-	// The promotion renews the leases that stay in c: a chain handed
-	// from holder to holder quicker than the crawler extends (see
-	// Frontier.Extend) must not outlive its term.
-	promote := "+" + s.ID
-	if len(c.ls) > 0 {
-		promote += "," + c.ids()
-	}
 	switch {
 	case w != nil:
 		a.chain = c
 		f.ahead[s.ID] = c
-		a.args[aheadOp] = promote
+		a.args[aheadOp] = promoteOp(s, c)
 		w <- s // size 1: never blocks
 	case a.take != nil && a.take.Err() == nil && !f.isClosing():
 		a.ahead, a.aheadTo, a.take, a.chain = s, a.take, nil, c
-		a.args[aheadOp] = promote
+		a.args[aheadOp] = promoteOp(s, c)
 	default:
 		c.dead = true
 		ids := s.ID
@@ -191,17 +197,29 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 	}
 }
 
+// promoteOp returns the ack entry's op that promotes s, c's leases
+// behind it: renewed with it, so that a chain handed from holder to holder
+// quicker than the crawler extends (see Frontier.Extend) does not outlive
+// its term.
+func promoteOp(s *crawl.Lease, c *chain) string {
+	if len(c.ls) == 0 {
+		return "+" + s.ID
+	}
+	return "+" + s.ID + "," + c.ids()
+}
+
 // takeAhead removes and returns the leases ahead to give back as l ends
 // otherwise than by an Ack: its own, or, if it has none, one of its
-// host's, which another lease has (see aheadFor).
+// host's, which another lease has (see aheadFor). A slotless lease has
+// none to give, and keeps its mark until its call succeeds (endAhead): a
+// call that fails leaves it slotless still.
 func (f *Frontier) takeAhead(l *crawl.Lease) []*crawl.Lease {
 	f.amu.Lock()
 	defer f.amu.Unlock()
-	if f.slotless[l.ID] {
-		delete(f.slotless, l.ID)
-		return nil // it frees no slot (see aheadFor)
-	}
 	if c := f.ahead[l.ID]; c != nil {
+		if c.slotless {
+			return nil // it frees no slot (see aheadFor)
+		}
 		delete(f.ahead, l.ID)
 		c.dead = true
 		ls := c.ls
@@ -214,6 +232,16 @@ func (f *Frontier) takeAhead(l *crawl.Lease) []*crawl.Lease {
 		return []*crawl.Lease{s}
 	}
 	return nil
+}
+
+// endAhead forgets the slotless mark of l (see takeAhead), its lease
+// ended by a Retry or a release.
+func (f *Frontier) endAhead(l *crawl.Lease) {
+	f.amu.Lock()
+	if c := f.ahead[l.ID]; c != nil && c.slotless {
+		delete(f.ahead, l.ID)
+	}
+	f.amu.Unlock()
 }
 
 // putAhead keeps ls, as takeAhead returned them, for l again: a call that
@@ -321,24 +349,18 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
 				}
 				c.ls = append(c.ls, made...)
 				made = nil
-				if ids := c.ids(); ids != "" {
-					back = append(back, ids)
-				}
-				c.ls = nil
+				back = c.drop(back)
 			}
 		}
 		if err != nil && a.ahead == nil && c != nil && !c.dead {
 			// Handed to a Take, its promotion failed: it holds no
-			// slot, and the leases behind it must not take one.
-			c.dead = true
-			if ids := c.ids(); ids != "" {
-				back = append(back, ids)
+			// slot, and no lease ahead may take one behind it (nor
+			// those a Retry of it that failed kept for it).
+			back = c.drop(back)
+			if o := f.ahead[id]; o != nil && o != a.chain {
+				back = o.drop(back)
 			}
-			c.ls = nil
-			if f.ahead[id] == a.chain {
-				delete(f.ahead, id)
-			}
-			f.slotless[id] = true
+			f.ahead[id] = &chain{dead: true, slotless: true}
 		}
 		if len(made) > 0 {
 			if c == nil || c.dead || closing {

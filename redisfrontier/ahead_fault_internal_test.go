@@ -296,6 +296,28 @@ func (c *tally) check(t *testing.T, f *Frontier, urls []string) {
 	}
 }
 
+// waitingTakes starts two Takes of f, one leading (asking the server),
+// one waiting for it to hand out a lease, and returns once the second
+// waits: the leases they get, and a stop that ends both and waits for
+// them.
+func waitingTakes(t *testing.T, f *Frontier) (<-chan *crawl.Lease, func()) {
+	t.Helper()
+	got := make(chan *crawl.Lease, 2)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if l, err := f.Take(ctx); err == nil {
+				got <- l
+			}
+		})
+	}
+	waitWaiters(t, f, 1)
+	stop := func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
+	return got, stop
+}
+
 // waitWaiters waits until n Takes wait for a lease leading ones hand out.
 func waitWaiters(t *testing.T, f *Frontier, n int) {
 	t.Helper()
@@ -329,20 +351,7 @@ func TestAheadFaultAck(t *testing.T) {
 		c := newTally()
 		l := takeAheadOf(t, f, host)
 		doneL := c.hold(l)
-		// Two Takes: one leads (asks the server), one waits for it.
-		got := make(chan *crawl.Lease, 2)
-		takeCtx, stop := context.WithCancel(t.Context())
-		defer stop()
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() {
-				l, err := f.Take(takeCtx)
-				if err == nil {
-					got <- l
-				}
-			})
-		}
-		waitWaiters(t, f, 1)
+		got, stop := waitingTakes(t, f)
 		fired := h.arm(promotes)
 		if _, err := f.Ack(t.Context(), l, crawl.Outcome{}); !errors.Is(err, errInjected) {
 			t.Fatalf("Ack whose call fails: got %v, want %v", err, errInjected)
@@ -357,7 +366,6 @@ func TestAheadFaultAck(t *testing.T) {
 			t.Fatal("no Take had the lease ahead of the Ack that failed")
 		}
 		stop()
-		wg.Wait()
 		doneS := c.hold(s)
 		// The Ack's lease is still its caller's: acked again. Then the
 		// lease ahead, whose promotion failed.
@@ -433,19 +441,7 @@ func TestAheadFaultRetry(t *testing.T) {
 			}
 			switch then {
 			case "ack":
-				got := make(chan *crawl.Lease, 2)
-				takeCtx, stop := context.WithCancel(t.Context())
-				defer stop()
-				var wg sync.WaitGroup
-				for range 2 {
-					wg.Go(func() {
-						l, err := f.Take(takeCtx)
-						if err == nil {
-							got <- l
-						}
-					})
-				}
-				waitWaiters(t, f, 1)
+				got, stop := waitingTakes(t, f)
 				c.ack(f, l)
 				var s *crawl.Lease
 				select {
@@ -457,7 +453,6 @@ func TestAheadFaultRetry(t *testing.T) {
 					t.Errorf("the Take waiting at the Ack of %s got %s, want %s, its first lease ahead, kept after the Retry that failed", l.URL, s.URL, urls[1])
 				}
 				stop()
-				wg.Wait()
 				c.ack(f, s)
 				select {
 				case l := <-got:
@@ -545,20 +540,7 @@ func TestAheadFaultRollback(t *testing.T) {
 	if fresh[0].URL != first {
 		t.Fatalf("first lease after the rollback: %s, want %s", fresh[0].URL, first)
 	}
-	// Two Takes: one leads (asks the server), one waits for it.
-	got := make(chan *crawl.Lease, 2)
-	takeCtx, stop := context.WithCancel(t.Context())
-	defer stop()
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			l, err := f.Take(takeCtx)
-			if err == nil {
-				got <- l
-			}
-		})
-	}
-	waitWaiters(t, f, 1)
+	got, stop := waitingTakes(t, f)
 	if _, err := f.Ack(t.Context(), stale, crawl.Outcome{}); !errors.Is(err, crawl.ErrLeaseLost) {
 		t.Errorf("Ack of the lease the server forgot in its rollback: got %v, want ErrLeaseLost", err)
 	}
@@ -569,7 +551,6 @@ func TestAheadFaultRollback(t *testing.T) {
 		t.Fatal("no Take had the lease ahead of the forgotten lease at its Ack")
 	}
 	stop()
-	wg.Wait()
 	if s.URL != urls[1] {
 		t.Errorf("the Take waiting at the Ack of the forgotten %s got %s, want %s, its lease ahead", stale.URL, s.URL, urls[1])
 	}
@@ -591,8 +572,15 @@ func TestAheadFaultRollback(t *testing.T) {
 // failed holds no slot of its host, so its Ack frees none: on a host with
 // HostWorkers 2, where another lease has leases ahead of its own, that Ack
 // must not take one of them into a slot (the host would have 3 leases
-// holding slots, past HostWorkers).
+// holding slots, past HostWorkers); nor after a Retry of it whose call
+// failed too.
 func TestAheadFaultSlotless(t *testing.T) {
+	for _, retry := range []bool{false, true} {
+		t.Run(fmt.Sprintf("retry=%v", retry), func(t *testing.T) { aheadSlotless(t, retry) })
+	}
+}
+
+func aheadSlotless(t *testing.T, retry bool) {
 	const host, n = "https://h.example", 16
 	p := crawl.Policy{HostWorkers: 2}
 	f, h, _, _ := faultCrawl(t, "ahead-fault-slotless", p, host, n)
@@ -601,22 +589,7 @@ func TestAheadFaultSlotless(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := takeAheadOf(t, f, host)
-	// waiting starts two Takes, one of which waits to be handed a lease.
-	waiting := func() (chan *crawl.Lease, func()) {
-		got := make(chan *crawl.Lease, 2)
-		ctx, stop := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() {
-				if l, err := f.Take(ctx); err == nil {
-					got <- l
-				}
-			})
-		}
-		waitWaiters(t, f, 1)
-		return got, func() { stop(); wg.Wait() }
-	}
-	got, stop := waiting()
+	got, stop := waitingTakes(t, f)
 	fired := h.arm(promotes)
 	if _, err := f.Ack(t.Context(), b, crawl.Outcome{}); !errors.Is(err, errInjected) {
 		t.Fatalf("Ack whose call fails: %v, want the injected error", err)
@@ -633,7 +606,15 @@ func TestAheadFaultSlotless(t *testing.T) {
 		t.Fatalf("Ack again: %v", err)
 	}
 	takeAheadOf(t, f, host) // C, with leases ahead of its own, held
-	got, stop = waiting()
+	if retry {
+		h.arm(func(script *redis.Script, argv []string) bool {
+			return script == retryScript && len(argv) > 14 && argv[10] == s1.ID && argv[14] == "0"
+		})
+		if err := f.Retry(t.Context(), s1, time.Time{}); !errors.Is(err, errInjected) {
+			t.Fatalf("Retry whose call fails: %v, want the injected error", err)
+		}
+	}
+	got, stop = waitingTakes(t, f)
 	if _, err := f.Ack(t.Context(), s1, crawl.Outcome{}); err != nil {
 		t.Fatalf("Ack of the lease ahead never promoted: %v", err)
 	}

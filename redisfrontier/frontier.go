@@ -145,11 +145,6 @@ type Frontier struct {
 	// The leases ahead held (see ahead.go), by the ID of the lease they
 	// follow.
 	ahead map[string]*chain
-	// slotless holds the IDs of leases handed to a Take whose promotion
-	// failed (kind S on the server): they hold no slot of their host, so
-	// their Ack frees none, and must not promote another lease ahead into
-	// one. f.amu guards it.
-	slotless map[string]bool
 	// starved is set when the last call that leased for the Takes
 	// waiting had fewer leases than they: then the process asks for
 	// leases ahead.
@@ -212,7 +207,6 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		inflight: map[uint64]struct{}{},
 		rules:    map[string]cachedRules{},
 		ahead:    map[string]*chain{},
-		slotless: map[string]bool{},
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
@@ -967,6 +961,7 @@ func (f *Frontier) release(l *crawl.Lease) {
 	seq, low := f.beginOp()
 	defer f.endOp(seq)
 	f.evalOn(ctx, shard, retryScript, seq, low, id, 0, "", 0, "1", ahead) // lost: they expire
+	f.endAhead(l)
 }
 
 // Ack ends a lease as done, admits o.Links and counts o.Result in the
@@ -1629,6 +1624,7 @@ func (f *Frontier) Retry(ctx context.Context, l *crawl.Lease, at time.Time) erro
 		f.putAhead(l, ahead) // as if not called
 		return err
 	}
+	f.endAhead(l)
 	f.notify()
 	if reply != "1" {
 		return crawl.ErrLeaseLost
@@ -1721,13 +1717,20 @@ func (f *Frontier) Join(ctx context.Context) error {
 		if unf == 0 {
 			return f.finish(ctx, false)
 		}
-		if p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
+		if budgetSpent(p, unf, fresh, pages) {
 			return f.finish(ctx, true)
 		}
 		if err := f.await(ctx, ev, idlePoll); err != nil {
 			return err
 		}
 	}
+}
+
+// budgetSpent reports whether a crawl of these counters (Requests not
+// acked, new ones among them, pages taken) has its page budget under p
+// spent, with nothing left but the new Requests it holds back.
+func budgetSpent(p crawl.Policy, unf, fresh, pages int64) bool {
+	return p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh
 }
 
 // num reads a counter HMGET returned; a missing one is 0.
@@ -1885,7 +1888,6 @@ func (f *Frontier) Close() error {
 	// Close's script gave back the leases ahead with the others.
 	f.amu.Lock()
 	clear(f.ahead)
-	clear(f.slotless)
 	f.amu.Unlock()
 	f.mu.Lock()
 	f.closed = true

@@ -71,15 +71,13 @@ func (f *Frontier) finish(ctx context.Context, budget bool, done ...int64) error
 	if f.opts.TTL < 0 {
 		ttl = 0
 	}
-	args := []any{ttl, ""}
-	for _, d := range done {
-		args[1] = d
+	args := []any{ttl, "", "0"}
+	if len(done) > 0 {
+		args[1] = done[0]
 	}
-	spent := "0"
 	if budget {
-		spent = "1"
+		args[2] = "1"
 	}
-	args = append(args, spent)
 	reply, err := f.eval(ctx, finishScript, false, args...)
 	if err != nil {
 		return err
@@ -129,12 +127,12 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 	f.mu.Unlock()
 	var (
 		pttl *redis.DurationCmd
-		hm   *redis.SliceCmd
+		hm   *redis.SliceCmd // and, on a crawl of one shard, its counters
 	)
 	if err := f.retryRead(ctx, func() error {
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			pttl = p.PTTL(ctx, meta)
-			hm = p.HMGet(ctx, meta, "dl", "rv")
+			hm = p.HMGet(ctx, meta, "dl", "rv", "unfinished", "fresh", "pages")
 			return nil
 		})
 		return err
@@ -143,31 +141,23 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 	}
 	// Set to expire, or about to be: a finish found it done, and its
 	// sweep may be under way.
-	if v := hm.Val(); pttl.Val() <= 0 && (num(v[0]) <= 0 || v[1] != nil) {
+	v := hm.Val()
+	if pttl.Val() <= 0 && (num(v[0]) <= 0 || v[1] != nil) {
 		return nil
 	}
 	f.expiring.Store(true)
-	var unf, fresh, pages int64
+	unf, fresh, pages := num(v[2]), num(v[3]), num(v[4])
 	if f.sharded() > 0 {
 		st, _, err := f.collect(ctx)
 		if err != nil {
 			return err
 		}
+		unf, fresh, pages = 0, 0, 0
 		for _, s := range st {
 			unf, fresh, pages = unf+s.unf, fresh+s.fresh, pages+s.pages
 		}
-	} else {
-		var v []any
-		if err := f.retryRead(ctx, func() error {
-			var err error
-			v, err = f.rdb.HMGet(ctx, meta, "unfinished", "fresh", "pages").Result()
-			return err
-		}); err != nil {
-			return err
-		}
-		unf, fresh, pages = num(v[0]), num(v[1]), num(v[2])
 	}
-	if unf == 0 || p.MaxPages > 0 && pages >= int64(p.MaxPages) && unf == fresh {
+	if unf == 0 || budgetSpent(p, unf, fresh, pages) {
 		return nil
 	}
 	return f.revive(ctx)

@@ -257,13 +257,15 @@ local function mkrec(k, t, x, pn, nx, h, e)
   return k .. t .. x .. ' ' .. pn .. ' ' .. nx .. ' ' .. ownerLen .. ' ' .. S(#h) .. ' ' .. owner .. h .. e
 end
 
--- unrec reads a record mkrec made, or one in MessagePack (earlier
--- versions), as a table: o owner, h host, k kind, t 1 for a retry, x true
--- if timed, pn and nx, e encoding.
+-- num reads a number a record holds: most are '0', read without strtod.
 local function num(s)
   if s == '0' then return 0 end
   return tonumber(s)
 end
+-- unrec reads a record mkrec made, or one in MessagePack (earlier
+-- versions), as a table: o owner, h host, k kind, t 1 for a retry, x true
+-- if timed, pn and nx, e encoding. Plain finds, not a pattern of eight
+-- captures: a third of the time.
 local function unrec(raw)
   local k = string.sub(raw, 1, 1)
   local b = string.find(raw, ' ', 5, true)
@@ -734,9 +736,6 @@ load({'lseq', 'fresh', 'pages', 'queued'})
 local termAt = S(now + TERM)
 local nextID = base.lseq
 
--- takeFrom leases the Request host h would start now, if any, and
--- returns true and the host's time after it (nil: it has nothing it may
--- start whatever the time), as settle would find it.
 -- The queue's length of the host takeFrom serves, asked only where it
 -- matters: a new Request is popped without it (nil: not known, taken as
 -- more to come; a host found empty later leaves the ready set then).
@@ -745,7 +744,11 @@ local function qlen(h)
   if not llen then llen = redis.call('LLEN', qkey(h)) end
   return llen
 end
+-- NOTOP is a host's first retry when it has none.
 local NOTOP = {}
+-- takeFrom leases the Request host h would start now, if any, and
+-- returns true and the host's time after it (nil: it has nothing it may
+-- start whatever the time), as settle would find it.
 local function takeFrom(h)
   local hk = hkey(h)
   local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
@@ -931,9 +934,10 @@ return done(takeBody())
 // as: its
 // ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
 // encoding and their delay (µs), a random number, what becomes of its
-// lease ahead ("" none, "+" and its ID: promoted, it takes the slot of the
-// lease acked, then a comma and the IDs of the leases ahead that stay
-// behind it, comma separated, renewed for the term, "-" and the IDs of leases ahead, comma separated: released),
+// lease ahead ("" none; "+" and its ID: promoted, it takes the slot of
+// the lease acked, then a comma and the IDs of the leases ahead that stay
+// behind it, comma separated, renewed for the term; "-" and the IDs of
+// leases ahead, comma separated: released),
 // for leases ahead of the promoted one how many at most, a dot and a
 // random token ("" for none; their IDs are a counter, a dash, the token),
 // the number of stats counters then name and increment of
