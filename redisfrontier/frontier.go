@@ -1027,7 +1027,7 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 	if take != nil && take.Err() == nil && f.sharded() == 0 {
 		a.take = take
 	}
-	a.args = make([]any, 0, 17+2*len(o.Refused))
+	a.args = make([]any, 0, 8)
 	id := l.ID
 	if f.sharded() > 0 {
 		var ok bool
@@ -1042,7 +1042,9 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 		r = randomArg()
 	}
 	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, r, "", "")
-	a.args = appendStats(a.args, o)
+	if l.Kind != crawl.RobotsRequest { // a robots.txt's ack counts no stats
+		a.stats = appendStats(a.statBuf[:0], o)
+	}
 	f.amu.Lock()
 	if s, c := f.aheadFor(l); s != nil {
 		f.handOff(a, s, c)
@@ -1102,9 +1104,11 @@ const maxBatch = 500
 // pendingAck is an Ack waiting for its script call (or the Requests of a
 // Push call).
 type pendingAck struct {
-	args  []any       // but the links
-	links []admission // the links to send
-	shard int         // the lease's shard, in a crawl of several (-1: none)
+	args    []any       // the lease's fields (see appendAck)
+	stats   []stat      // the stats counters the Ack changes
+	statBuf [5]stat     // stats' room for the usual Ack
+	links   []admission // the links to send
+	shard   int         // the lease's shard, in a crawl of several (-1: none)
 	// Under Frontier.amu: whether its call leases for Takes waiting, and
 	// whether its Ack returned before the call was made; for an AckTake
 	// while its caller waits, the ctx of its Take.
@@ -1345,11 +1349,7 @@ func (f *Frontier) flushAcks() {
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
 		r, err := f.evalAdmitting(context.Background(), script, batch, bits, func(args []any) []any {
-			args = append(args, len(batch))
-			for _, a := range batch {
-				args = append(args, a.args...)
-				args = appendAdmissions(args, a.links)
-			}
+			args = appendAcks(args, batch, func(i int) []admission { return batch[i].links })
 			return append(args, take...)
 		})
 		acked := r.next()
@@ -1536,34 +1536,92 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 	}
 }
 
-// appendStats appends the count of stats counters o changes, then the name
-// and increment of each: the categories of crawl.Stats, as Stats.Add counts
-// a Result, and the refusals.
-func appendStats(args []any, o crawl.Outcome) []any {
-	at := len(args)
-	args = append(args, 0) // the count, set below
+// stat is a stats counter an Ack changes: its name, as a script argument
+// (see statusKeys), and its increment.
+type stat struct {
+	name any
+	n    int64
+}
+
+// appendStats appends the stats counters o changes: the categories of
+// crawl.Stats, as Stats.Add counts a Result, and the refusals.
+func appendStats(st []stat, o crawl.Outcome) []stat {
 	if r := o.Result; r != nil {
-		args = append(args, "done", 1)
+		st = append(st, stat{"done", 1})
 		if r.Status != 0 {
-			args = append(args, statusKey(r.Status), 1)
+			st = append(st, stat{statusKey(r.Status), 1})
 		}
 		switch kind := r.Kind(); kind {
 		case "fail":
-			args = append(args, "fail", 1, "fail:"+crawl.FailKind(r.Err), 1)
+			st = append(st, stat{"fail", 1}, stat{"fail:" + crawl.FailKind(r.Err), 1})
 		case "redirect":
-			args = append(args, "redirect", 1)
+			st = append(st, stat{"redirect", 1})
 		default: // html, other, error
 			k, b := kindKey(kind)
-			args = append(args, k, 1, b, r.Size)
+			st = append(st, stat{k, 1}, stat{b, int64(r.Size)})
 		}
 	}
 	for name, n := range o.Refused {
 		if n != 0 {
-			args = append(args, "refused:"+name, n)
+			st = append(st, stat{"refused:" + name, int64(n)})
 		}
 	}
-	args[at] = (len(args) - at - 1) / 2
+	return st
+}
+
+// appendAcks appends the acks of batch as ackScript reads them, links(i)
+// the links of batch[i] to send: their number, each ack, then the stats
+// counters of them all, summed.
+func appendAcks(args []any, batch []*pendingAck, links func(i int) []admission) []any {
+	args = append(args, len(batch))
+	var small [8]stat
+	sum := small[:0]
+	for i, a := range batch {
+		args = appendAck(args, a, links(i))
+	next:
+		for _, s := range a.stats {
+			for j := range sum {
+				if sum[j].name == s.name {
+					sum[j].n += s.n
+					continue next
+				}
+			}
+			sum = append(sum, s)
+		}
+	}
+	args = append(args, len(sum))
+	for _, s := range sum {
+		args = append(args, s.name, s.n)
+	}
 	return args
+}
+
+// appendAck appends the ack a, with links, as ackScript reads it: the
+// lease's ID; "" for an ack with the usual fields (see ackScript), else
+// "x" and the fields; its stats counters framed in one argument; its
+// links.
+func appendAck(args []any, a *pendingAck, links []admission) []any {
+	h := a.args // ID, unsent, hasRules, rules, rules' delay, random, op, ahead
+	if h[1] == "0" && h[2] == "0" && h[5] == any(0) && h[aheadOp] == "" && h[aheadTok] == "" {
+		args = append(args, h[0], "")
+	} else {
+		args = append(args, h[0], "x")
+		args = append(args, h[1:]...)
+	}
+	var b []byte
+	if len(a.stats) > 0 {
+		b = make([]byte, 0, 16*len(a.stats))
+	}
+	for _, s := range a.stats {
+		name := s.name.(string)
+		b = strconv.AppendInt(b, int64(len(name)), 10)
+		b = append(b, ':')
+		b = append(b, name...)
+		b = strconv.AppendInt(b, s.n, 10)
+		b = append(b, ' ')
+	}
+	args = append(args, string(b))
+	return appendAdmissions(args, links)
 }
 
 // statusKeys are the stats keys of the usual statuses, made once, as

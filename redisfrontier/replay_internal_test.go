@@ -47,9 +47,10 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []any{"-", 1, l.ID, "0", "0", "", 0, "0.5", "", ""}
-	args = appendStats(args, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 10}})
-	args = appendAdmissions(args, admissions([]crawl.Request{{URL: "https://a.example/3"}}, f.bits))
+	a := &pendingAck{args: []any{l.ID, "0", "0", "", 0, "0.5", "", ""},
+		stats: appendStats(nil, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 10}})}
+	links := admissions([]crawl.Request{{URL: "https://a.example/3"}}, f.bits)
+	args := appendAcks([]any{"-"}, []*pendingAck{a}, func(int) []admission { return links })
 	reply := twice("Ack", ackScript, args...)
 	r := fields{s: reply}
 	r.next() // the run

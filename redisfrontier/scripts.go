@@ -931,18 +931,23 @@ return done(takeBody())
 
 // ackScript ends leases as done: ARGV[10] the run the caller's seen cache
 // dropped links under (see serverRun), then ARGV[11] leases, each framed
-// as: its
-// ID, "1" if Unsent, for a robots.txt "1" if it comes with rules, their
-// encoding and their delay (µs), a random number, what becomes of its
-// lease ahead ("" none; "+" and its ID: promoted, it takes the slot of
-// the lease acked, then a comma and the IDs of the leases ahead that stay
-// behind it, comma separated, renewed for the term; "-" and the IDs of
-// leases ahead, comma separated: released),
-// for leases ahead of the promoted one how many at most, a dot and a
-// random token ("" for none; their IDs are a counter, a dash, the token),
-// the number of stats counters then name and increment of
-// each, then its links as admit reads them. The links are admitted even
-// when the lease is lost. Reply:
+// as: its ID; "" for the usual ack (sent, no rules, no lease ahead, the
+// fields below "0" or ""), or "x" and then, for robots.txt "1" if
+// Unsent, "1" if it comes with rules, their encoding and their delay
+// (µs), a random number, what becomes of its lease ahead ("" none; "+"
+// and its ID: promoted, it takes the slot of the lease acked, then a
+// comma and the IDs of the leases ahead that stay behind it, comma
+// separated, renewed for the term; "-" and the IDs of leases ahead,
+// comma separated: released), for leases ahead of the promoted one how
+// many at most, a dot and a random token ("" for none; their IDs are a
+// counter, a dash, the token); then its stats counters, each framed as
+// the length of its name, a colon, the name, the increment and a space
+// ("" for a robots.txt, whose ack counts none); then its links as admit
+// reads them. After the last lease: the number of stats counters, then
+// the name and increment of each, summed over the leases: an ack whose
+// lease is lost (or acked twice in the call) takes its own back, so that
+// the usual call reads its counters once, not once a lease. The links are
+// admitted even when the lease is lost. Reply:
 // framed, the server's run, then one framed field: for each lease "1" if
 // it was the caller's ("0" if lost) then the number of its links
 // admitted, and a space; then one framed field of a framed field for each
@@ -957,6 +962,19 @@ local ACKPRE = {'unfinished', 'fresh', 'queued', 'done', 'pages'}
 -- has run; isOver is set if it found the crawl over; aheadOut is the
 -- reply's field of the leases ahead promoted.
 local ackEnd, isOver, aheadOut = 0, false, ''
+-- unstat takes the counters framed in s (an ack's own) back from stats.
+local function unstat(stats, s)
+  local p = 1
+  while p <= #s do
+    local c = string.find(s, ':', p, true)
+    local l = tonumber(string.sub(s, p, c - 1))
+    local v = c + l + 1
+    local sp = string.find(s, ' ', v, true)
+    local k = string.sub(s, c + 1, v - 1)
+    stats[k] = (stats[k] or 0) - tonumber(string.sub(s, v, sp - 1))
+    p = sp + 1
+  end
+end
 local function ackBody()
 local i = 12
 local out = {}
@@ -965,15 +983,25 @@ local any = false
 local ents, ids = {}, {}
 local acking = {}
 for e = 1, tonumber(A[11]) do
-  local ent = {id = A[i], unsent = A[i + 1], hasRules = A[i + 2], rules = A[i + 3],
-    rd = tonumber(A[i + 4]), r = tonumber(A[i + 5]), op = A[i + 6], ahead = A[i + 7],
-    nst = tonumber(A[i + 8]), st0 = i + 9}
-  ent.added, i = admit(ent.st0 + 2 * ent.nst)
+  local ent
+  if A[i + 1] == '' then
+    ent = {id = A[i], unsent = '0', hasRules = '0', rules = '', rd = 0, r = 0, op = '', ahead = '', st = A[i + 2]}
+    i = i + 3
+  else
+    ent = {id = A[i], unsent = A[i + 2], hasRules = A[i + 3], rules = A[i + 4],
+      rd = tonumber(A[i + 5]), r = tonumber(A[i + 6]), op = A[i + 7], ahead = A[i + 8], st = A[i + 9]}
+    i = i + 10
+  end
+  ent.added, i = admit(i)
   ents[e] = ent
   ids[e] = ent.id
   acking[ent.id] = true
 end
-ackEnd = i
+for _ = 1, tonumber(A[i]) do
+  stats[A[i + 1]] = (stats[A[i + 1]] or 0) + tonumber(A[i + 2])
+  i = i + 2
+end
+ackEnd = i + 1
 -- The leases ahead to promote, read with the leases acked.
 for _, ent in ipairs(ents) do
   if ent.op ~= '' then
@@ -1050,6 +1078,7 @@ for e, ent in ipairs(ents) do
     if srec and (srec.o ~= owner or srec.k ~= 'S') then srec = nil end
   end
   if not rec or rec.o ~= owner or ended[id] then
+    unstat(stats, ent.st)
     out[#out + 1] = '0' .. digits(ent.added) .. ' '
     if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
   else
@@ -1094,10 +1123,6 @@ for e, ent in ipairs(ents) do
           local pz = tonumber(redis.call('HGET', hk, 'pz')) or 0
           redis.call('HSET', hk, 'nx', S(math.max(rec.pn, pz)))
         end
-      end
-      for j = 0, ent.nst - 1 do
-        local k = A[ent.st0 + 2 * j]
-        stats[k] = (stats[k] or 0) + tonumber(A[ent.st0 + 2 * j + 1])
       end
     end
     -- A host below its limit before the ack, its time unchanged, is

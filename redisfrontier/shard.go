@@ -671,11 +671,11 @@ func (f *Frontier) flushShards(batch []*pendingAck, n int) {
 	var acks []*section
 	var acked [][]int
 	for v, is := range byShard {
-		args := []any{"-", len(is)}
-		for _, i := range is {
-			args = append(args, batch[i].args...)
-			args = appendAdmissions(args, local[i])
+		these := make([]*pendingAck, len(is))
+		for j, i := range is {
+			these[j] = batch[i]
 		}
+		args := appendAcks([]any{"-"}, these, func(j int) []admission { return local[is[j]] })
 		acks = append(acks, &section{shard: v, args: args})
 		acked = append(acked, is)
 	}

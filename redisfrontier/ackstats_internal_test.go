@@ -1,0 +1,75 @@
+package redisfrontier
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// TestAckStatsMixed: one ack call sums its acks' stats counters once,
+// and an ack in it whose lease is lost, or that acks a lease the call
+// acked already, takes its own counters back: the crawl's Stats count
+// each lease acked once, as Stats.Add counts its Result.
+func TestAckStatsMixed(t *testing.T) {
+	ctx := context.Background()
+	f := startFrontier(t, "ackstats", crawl.Policy{HostWorkers: 8, LeaseTerm: time.Minute})
+	defer f.Close()
+	var reqs []crawl.Request
+	for _, u := range []string{"https://a.example/1", "https://a.example/2", "https://b.example/3"} {
+		reqs = append(reqs, crawl.Request{URL: u, Depth: 1})
+	}
+	if _, err := f.Push(ctx, reqs...); err != nil {
+		t.Fatal(err)
+	}
+	var ls []*crawl.Lease
+	for range reqs {
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	results := []crawl.Result{
+		{Status: 200, ContentType: "text/html", Size: 1000},
+		{Status: 404, ContentType: "text/plain", Size: 20},
+		{Status: 301, NextURL: "https://b.example/x"},
+	}
+	ack := func(id string, r crawl.Result, refused map[string]int) *pendingAck {
+		return &pendingAck{args: []any{id, "0", "0", "", int64(0), 0, "", ""},
+			stats: appendStats(nil, crawl.Outcome{Result: &r, Refused: refused})}
+	}
+	lost := crawl.Result{Status: 500, ContentType: "text/html", Size: 7}
+	batch := []*pendingAck{
+		ack(ls[0].ID, results[0], map[string]int{"max_depth": 2}),
+		ack("999-nosuchlease", lost, map[string]int{"max_depth": 5, "odd name: x 1": 3}),
+		ack(ls[1].ID, results[1], nil),
+		ack(ls[0].ID, lost, map[string]int{"url_length": 4}), // acked twice
+		ack(ls[2].ID, results[2], map[string]int{"max_depth": 1}),
+	}
+	args := appendAcks([]any{"-"}, batch, func(int) []admission { return nil })
+	seq, low := f.beginOp()
+	reply, err := f.evalAs(ctx, ackScript, seq, low, args...)
+	f.endOp(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fields{s: reply}
+	r.next() // the run
+	if acked := r.next(); acked != "10 00 10 00 10 " {
+		t.Errorf("acks: reply %q, want \"10 00 10 00 10 \" (owned, lost, owned, twice, owned)", acked)
+	}
+	want := crawl.Stats{Refused: map[string]int{"max_depth": 3}}
+	for i := range results {
+		want.Add(&results[i])
+	}
+	got, err := f.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Stats:\n got %+v\nwant %+v", got, want)
+	}
+}
