@@ -193,7 +193,9 @@
 // the time nor the deadline, and WasDone tells it of a crawl done; so
 // running the command again never keeps a crawl longer. One that has
 // work in it again (a Start under a larger page budget; a Push of new
-// URLs by a process that found the crawl done or stopped) keeps its keys
+// URLs by a process that found the crawl done or stopped; the Join of a
+// process still crawling under a larger budget than the one that stopped
+// the crawl) keeps its keys
 // (PERSIST, by SCAN, the meta hash last) until it ends anew (see
 // Options.TTL). Inspect reads a crawl's state (done or not, the
 // counters, the retries, who holds leases and until when) without

@@ -93,7 +93,10 @@ type Options struct {
 	// whose larger MaxPages no longer holds its new Requests back, and
 	// at a Push that admits a Request after this process found the
 	// crawl done or stopped (at its Start or its Join; a program's
-	// crawl.Crawl.Add). Done anew, its keys expire TTL after then, or,
+	// crawl.Crawl.Add); and, within a second, at the Join of a process
+	// that has work left under its own MaxPages when another process,
+	// under a smaller one, stopped the crawl (the hosts that budget
+	// held back are then taken under the larger one). Done anew, its keys expire TTL after then, or,
 	// if nothing was acked since, at the first deadline. A Push by a
 	// process that found neither (started before the crawl was done,
 	// and not joining it) leaves the first deadline: a crawl fed that
@@ -1759,15 +1762,22 @@ func (f *Frontier) Join(ctx context.Context) error {
 		// server again then, or after idlePoll, not after every Ack of
 		// every process.
 		ev := f.joinEvents()
-		var v []any
+		var (
+			hm   *redis.SliceCmd
+			pttl *redis.DurationCmd
+		)
 		err = f.retryRead(ctx, func() error {
-			var err error
-			v, err = f.rdb.HMGet(ctx, prefix+"meta", "unfinished", "fresh", "pages", "sb").Result()
+			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				hm = p.HMGet(ctx, prefix+"meta", "unfinished", "fresh", "pages", "sb", "dl", "rv")
+				pttl = p.PTTL(ctx, prefix+"meta")
+				return nil
+			})
 			return err
 		})
 		if err != nil {
 			return err
 		}
+		v := hm.Val()
 		if v[3] == nil {
 			return f.deleted()
 		}
@@ -1777,6 +1787,14 @@ func (f *Frontier) Join(ctx context.Context) error {
 		}
 		if budgetSpent(p, unf, fresh, pages) {
 			return f.finish(ctx, true)
+		}
+		// Work is left for this process, under its budget: another,
+		// under a smaller one, may have stopped the crawl and set its
+		// keys to expire.
+		if setToExpire(pttl.Val(), v[4], v[5]) {
+			if err := f.revive(ctx); err != nil {
+				return err
+			}
 		}
 		if err := f.await(ctx, ev, idlePoll); err != nil {
 			return err

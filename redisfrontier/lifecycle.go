@@ -139,10 +139,8 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 	}); err != nil {
 		return err
 	}
-	// Set to expire, or about to be: a finish found it done, and its
-	// sweep may be under way.
 	v := hm.Val()
-	if pttl.Val() <= 0 && (num(v[0]) <= 0 || v[1] != nil) {
+	if !setToExpire(pttl.Val(), v[0], v[1]) {
 		return nil
 	}
 	f.expiring.Store(true)
@@ -161,6 +159,43 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 		return nil
 	}
 	return f.revive(ctx)
+}
+
+// setToExpire reports whether a crawl's keys are set to expire, or about
+// to be, from its meta hash's TTL and fields dl and rv: its meta hash has
+// a TTL, or a finish found the crawl done (or its budget spent) and its
+// sweep may be under way, with no revival since.
+func setToExpire(pttl time.Duration, dl, rv any) bool {
+	return pttl > 0 || num(dl) > 0 && rv == nil
+}
+
+// keepIfExpiring revives the crawl (see revive) if its keys are set to
+// expire, or about to be. A Join that finds work left for its process
+// calls it: another process, under a smaller page budget
+// (Policy.MaxPages), may have found the crawl over and set its keys to
+// expire while this one still crawls.
+func (f *Frontier) keepIfExpiring(ctx context.Context) error {
+	f.mu.Lock()
+	meta := f.prefix + "meta"
+	f.mu.Unlock()
+	var (
+		pttl *redis.DurationCmd
+		hm   *redis.SliceCmd
+	)
+	if err := f.retryRead(ctx, func() error {
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			pttl = p.PTTL(ctx, meta)
+			hm = p.HMGet(ctx, meta, "dl", "rv")
+			return nil
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if v := hm.Val(); setToExpire(pttl.Val(), v[0], v[1]) {
+		return f.revive(ctx)
+	}
+	return nil
 }
 
 // revive keeps every key of a crawl set to expire: it marks the meta hash

@@ -1,6 +1,8 @@
 package redisfrontier_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -103,6 +105,95 @@ func TestTTLRevived(t *testing.T) {
 			for _, k := range crawlKeys(t, c, name) {
 				if d, _ := c.PTTL(t.Context(), k).Result(); (d <= 0 || d > ttl) && !strings.Contains(k, ":ops:") {
 					t.Errorf("TTL of %s once the crawl is done anew: %v, want in (0, %v]", k, d, ttl)
+				}
+			}
+		})
+	}
+}
+
+// TestTTLMixedBudgets: two processes of one crawl under different page
+// budgets. The one with the smaller budget finds the crawl over when its
+// budget is spent and sets the crawl's keys to expire; the other, which
+// still has work under its larger budget, keeps them (its Join, within
+// a poll) while it crawls, however long past the expiry, and sets them
+// to expire again when it is done.
+func TestTTLMixedBudgets(t *testing.T) {
+	const ttl = 5 * time.Second
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			s := redistest.Start(t)
+			c := client(t, s)
+			name := fmt.Sprintf("mixed-%d", shards)
+			small := open(t, s, &redisfrontier.Options{Name: name, TTL: ttl, Shards: shards})
+			if err := small.Start(t.Context(), crawl.Policy{HostWorkers: 2, MaxPages: 2}); err != nil {
+				t.Fatal(err)
+			}
+			large := open(t, s, &redisfrontier.Options{Name: name, TTL: ttl, Shards: shards})
+			if err := large.Start(t.Context(), crawl.Policy{HostWorkers: 2}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := small.Push(t.Context(), siteURL(0), siteURL(1), siteURL(2), siteURL(3)); err != nil {
+				t.Fatal(err)
+			}
+			// Bounded, so that a Take or Join that waits for good fails
+			// the test rather than hangs it.
+			bound, stop := context.WithTimeout(t.Context(), 30*time.Second)
+			defer stop()
+			joined := make(chan error, 1)
+			go func() { joined <- large.Join(bound) }()
+			for range 2 {
+				l, err := small.Take(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ack(t, small, l)
+			}
+			// A Take under the spent budget parks the hosts left.
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			if l, err := small.Take(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Take under a spent budget: %v, %v; want it to wait", l, err)
+			}
+			cancel()
+			if err := small.Join(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			meta := "crawl:{" + name + "}:meta"
+			if d, _ := c.PTTL(t.Context(), meta).Result(); d <= 0 {
+				t.Fatalf("the meta hash's TTL once the smaller budget is spent: %v, want about %v", d, ttl)
+			}
+			// The larger budget's Join keeps the keys.
+			kept := time.Now().Add(ttl - time.Second)
+			for {
+				if d, _ := c.PTTL(t.Context(), meta).Result(); d == -1 {
+					break
+				}
+				if time.Now().After(kept) {
+					t.Fatalf("the meta hash still set to expire while a process has work under its budget")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			for _, k := range crawlKeys(t, c, name) {
+				if d, _ := c.PTTL(t.Context(), k).Result(); d != -1 && !strings.Contains(k, ":ops:") {
+					t.Errorf("TTL of %s while a process has work: %v, want none (-1)", k, d)
+				}
+			}
+			time.Sleep(ttl + 200*time.Millisecond)
+			for range 2 {
+				l, err := large.Take(bound)
+				if err != nil {
+					t.Fatalf("Take past the expiry the smaller budget set: %v", err)
+				}
+				ack(t, large, l)
+			}
+			if err := <-joined; err != nil {
+				t.Fatalf("Join under the larger budget: %v", err)
+			}
+			if got, err := large.Counts(t.Context()); err != nil || got.Done != 4 {
+				t.Errorf("Counts: %+v, %v; want Done 4", got, err)
+			}
+			for _, k := range crawlKeys(t, c, name) {
+				if d, _ := c.PTTL(t.Context(), k).Result(); (d <= 0 || d > ttl) && !strings.Contains(k, ":ops:") {
+					t.Errorf("TTL of %s once the crawl is done: %v, want in (0, %v]", k, d, ttl)
 				}
 			}
 		})

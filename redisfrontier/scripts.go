@@ -201,13 +201,16 @@ local function settle(h)
   return w
 end
 
--- unpark settles the hosts the page budget held back, once it is not spent.
+-- unpark settles the hosts the page budget held back, once it is not
+-- spent (the caller's: another process of the crawl may have parked them
+-- under a smaller one), and reports whether there were any.
 local function unpark()
-  if spent() then return end
+  if spent() then return false end
   local hs = redis.call('SMEMBERS', parked)
-  if #hs == 0 then return end
+  if #hs == 0 then return false end
   redis.call('DEL', parked)
   for _, h in ipairs(hs) do settle(h) end
+  return true
 end
 
 local function jitter(d, r) return math.floor(d / 2 + r * (d + 1)) end
@@ -877,10 +880,16 @@ end
 -- each; a host served goes behind the hosts waiting (its time is at least
 -- vt, past theirs): hosts take turns. One that could not serve is not
 -- asked again in this pass.
-local pass = 0
+local pass, unparked = 0, false
 while got < want and pass < 8 do
   pass = pass + 1
   local cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got)
+  -- Hosts parked by a process under a smaller page budget than the
+  -- caller's, which no ack of the caller's would unpark.
+  if #cands == 0 and not unparked then
+    unparked = true
+    if unpark() then cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got) end
+  end
   if #cands == 0 then
     drained = true
     break

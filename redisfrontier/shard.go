@@ -517,6 +517,10 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 				}
 			}
 		}
+		// Work is left for this process (see Join).
+		if err := f.keepIfExpiring(ctx); err != nil {
+			return err
+		}
 		if err := f.await(ctx, ev, idlePoll); err != nil {
 			return err
 		}
