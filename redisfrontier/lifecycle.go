@@ -103,7 +103,7 @@ func (f *Frontier) sweepAfter(ctx context.Context, reply string) error {
 		return errCorrupt
 	}
 	name := f.Name()
-	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, name, at) }); err != nil {
+	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, name, f.owner, at) }); err != nil {
 		return err
 	}
 	reply, err = f.eval(ctx, sweptScript, false, dl, fd)
@@ -252,12 +252,14 @@ func (f *Frontier) persistAll(ctx context.Context) error {
 const opsLife = 7 * 24 * time.Hour
 
 // sweep sets every key of the crawl under prefix but its meta hash to
-// expire at deadline (µs on the server's clock), or, for 0, to stay. It
-// finds them with SCAN (never KEYS, which blocks the server) and sets them
+// expire at deadline (µs on the server's clock), or, for 0, to stay: all
+// but the records of the processes' replies (ops:<owner>), which keep
+// their expiry, owner's (the caller's) a week from now. It finds them with SCAN (never KEYS, which blocks the server) and sets them
 // in pipelines of a SCAN's batch. Doing it twice does what doing it once
 // does.
-func sweep(ctx context.Context, rdb redis.UniversalClient, name string, deadline int64) error {
+func sweep(ctx context.Context, rdb redis.UniversalClient, name, owner string, deadline int64) error {
 	meta := keyPrefix(name) + "meta"
+	mine := ":ops:" + owner
 	return scanKeys(ctx, rdb, name, "", func(keys []string) error {
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
@@ -265,6 +267,11 @@ func sweep(ctx context.Context, rdb redis.UniversalClient, name string, deadline
 				case k == meta:
 				case deadline > 0:
 					p.PExpireAt(ctx, k, time.UnixMicro(deadline))
+				// Kept: the records of the processes' replies are not
+				// (see persistAll).
+				case strings.HasSuffix(k, mine):
+					p.PExpire(ctx, k, opsLife)
+				case strings.Contains(k, ":ops:"):
 				default:
 					p.Persist(ctx, k)
 				}

@@ -199,3 +199,67 @@ func TestTTLMixedBudgets(t *testing.T) {
 		})
 	}
 }
+
+// TestTTLKeptSparesOps: a crawl done under a TTL, then done again by a
+// process that keeps the keys (a negative TTL), keeps the crawl's keys
+// but not the records of the processes' replies: a dead process's
+// (started, never closed) keep the first finish's expiry, and the
+// keeping process's own go a week after, as after its Start.
+func TestTTLKeptSparesOps(t *testing.T) {
+	const ttl = time.Hour
+	s := redistest.Start(t)
+	c := client(t, s)
+	name := "kept-ops"
+	p := crawl.Policy{HostWorkers: 2}
+	dead := open(t, s, &redisfrontier.Options{Name: name, TTL: ttl})
+	if err := dead.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	first := open(t, s, &redisfrontier.Options{Name: name, TTL: ttl})
+	if err := first.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Push(t.Context(), siteURL(0)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := first.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack(t, first, l)
+	if err := first.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	keeper := open(t, s, &redisfrontier.Options{Name: name, TTL: -1})
+	if err := keeper.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := keeper.Push(t.Context(), siteURL(1)); n != 1 || err != nil {
+		t.Fatalf("Push of a URL not seen: %d, %v; want 1, nil", n, err)
+	}
+	l, err = keeper.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack(t, keeper, l)
+	if err := keeper.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ops := "crawl:{" + name + "}:ops:"
+	for _, k := range crawlKeys(t, c, name) {
+		d, _ := c.PTTL(t.Context(), k).Result()
+		switch {
+		case k == ops+dead.Owner():
+			if d <= 0 || d > ttl {
+				t.Errorf("TTL of the dead process's %s once the crawl is kept: %v, want the first finish's, in (0, %v]", k, d, ttl)
+			}
+		case k == ops+keeper.Owner():
+			if d < 6*24*time.Hour || d > 7*24*time.Hour {
+				t.Errorf("TTL of the keeping process's %s: %v, want about a week", k, d)
+			}
+		case strings.HasPrefix(k, ops):
+		case d != -1:
+			t.Errorf("TTL of %s once the crawl is kept: %v, want none (-1)", k, d)
+		}
+	}
+}
