@@ -73,3 +73,46 @@ func TestAckStatsMixed(t *testing.T) {
 		t.Errorf("Stats:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestAckStatsRobotsKind: the stats of an ack count by the kind of its
+// lease on the server: a Request pushed with Kind RobotsRequest is leased
+// as a page and its Result counts; a robots.txt's lease counts nothing.
+func TestAckStatsRobotsKind(t *testing.T) {
+	ctx := context.Background()
+	f := startFrontier(t, "ackstats-kind", crawl.Policy{HostWorkers: 8, LeaseTerm: time.Minute, Robots: true})
+	defer f.Close()
+	if _, err := f.Push(ctx, crawl.Request{URL: "https://a.example/robots.txt", Kind: crawl.RobotsRequest, Depth: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rl, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl.Kind != crawl.RobotsRequest || rl.URL != "https://a.example/robots.txt" {
+		t.Fatalf("first lease: %s %v, want the host's robots.txt", rl.URL, rl.Kind)
+	}
+	r := crawl.Result{URL: rl.URL, Status: 200, ContentType: "text/plain", Size: 5}
+	if _, err := f.Ack(ctx, rl, crawl.Outcome{Result: &r, Rules: &crawl.HostRules{}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Kind != crawl.RobotsRequest || l.URL != "https://a.example/robots.txt" {
+		t.Fatalf("second lease: %s %v, want the URL pushed as a robots.txt", l.URL, l.Kind)
+	}
+	page := crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 10}
+	if _, err := f.Ack(ctx, l, crawl.Outcome{Result: &page}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want crawl.Stats
+	want.Add(&page)
+	if st.Done != want.Done || st.HTML != 1 || st.HTMLBytes != 10 || st.Other != 0 {
+		t.Errorf("Stats: %+v; want the page's only (%+v)", st, want)
+	}
+}

@@ -193,10 +193,11 @@
 // the time nor the deadline, and WasDone tells it of a crawl done; so
 // running the command again never keeps a crawl longer. One that has
 // work in it again (a Start under a larger page budget; a Push of new
-// URLs by a process that found the crawl done or stopped; the Join of a
-// process still crawling under a larger budget than the one that stopped
-// the crawl) keeps its keys
-// (PERSIST, by SCAN, the meta hash last) until it ends anew (see
+// URLs by a process that found the crawl done or stopped; the Join of any
+// process that finds work left for it under its own budget, such as one
+// under a larger budget than the one that stopped the crawl) keeps its
+// keys (PERSIST, by SCAN, the meta hash last; if a finish comes
+// meanwhile, it sets them to expire again for it) until it ends anew (see
 // Options.TTL). Inspect reads a crawl's state (done or not, the
 // counters, the retries, who holds leases and until when) without
 // joining it. Reset deletes its keys (SCAN, then UNLINK in batches),

@@ -93,14 +93,16 @@ type Options struct {
 	// whose larger MaxPages no longer holds its new Requests back, and
 	// at a Push that admits a Request after this process found the
 	// crawl done or stopped (at its Start or its Join; a program's
-	// crawl.Crawl.Add); and, within a second, at the Join of a process
-	// that has work left under its own MaxPages when another process,
-	// under a smaller one, stopped the crawl (the hosts that budget
-	// held back are then taken under the larger one). Done anew, its keys expire TTL after then, or,
+	// crawl.Crawl.Add); and at the Join of any process that finds work
+	// left for it under its own MaxPages (it asks at least once a second
+	// while it waits): so a process under a larger MaxPages than the one
+	// that stopped the crawl keeps its keys, and takes the hosts that
+	// budget held back. Done anew, its keys expire TTL after then, or,
 	// if nothing was acked since, at the first deadline. A Push by a
 	// process that found neither (started before the crawl was done,
-	// and not joining it) leaves the first deadline: a crawl fed that
-	// way for longer than TTL needs a negative TTL.
+	// and not joining it), with no process joining the crawl, leaves the
+	// first deadline: a crawl fed that way for longer than TTL needs a
+	// negative TTL.
 	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys (but
 	// for a process's records of its replies, ops:<owner>, which go at
 	// its Close, or a week after its Start if it dies).
@@ -186,6 +188,9 @@ type Frontier struct {
 	// call that leased and the handing out of its leases: a test's hook,
 	// set before any Ack.
 	beforeServe func()
+	// beforePersistAll, when not nil, is called by revive between
+	// reviveScript and the keeping of the keys: a test's hook.
+	beforePersistAll func()
 }
 
 // cachedRules are a host's rules as the server last gave them.
@@ -1045,9 +1050,7 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 		r = randomArg()
 	}
 	a.args = append(a.args, id, unsent, hasRules, rules, rulesDelay, r, "", "")
-	if l.Kind != crawl.RobotsRequest { // a robots.txt's ack counts no stats
-		a.stats = appendStats(a.statBuf[:0], o)
-	}
+	a.stats = appendStats(a.statBuf[:0], o)
 	f.amu.Lock()
 	if s, c := f.aheadFor(l); s != nil {
 		f.handOff(a, s, c)

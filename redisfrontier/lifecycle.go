@@ -202,7 +202,8 @@ func (f *Frontier) keepIfExpiring(ctx context.Context) error {
 // (reviveScript), keeps the other keys, found by SCAN, but the records of
 // the other processes' replies (ops:<owner>), which keep their own
 // expiry (this process's go a week after now, as after its Start), then
-// the meta hash (persistedScript). Cut short, it leaves the meta hash to
+// the meta hash (persistedScript), or, if a finish came meanwhile,
+// sweeps again for it. Cut short, it leaves the meta hash to
 // expire, and f.expiring set: its next Push, or the next process's
 // Start, does it again.
 func (f *Frontier) revive(ctx context.Context) error {
@@ -211,11 +212,20 @@ func (f *Frontier) revive(ctx context.Context) error {
 		return err
 	}
 	if reply == "1" {
+		if f.beforePersistAll != nil {
+			f.beforePersistAll()
+		}
 		if err := f.persistAll(ctx); err != nil {
 			return err
 		}
-		if _, err := f.eval(ctx, persistedScript, false); err != nil {
+		reply, err := f.eval(ctx, persistedScript, false)
+		if err != nil {
 			return err
+		}
+		if reply != "" {
+			// A finish came since, and this process may have kept keys
+			// its sweep set to expire: they expire with the others.
+			return f.sweepAfter(ctx, reply)
 		}
 	}
 	f.expiring.Store(false)

@@ -228,3 +228,129 @@ func TestReviveCut(t *testing.T) {
 		t.Fatalf("Take: %v, %v; want the URL the budget held back", l, err)
 	}
 }
+
+// TestReviveFinishedMeanwhile: a process revives a crawl another process
+// stopped (its smaller page budget spent), and, while it keeps the keys,
+// the crawl is found done: its last lease acked, and a Join's new finish
+// sets every key to expire, the meta hash last. The revival, which kept
+// keys that finish had set to expire, sets them to expire again: no key
+// of a done crawl outlives its meta hash.
+func TestReviveFinishedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	const name = "revive-finished"
+	open := func(p crawl.Policy) *Frontier {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+		f := New(c, &Options{Name: name, TTL: time.Hour})
+		t.Cleanup(func() { f.Close(); c.Close() })
+		if err := f.Start(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	small := open(crawl.Policy{HostWorkers: 2, MaxPages: 1})
+	large := open(crawl.Policy{HostWorkers: 2})
+	if _, err := small.Push(ctx, crawl.Request{URL: "https://h.example/0"}, crawl.Request{URL: "https://h.example/1"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := small.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.Ack(ctx, l, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := small.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	last, err := large.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired := false
+	large.beforePersistAll = func() {
+		fired = true
+		if _, err := large.Ack(ctx, last, crawl.Outcome{}); err != nil {
+			t.Error(err)
+		}
+		if err := small.Join(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := large.revive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !fired {
+		t.Fatal("the revival did not keep the keys: the crawl was not set to expire")
+	}
+	iter := large.rdb.Scan(ctx, 0, "crawl:{"+name+"}:*", 100).Iterator()
+	n := 0
+	for iter.Next(ctx) {
+		k := iter.Val()
+		n++
+		if d := large.rdb.PTTL(ctx, k).Val(); d <= 0 || d > time.Hour {
+			t.Errorf("TTL of %s once the crawl is done: %v, want in (0, 1h]", k, d)
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d keys of the crawl, want at least 4", n)
+	}
+}
+
+// TestUnparkBounded: a Take under a larger page budget that finds no host
+// ready unparks the hosts a smaller one parked, but no more in one call
+// than its passes may ask for: the call's work stays bounded however
+// many are parked.
+func TestUnparkBounded(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	const name, hosts = "unpark-bounded", 2000
+	open := func(p crawl.Policy) *Frontier {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+		f := New(c, &Options{Name: name, TTL: time.Hour})
+		t.Cleanup(func() { f.Close(); c.Close() })
+		if err := f.Start(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	small := open(crawl.Policy{HostWorkers: 2, MaxPages: 1})
+	large := open(crawl.Policy{HostWorkers: 2})
+	var reqs []crawl.Request
+	for i := range hosts {
+		reqs = append(reqs, crawl.Request{URL: "https://h" + strconv.Itoa(i) + ".example/"})
+	}
+	for len(reqs) > 0 {
+		n := min(len(reqs), maxBatch)
+		if _, err := small.Push(ctx, reqs[:n]...); err != nil {
+			t.Fatal(err)
+		}
+		reqs = reqs[n:]
+	}
+	l, err := small.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.Ack(ctx, l, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	// Takes under the spent budget park every host left.
+	parked := "crawl:{" + name + "}:parked"
+	for deadline := time.Now().Add(20 * time.Second); small.rdb.SCard(ctx, parked).Val() < hosts-1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("hosts parked by Takes under a spent budget: %d, want %d", small.rdb.SCard(ctx, parked).Val(), hosts-1)
+		}
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		if l, err := small.Take(short); err == nil {
+			t.Fatalf("Take under a spent budget: %s, want none", l.URL)
+		}
+		cancel()
+	}
+	if _, err := large.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bound := int64(8 * large.opts.MaxTake)
+	if n := large.rdb.SCard(ctx, parked).Val(); n < hosts-1-bound {
+		t.Errorf("hosts still parked after one Take under a larger budget: %d, want at least %d (at most %d unparked a call)", n, hosts-1-bound, bound)
+	}
+}

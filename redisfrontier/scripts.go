@@ -203,14 +203,19 @@ end
 
 -- unpark settles the hosts the page budget held back, once it is not
 -- spent (the caller's: another process of the crawl may have parked them
--- under a smaller one), and reports whether there were any.
-local function unpark()
+-- under a smaller one): all, or, with k, k of them at most. It reports
+-- whether there were any.
+local function unpark(k)
   if spent() then return false end
-  local hs = redis.call('SMEMBERS', parked)
-  if #hs == 0 then return false end
-  redis.call('DEL', parked)
+  local hs
+  if k then
+    hs = redis.call('SPOP', parked, k)
+  else
+    hs = redis.call('SMEMBERS', parked)
+    if #hs > 0 then redis.call('DEL', parked) end
+  end
   for _, h in ipairs(hs) do settle(h) end
-  return true
+  return #hs > 0
 end
 
 local function jitter(d, r) return math.floor(d / 2 + r * (d + 1)) end
@@ -637,10 +642,17 @@ return '1'
 
 // persistedScript ends a revival (see reviveScript): the crawl's other
 // keys kept, it keeps the meta hash, unless a finish came since (a new
-// deadline, no rv).
+// deadline, no rv), which may have set keys to expire that the revival
+// then kept: it replies "sweep:<dl>:<fd>", as finishScript does, and the
+// caller sweeps again for that finish. Else "".
 var persistedScript = redis.NewScript(guard + prelude + `
-if redis.call('HEXISTS', meta, 'rv') == 1 then redis.call('PERSIST', meta) end
-return ''
+if redis.call('HEXISTS', meta, 'rv') == 1 then
+  redis.call('PERSIST', meta)
+  return ''
+end
+local m = redis.call('HMGET', meta, 'dl', 'fd')
+if not m[1] or not m[2] then return '' end
+return 'sweep:' .. m[1] .. ':' .. m[2]
 `)
 
 // resetScript begins a Reset: unless ARGV[1] is "1" (forced), it refuses
@@ -885,10 +897,12 @@ while got < want and pass < 8 do
   pass = pass + 1
   local cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got)
   -- Hosts parked by a process under a smaller page budget than the
-  -- caller's, which no ack of the caller's would unpark.
+  -- caller's, which no ack of the caller's would unpark; as many as the
+  -- passes may ask, so that the call's work stays bounded however many
+  -- there are (that process's Takes may park them again).
   if #cands == 0 and not unparked then
     unparked = true
-    if unpark() then cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got) end
+    if unpark(8 * want) then cands = redis.call('ZRANGEBYSCORE', ready, '-inf', S(vt), 'LIMIT', 0, want - got) end
   end
   if #cands == 0 then
     drained = true
@@ -951,7 +965,8 @@ return done(takeBody())
 // many at most, a dot and a random token ("" for none; their IDs are a
 // counter, a dash, the token); then its stats counters, each framed as
 // the length of its name, a colon, the name, the increment and a space
-// ("" for a robots.txt, whose ack counts none); then its links as admit
+// (a robots.txt's lease, kind R, counts none: it takes them back); then
+// its links as admit
 // reads them. After the last lease: the number of stats counters, then
 // the name and increment of each, summed over the leases: an ack whose
 // lease is lost (or acked twice in the call) takes its own back, so that
@@ -1110,6 +1125,8 @@ for e, ent in ipairs(ents) do
       if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
     end
     if rec.k == 'R' then
+      -- A robots.txt counts no stats.
+      unstat(stats, ent.st)
       must = true
       local rules = ent.rules
       if ent.hasRules ~= '1' then rules = '' end

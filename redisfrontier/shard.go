@@ -492,18 +492,20 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		spent := false // this process's budget, with nothing leased
 		if quiet(st1) {
 			st2, _, err := f.collect(ctx)
 			if err != nil {
 				return err
 			}
+			var fresh, pages, done int64
+			for _, s := range st2 {
+				fresh += s.fresh
+				pages += s.pages
+				done += s.done
+			}
+			spent = quiet(st2) && p.MaxPages > 0 && pages >= int64(p.MaxPages)
 			if quiet(st2) && slices.Equal(st1, st2) {
-				var fresh, pages, done int64
-				for _, s := range st2 {
-					fresh += s.fresh
-					pages += s.pages
-					done += s.done
-				}
 				if fresh == 0 {
 					return f.finish(ctx, false, done)
 				}
@@ -517,9 +519,12 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 				}
 			}
 		}
-		// Work is left for this process (see Join).
-		if err := f.keepIfExpiring(ctx); err != nil {
-			return err
+		// Work is left for this process (see Join), unless its budget
+		// is spent and the counters only moved between the reads.
+		if !spent {
+			if err := f.keepIfExpiring(ctx); err != nil {
+				return err
+			}
 		}
 		if err := f.await(ctx, ev, idlePoll); err != nil {
 			return err
