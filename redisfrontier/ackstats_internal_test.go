@@ -84,28 +84,24 @@ func TestAckStatsRobotsKind(t *testing.T) {
 	if _, err := f.Push(ctx, crawl.Request{URL: "https://a.example/robots.txt", Kind: crawl.RobotsRequest, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
-	rl, err := f.Take(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// Both leases are of https://a.example/robots.txt, with Kind
+	// RobotsRequest: the host's robots.txt first, then the Request pushed.
+	ackNext := func(what string, o crawl.Outcome) {
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Kind != crawl.RobotsRequest || l.URL != "https://a.example/robots.txt" {
+			t.Fatalf("lease: %s %v, want %s", l.URL, l.Kind, what)
+		}
+		o.Result.URL = l.URL
+		if _, err := f.Ack(ctx, l, o); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if rl.Kind != crawl.RobotsRequest || rl.URL != "https://a.example/robots.txt" {
-		t.Fatalf("first lease: %s %v, want the host's robots.txt", rl.URL, rl.Kind)
-	}
-	r := crawl.Result{URL: rl.URL, Status: 200, ContentType: "text/plain", Size: 5}
-	if _, err := f.Ack(ctx, rl, crawl.Outcome{Result: &r, Rules: &crawl.HostRules{}}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := f.Take(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Kind != crawl.RobotsRequest || l.URL != "https://a.example/robots.txt" {
-		t.Fatalf("second lease: %s %v, want the URL pushed as a robots.txt", l.URL, l.Kind)
-	}
-	page := crawl.Result{URL: l.URL, Status: 200, ContentType: "text/html", Size: 10}
-	if _, err := f.Ack(ctx, l, crawl.Outcome{Result: &page}); err != nil {
-		t.Fatal(err)
-	}
+	ackNext("the host's robots.txt", crawl.Outcome{Result: &crawl.Result{Status: 200, ContentType: "text/plain", Size: 5}, Rules: &crawl.HostRules{}})
+	page := crawl.Result{Status: 200, ContentType: "text/html", Size: 10}
+	ackNext("the URL pushed as a robots.txt", crawl.Outcome{Result: &page})
 	st, err := f.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)

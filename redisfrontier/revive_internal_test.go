@@ -151,6 +151,19 @@ func TestReviveDuringSweep(t *testing.T) {
 	}
 }
 
+// openOn returns a Frontier of the crawl name (its keys' TTL an hour)
+// on s, through a client of its own with hooks, both closed when the
+// test ends.
+func openOn(t *testing.T, s *redistest.Server, name string, hooks ...redis.Hook) *Frontier {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	for _, h := range hooks {
+		c.AddHook(h)
+	}
+	f := New(c, &Options{Name: name, TTL: time.Hour})
+	t.Cleanup(func() { f.Close(); c.Close() })
+	return f
+}
+
 // scanCut fails every SCAN through the client it hooks.
 type scanCut struct{}
 
@@ -178,15 +191,7 @@ func TestReviveCut(t *testing.T) {
 	ctx := context.Background()
 	s := redistest.Start(t)
 	const name = "revive-cut"
-	open := func(hooks ...redis.Hook) *Frontier {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-		for _, h := range hooks {
-			c.AddHook(h)
-		}
-		f := New(c, &Options{Name: name, TTL: time.Hour})
-		t.Cleanup(func() { f.Close(); c.Close() })
-		return f
-	}
+	open := func(hooks ...redis.Hook) *Frontier { return openOn(t, s, name, hooks...) }
 	a := open()
 	if err := a.Start(ctx, crawl.Policy{HostWorkers: 2, MaxPages: 1}); err != nil {
 		t.Fatal(err)
@@ -240,9 +245,7 @@ func TestReviveFinishedMeanwhile(t *testing.T) {
 	s := redistest.Start(t)
 	const name = "revive-finished"
 	open := func(p crawl.Policy) *Frontier {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-		f := New(c, &Options{Name: name, TTL: time.Hour})
-		t.Cleanup(func() { f.Close(); c.Close() })
+		f := openOn(t, s, name)
 		if err := f.Start(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -306,9 +309,7 @@ func TestUnparkBounded(t *testing.T) {
 	s := redistest.Start(t)
 	const name, hosts = "unpark-bounded", 2000
 	open := func(p crawl.Policy) *Frontier {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-		f := New(c, &Options{Name: name, TTL: time.Hour})
-		t.Cleanup(func() { f.Close(); c.Close() })
+		f := openOn(t, s, name)
 		if err := f.Start(ctx, p); err != nil {
 			t.Fatal(err)
 		}
