@@ -83,6 +83,7 @@ func (f *Frontier) balance(ctx context.Context, st []shardState, b budgetState) 
 	if err := f.evalMany(ctx, calls); err != nil {
 		return false, err
 	}
+	f.granted(calls)
 	if len(needy) == 0 || pages >= int64(p.MaxPages) {
 		return moved, nil
 	}
@@ -114,7 +115,11 @@ func (f *Frontier) balance(ctx context.Context, st []shardState, b budgetState) 
 				apply = append(apply, &call{shard: v, script: shardGrantScript, args: []any{g}})
 			}
 		}
-		return len(apply) > 0, f.evalMany(ctx, apply)
+		if err := f.evalMany(ctx, apply); err != nil {
+			return false, err
+		}
+		f.granted(apply)
+		return len(apply) > 0, nil
 	}
 	got, err := grant()
 	if err != nil || got {
@@ -158,4 +163,15 @@ func (f *Frontier) giveBack(ctx context.Context, shards []int) error {
 		back[i] = &call{shard: -1, script: ctlSyncScript, args: []any{c.shard, cg, cb}}
 	}
 	return f.evalMany(ctx, back)
+}
+
+// granted marks due the shards that calls granted pages (shardGrantScript),
+// whose hosts the budget held back may be ready now: a Take asks them
+// without waiting for their event.
+func (f *Frontier) granted(calls []*call) {
+	for _, c := range calls {
+		if c.script == shardGrantScript {
+			f.markDue(c.shard)
+		}
+	}
 }
