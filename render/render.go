@@ -270,10 +270,12 @@ type tab struct {
 }
 
 // hookScript runs in each document before its own scripts: it records the
-// URLs put in the history and those window.open is asked for (opening
-// nothing), each sent at once to the crawler through the binding
-// __crawlRecord, so that a page that replaces its document later loses
-// none of them.
+// URLs put in the history, those window.open is asked for (opening
+// nothing) and those the page navigates to (the Navigation API's
+// navigate event, in the main frame: a POST form's as a reference), each
+// sent at once to the crawler through the binding __crawlRecord, so that
+// a page that replaces its document later loses none of them, and a
+// navigation whose request comes after the page is read is not lost.
 const hookScript = `(() => {
   const send = window.__crawlRecord;
   const rec = (kind, u) => {
@@ -287,6 +289,19 @@ const hookScript = `(() => {
     };
   }
   window.open = function (u) { if (u !== undefined && u !== null && u !== "") rec("navigation", u); return null; };
+  // A navigation of the page (location.assign, an href set, a form
+  // submitted, a link followed), named when it starts: on a loaded
+  // machine its request may come only after the page is read. A frame's
+  // is named by its request.
+  if (window.top === window && window.navigation && typeof navigation.addEventListener === "function") {
+    navigation.addEventListener("navigate", (e) => {
+      try {
+        const d = e.destination;
+        if (d.sameDocument || e.navigationType === "reload" || e.navigationType === "traverse") return;
+        rec(e.formData ? "post" : "navigation", d.url);
+      } catch (err) {}
+    });
+  }
 })();`
 
 // newTab opens a tab and sets up its interception.
@@ -300,14 +315,19 @@ func (b *browser) newTab() (*tab, error) {
 			pr := t.cur
 			t.mu.Unlock()
 			if pr != nil && json.Unmarshal([]byte(e.Payload), &rec) == nil {
-				source := rec[0]
-				if source == "navigation" {
-					// window.open: named by what the renderer is doing.
+				source, role := rec[0], crawl.Navigation
+				if source == "navigation" || source == "post" {
+					// window.open, or a navigation that starts: named
+					// by what the renderer is doing. A POST is named,
+					// as its request is (see handle).
+					if source == "post" {
+						role = crawl.Reference
+					}
 					pr.mu.Lock()
 					source = pr.phase
 					pr.mu.Unlock()
 				}
-				pr.record(crawl.Navigation, source, rec[1])
+				pr.record(role, source, rec[1])
 			}
 			return
 		}
