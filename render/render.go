@@ -83,8 +83,10 @@ type Options struct {
 	// it gives what was found until then and an error.
 	Timeout time.Duration
 	// Quiet is how long the page's requests must have been quiet before
-	// the clicks begin (half of it after each click); 0 means
-	// DefaultQuiet.
+	// the clicks begin (half of it after each click), and, after the
+	// load, the delay of a timer the page must also have fired first (so
+	// that its own timers due before it run, however slow the machine
+	// makes the page); 0 means DefaultQuiet.
 	Quiet time.Duration
 	// Clicks is the most elements clicked on a page; 0 means
 	// DefaultClicks, negative none (the GET forms' URLs are recorded all
@@ -669,6 +671,42 @@ func (pr *pageRun) quiet(d time.Duration) error {
 	}
 }
 
+// settle waits for the page to be quiet after its load: no request for
+// quietFor, and a timer of quietFor set in the page has fired, so that
+// the page's own timers due before it (a request sent a moment after the
+// load) have run, however much a loaded machine slows the page. If that
+// timer fired late, it waits for quiet once more, afresh, for the
+// requests they sent.
+func (pr *pageRun) settle() error {
+	start := time.Now()
+	slept := make(chan error, 1)
+	go func() {
+		_, err := chromedp.Run(pr.ctx, chromedp.Evaluate[chromedp.Void](
+			fmt.Sprintf("new Promise((r) => setTimeout(r, %d))", pr.quietFor.Milliseconds()), chromedp.EvalAwaitPromise))
+		slept <- err
+	}()
+	err := pr.quiet(pr.quietFor)
+	serr := <-slept
+	if err != nil {
+		return err
+	}
+	if serr != nil {
+		return pr.ctx.Err() // nil: the network's quiet stands
+	}
+	if time.Since(start) > pr.quietFor*3/2 {
+		pr.setPhase(pr.phaseNow())
+		return pr.quiet(pr.quietFor / 2)
+	}
+	return nil
+}
+
+// phaseNow returns what starts a main-frame navigation now.
+func (pr *pageRun) phaseNow() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.phase
+}
+
 // clickScript clicks the page's next element to click, and reports
 // whether there was one. The elements to click, in open shadow roots too,
 // are those with a click handler (the onclick property or attribute, a
@@ -722,7 +760,7 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 	ctx := pr.ctx
 	err := chromedp.Do(ctx, chromedp.Navigate(pr.p.URL.String()))
 	if err == nil {
-		err = pr.quiet(pr.quietFor)
+		err = pr.settle()
 	}
 	for i := 0; i < clicks && err == nil; i++ {
 		pr.setPhase("click")
