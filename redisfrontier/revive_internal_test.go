@@ -164,6 +164,26 @@ func openOn(t *testing.T, s *redistest.Server, name string, hooks ...redis.Hook)
 	return f
 }
 
+// stopByBudget pushes two URLs into f's crawl, started under MaxPages 1,
+// acks the one its budget lets it take, and joins: the crawl is stopped,
+// its keys set to expire, one URL held back.
+func stopByBudget(t *testing.T, f *Frontier) {
+	ctx := context.Background()
+	if _, err := f.Push(ctx, crawl.Request{URL: "https://h.example/0"}, crawl.Request{URL: "https://h.example/1"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Ack(ctx, l, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // scanCut fails every SCAN through the client it hooks.
 type scanCut struct{}
 
@@ -196,19 +216,7 @@ func TestReviveCut(t *testing.T) {
 	if err := a.Start(ctx, crawl.Policy{HostWorkers: 2, MaxPages: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Push(ctx, crawl.Request{URL: "https://h.example/0"}, crawl.Request{URL: "https://h.example/1"}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := a.Take(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Ack(ctx, l, crawl.Outcome{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Join(ctx); err != nil {
-		t.Fatal(err)
-	}
+	stopByBudget(t, a)
 	cut := open(scanCut{})
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
@@ -253,19 +261,7 @@ func TestReviveFinishedMeanwhile(t *testing.T) {
 	}
 	small := open(crawl.Policy{HostWorkers: 2, MaxPages: 1})
 	large := open(crawl.Policy{HostWorkers: 2})
-	if _, err := small.Push(ctx, crawl.Request{URL: "https://h.example/0"}, crawl.Request{URL: "https://h.example/1"}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := small.Take(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := small.Ack(ctx, l, crawl.Outcome{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := small.Join(ctx); err != nil {
-		t.Fatal(err)
-	}
+	stopByBudget(t, small)
 	last, err := large.Take(ctx)
 	if err != nil {
 		t.Fatal(err)

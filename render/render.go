@@ -694,17 +694,10 @@ func (pr *pageRun) settle() error {
 		return pr.ctx.Err() // nil: the network's quiet stands
 	}
 	if time.Since(start) > pr.quietFor*3/2 {
-		pr.setPhase(pr.phaseNow())
+		pr.busy(0) // the wait starts afresh
 		return pr.quiet(pr.quietFor / 2)
 	}
 	return nil
-}
-
-// phaseNow returns what starts a main-frame navigation now.
-func (pr *pageRun) phaseNow() string {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	return pr.phase
 }
 
 // clickScript clicks the page's next element to click, and reports
