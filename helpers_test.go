@@ -158,6 +158,12 @@ func (c *results) hook(r crawl.Result) {
 	c.mu.Unlock()
 }
 
+func (c *results) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.all)
+}
+
 // byURL returns the Results keyed by URL, failing the test if any URL has
 // more than one.
 func (c *results) byURL(t testing.TB) map[string]crawl.Result {
