@@ -152,7 +152,10 @@
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
 //	ev           pub/sub channel: "w", work came up (the Takes waiting
 //	             ask again), or "j", the crawl may be over (the Takes
-//	             and the Joins waiting ask again)
+//	             and the Joins waiting ask again); Start returns
+//	             subscribed, and a subscription made again on a new
+//	             connection, which may have missed events, counts as
+//	             both
 //
 // A Request is stored as a short text (its numbers, then referrer, URL and,
 // when it has one, its Wire form).

@@ -176,6 +176,9 @@ type Frontier struct {
 	reserved int        // waiters the leaders asked leases for
 	waiters  []taker    // Takes waiting for a leader to serve them
 
+	// idle is idlePoll, or a test's own.
+	idle time.Duration
+
 	// afterTakeScript, when not nil, is called by takeN between the take
 	// script's reply and the reading of the hosts' rules: a test's hook,
 	// set while no Take is under way.
@@ -218,6 +221,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
+		idle:  idlePoll,
 	}
 	if opts != nil {
 		f.opts = *opts
@@ -413,8 +417,15 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if err := f.reviveIfWork(ctx, p); err != nil {
 		return err
 	}
+	ps, err := f.subscribe(ctx, shards)
+	if err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ps != nil && (f.closed || f.started) {
+		defer ps.Close()
+	}
 	if f.closed {
 		return crawl.ErrFrontierClosed
 	}
@@ -424,11 +435,7 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	}
 	if !f.started {
 		f.started = true
-		if shards > 1 {
-			f.pubsub = f.rdb.PSubscribe(context.Background(), shardPattern(f.name))
-		} else {
-			f.pubsub = f.rdb.Subscribe(context.Background(), f.prefix+"ev")
-		}
+		f.pubsub = ps
 		f.subDone = make(chan struct{})
 		go f.listen(f.pubsub, f.subDone)
 	}
@@ -436,18 +443,69 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	return nil
 }
 
+// subscribe subscribes to the crawl's events (every shard's, in a crawl of
+// several) and waits, within ctx, until the server says the subscription
+// is active, so that no event published once Start has returned is lost:
+// go-redis sends the SUBSCRIBE and returns at once. It returns nil if the
+// Frontier is subscribed already. Any other failure than ctx's leaves the
+// subscription to go-redis, which retries it: the Takes ask the server
+// each idlePoll meanwhile.
+func (f *Frontier) subscribe(ctx context.Context, shards int) (*redis.PubSub, error) {
+	f.mu.Lock()
+	started := f.started
+	f.mu.Unlock()
+	if started {
+		return nil, nil
+	}
+	var ps *redis.PubSub
+	if shards > 1 {
+		ps = f.rdb.PSubscribe(context.Background(), shardPattern(f.name))
+	} else {
+		ps = f.rdb.Subscribe(context.Background(), f.prefix+"ev")
+	}
+	for {
+		m, err := ps.Receive(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				ps.Close()
+				return nil, ctx.Err()
+			}
+			return ps, nil
+		}
+		if _, ok := m.(*redis.Subscription); ok {
+			return ps, nil
+		}
+	}
+}
+
 // listen wakes the waiting Takes and Joins when another process says
 // that work came up or the crawl may be over (on which shard, in a
-// sharded crawl).
+// sharded crawl). A subscription made again (go-redis resubscribes on a
+// new connection when it loses one, a server restarted or a replica
+// promoted) may have missed events meanwhile: every shard may have work
+// then, and the crawl may be over.
 func (f *Frontier) listen(ps *redis.PubSub, done chan struct{}) {
 	defer close(done)
-	for m := range ps.Channel() {
-		if m.Pattern != "" {
-			f.markDue(f.shardOfChannel(m.Channel))
+	for m := range ps.ChannelWithSubscriptions() {
+		over := false
+		switch m := m.(type) {
+		case *redis.Subscription:
+			if m.Kind != "subscribe" && m.Kind != "psubscribe" {
+				continue
+			}
+			f.markAllDue()
+			over = true
+		case *redis.Message:
+			if m.Pattern != "" {
+				f.markDue(f.shardOfChannel(m.Channel))
+			}
+			over = m.Payload == "j"
+		default:
+			continue
 		}
 		f.mu.Lock()
 		f.notifyLocked()
-		if m.Payload == "j" {
+		if over {
 			close(f.jev)
 			f.jev = make(chan struct{})
 		}
@@ -771,7 +829,7 @@ func (f *Frontier) lead(ctx context.Context) (*crawl.Lease, error) {
 			}
 			return leases[0], nil
 		}
-		d := idlePoll
+		d := f.idle
 		if wait >= 0 && wait < d {
 			d = wait
 		}
@@ -1799,7 +1857,7 @@ func (f *Frontier) Join(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := f.await(ctx, ev, idlePoll); err != nil {
+		if err := f.await(ctx, ev, f.idle); err != nil {
 			return err
 		}
 	}

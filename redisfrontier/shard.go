@@ -90,6 +90,13 @@ func (f *Frontier) markDue(v int) {
 	}
 }
 
+// markAllDue records that every shard may have work now.
+func (f *Frontier) markAllDue() {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	clear(f.due)
+}
+
 // leaseID returns the ID of lease id of shard v, as handed out: the shard,
 // a slash, the shard's own ID.
 func leaseID(v int, id string) string { return strconv.Itoa(v) + "/" + id }
@@ -224,7 +231,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		f.due = make([]int64, shards)
 		f.hot = make([]bool, shards)
 	}
-	if time.Since(f.probed) >= idlePoll {
+	if time.Since(f.probed) >= f.idle {
 		// The other processes' wake-ups may be lost while a server is
 		// unreachable: ask every shard now and then.
 		f.probed = time.Now()
@@ -526,7 +533,7 @@ func (f *Frontier) joinShards(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := f.await(ctx, ev, idlePoll); err != nil {
+		if err := f.await(ctx, ev, f.idle); err != nil {
 			return err
 		}
 	}
