@@ -63,25 +63,9 @@ func TestResubscribeAsksEveryShard(t *testing.T) {
 	for _, shards := range []int{1, 64} {
 		t.Run(map[int]string{1: "shards=1", 64: "shards=64"}[shards], func(t *testing.T) {
 			ctx := context.Background()
-			s := redistest.Start(t)
 			var g gate
-			cb := redis.NewClient(&redis.Options{Addr: s.Addr(), Dialer: g.dial, ClientName: "waiter"})
-			t.Cleanup(func() { cb.Close() })
-			ca := redis.NewClient(&redis.Options{Addr: s.Addr()})
-			t.Cleanup(func() { ca.Close() })
-			p := crawl.Policy{HostWorkers: 1, Roots: []string{"https://a.example/"}}
-			a := New(ca, &Options{Name: "resub", Shards: shards})
-			defer a.Close()
-			b := New(cb, &Options{Name: "resub", Shards: shards})
-			defer b.Close()
-			b.idle = time.Minute
 			var calls atomic.Int64
-			b.afterTakeScript = func() { calls.Add(1) }
-			for _, f := range []*Frontier{a, b} {
-				if err := f.Start(ctx, p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s, a, b := pusherAndWaiter(t, shards, &redis.Options{Dialer: g.dial, ClientName: "waiter"}, func() { calls.Add(1) })
 
 			took := make(chan error, 1)
 			go func() {
@@ -149,7 +133,6 @@ func TestStartSubscribed(t *testing.T) {
 	for _, shards := range []int{1, 64} {
 		t.Run(map[int]string{1: "shards=1", 64: "shards=64"}[shards], func(t *testing.T) {
 			ctx := context.Background()
-			s := redistest.Start(t)
 			dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 				var d net.Dialer
 				c, err := d.DialContext(ctx, network, addr)
@@ -158,24 +141,9 @@ func TestStartSubscribed(t *testing.T) {
 				}
 				return lateSubscribe{c, 500 * time.Millisecond}, nil
 			}
-			cb := redis.NewClient(&redis.Options{Addr: s.Addr(), Dialer: dial})
-			t.Cleanup(func() { cb.Close() })
-			ca := redis.NewClient(&redis.Options{Addr: s.Addr()})
-			t.Cleanup(func() { ca.Close() })
-			p := crawl.Policy{HostWorkers: 1, Roots: []string{"https://a.example/"}}
-			a := New(ca, &Options{Name: "sub", Shards: shards})
-			defer a.Close()
-			b := New(cb, &Options{Name: "sub", Shards: shards})
-			defer b.Close()
-			b.idle = time.Minute
 			asked := make(chan struct{})
 			var once sync.Once
-			b.afterTakeScript = func() { once.Do(func() { close(asked) }) }
-			for _, f := range []*Frontier{a, b} {
-				if err := f.Start(ctx, p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			_, a, b := pusherAndWaiter(t, shards, &redis.Options{Dialer: dial}, func() { once.Do(func() { close(asked) }) })
 			took := make(chan error, 1)
 			go func() {
 				_, err := b.Take(ctx)
@@ -196,6 +164,35 @@ func TestStartSubscribed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pusherAndWaiter starts a redis-server and two Frontiers of one crawl of
+// shards shards on it, both started: a, and b, whose client has bopts
+// (Addr aside), whose idle poll is a minute, and whose take calls call
+// afterTake. They are closed when the test ends.
+func pusherAndWaiter(t *testing.T, shards int, bopts *redis.Options, afterTake func()) (s *redistest.Server, a, b *Frontier) {
+	t.Helper()
+	s = redistest.Start(t)
+	bopts.Addr = s.Addr()
+	cb := redis.NewClient(bopts)
+	ca := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	p := crawl.Policy{HostWorkers: 1, Roots: []string{"https://a.example/"}}
+	a = New(ca, &Options{Name: "events", Shards: shards})
+	b = New(cb, &Options{Name: "events", Shards: shards})
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+		ca.Close()
+		cb.Close()
+	})
+	b.idle = time.Minute
+	b.afterTakeScript = afterTake
+	for _, f := range []*Frontier{a, b} {
+		if err := f.Start(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, a, b
 }
 
 // killClient closes the connections of type typ (CLIENT LIST's) of the
