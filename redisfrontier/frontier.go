@@ -2043,5 +2043,8 @@ func (f *Frontier) Close() error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil // the leases expire after their term
 	}
+	if errors.Is(err, ErrCrawlDeleted) {
+		err = nil // nothing to give back
+	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,21 @@ func crawlKeys(t *testing.T, c *redis.Client, name string) []string {
 		}
 	}
 	return keys
+}
+
+// dumpKeys returns the keys of crawl name with their values, as DUMP
+// gives them.
+func dumpKeys(t *testing.T, c *redis.Client, name string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, k := range crawlKeys(t, c, name) {
+		v, err := c.Dump(t.Context(), k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[k] = v
+	}
+	return m
 }
 
 // ack acks l as a page fetched with status 200 and links.
@@ -439,6 +455,17 @@ func TestResetCut(t *testing.T) {
 	}
 	if len(crawlKeys(t, c, "cut")) == 0 {
 		t.Fatal("no key left by the Reset cut: the test cuts nothing")
+	}
+	// The process that holds a lease closes meanwhile, as a process of
+	// a crawl reset does when it fails: it gives nothing back to the
+	// keys left (on a Redis Cluster, those of the shards the Reset has
+	// not reached yet), which would then outlive the Reset.
+	before := dumpKeys(t, c, "cut")
+	if err := f.Close(); err != nil {
+		t.Errorf("Close of a process on a crawl half reset: %v, want nil", err)
+	}
+	if after := dumpKeys(t, c, "cut"); !maps.Equal(before, after) {
+		t.Errorf("Close of a process on a crawl half reset changed its keys: %d before, %d after, or their values", len(before), len(after))
 	}
 	g := open(t, s, &redisfrontier.Options{Name: "cut"})
 	if err := g.Start(t.Context(), p); err == nil {

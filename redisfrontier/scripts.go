@@ -676,8 +676,11 @@ return {1, d}
 `)
 
 // closeScript puts back the leases of its owner, at once, and forgets the
-// owner's replies: its process is done with them.
-var closeScript = redis.NewScript(prelude + `
+// owner's replies: its process is done with them. On a crawl deleted, or
+// being deleted (a Reset cut short, or under way on a Redis Cluster, the
+// shards it has not reached yet), it writes nothing: the leases would
+// outlive the Reset.
+var closeScript = redis.NewScript(guard + prelude + `
 local all = redis.call('HGETALL', leases)
 local aids, arecs = {}, {}
 for i = 1, #all, 2 do

@@ -511,8 +511,11 @@ func (c *conn) emit(truncated string) {
 	req := c.req.Bytes()
 	host := requestHost(req)
 	target := requestTarget(req)
+	// A target in origin form ("/path?query", whatever the path holds:
+	// "/web/2020/http://x" is one) is the URL's path; one in absolute
+	// form (a request to a proxy) is the URL.
 	uri := target
-	if !strings.Contains(target, "://") {
+	if strings.HasPrefix(target, "/") || !strings.Contains(target, "://") {
 		uri = c.scheme + "://" + host + target
 	}
 	var sum [sha1.Size]byte

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -848,6 +850,38 @@ func TestRevisitOrder(t *testing.T) {
 			t.Fatalf("revisit of %s before the response it refers to", r.Get("WARC-Target-URI"))
 		case "response":
 			return
+		}
+	}
+}
+
+// A request's target in origin form is the path and query of the URL,
+// whatever they hold: a path with a scheme's "://" in it (a web archive's
+// "/web/2020/http://...") is recorded under the URL fetched, not as a URL
+// of its own, for both the request and the response.
+func TestTargetURIPathWithScheme(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(r.RequestURI)) // a payload of its own: no revisit
+	}))
+	t.Cleanup(srv.Close)
+	w := newWriter(t, Options{})
+	client := &http.Client{Transport: w.Transport(nil)}
+	paths := []string{"/web/2020/http://x.example/a?b=c", "/v3/ht!tp://x", "/v7/xy://z", "/plain?u=https://x.example/"}
+	for _, p := range paths {
+		get(t, client, srv.URL+p)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readAll(t, w)
+	for _, typ := range []string{"request", "response"} {
+		got := map[string]bool{}
+		for _, r := range warctest.ByType(recs, typ) {
+			got[r.Get("WARC-Target-URI")] = true
+		}
+		for _, p := range paths {
+			if !got[srv.URL+p] {
+				t.Errorf("no %s record for %s; the records' WARC-Target-URI: %v", typ, srv.URL+p, slices.Sorted(maps.Keys(got)))
+			}
 		}
 	}
 }
