@@ -308,7 +308,7 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 	run := func(rdb redis.Cmdable, idx []int, wait bool) {
 		cmds := make([]*redis.Cmd, len(idx))
 		var w *redis.Cmd
-		rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, perr := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for j, i := range idx {
 				if calls[i].full {
 					cmds[j] = calls[i].script.Eval(ctx, p, prep[i].keys, prep[i].args...)
@@ -328,6 +328,13 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 		}
 		for j, i := range idx {
 			v, err := cmds[j].Text()
+			if cmds[j].Err() == nil && err != nil && perr != nil {
+				// The command was never sent (a connection whose
+				// setup failed: a SELECT of a database the server
+				// does not have, an AUTH refused): the pipeline's
+				// error is its own, not a reply of no type.
+				err = perr
+			}
 			switch {
 			case err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")):
 				// A node asked directly, whose slots moved.

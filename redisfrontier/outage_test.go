@@ -3,6 +3,7 @@ package redisfrontier_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -103,4 +104,24 @@ func TestRedisKilledMidCrawl(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		s.Restart()
 	})
+}
+
+// TestRedisRefuses: a server that refuses the client's connections (here a
+// database it does not have, which the client SELECTs as it connects)
+// fails Start at once with the server's reply, rather than waiting as for
+// an outage: its scripts are never sent, and their missing replies are
+// no outage.
+func TestRedisRefuses(t *testing.T) {
+	s := redistest.Start(t)
+	f, err := redisfrontier.Open(t.Context(), "redis://"+s.Addr()+"/99", &redisfrontier.Options{Name: "refused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	err = f.Start(ctx, crawl.Policy{HostWorkers: 1})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "DB index is out of range") {
+		t.Errorf("Start on a database the server does not have: %v (its ctx %v); want the server's reply at once", err, ctx.Err())
+	}
 }

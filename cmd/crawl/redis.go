@@ -123,10 +123,11 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 }
 
 // waitRedisErr is the error of a Redis that did not answer within
-// -redis_wait, or of a node of -redis_cluster that replied an error.
+// -redis_wait, or that refused the client (see answers), or of a node of
+// -redis_cluster that replied an error.
 func waitRedisErr(cfg *config, err error) error {
+	var reply redis.Error
 	if len(cfg.cluster) > 0 {
-		var reply redis.Error
 		if errors.As(err, &reply) {
 			return fmt.Errorf("%s: not a Redis Cluster: %w", cfg.redisFlag(), err)
 		}
@@ -135,6 +136,9 @@ func waitRedisErr(cfg *config, err error) error {
 	addr := cfg.redis
 	if o, perr := redisOptions(cfg); perr == nil {
 		addr = o.Addr
+	}
+	if errors.As(err, &reply) {
+		return fmt.Errorf("%s: Redis at %s refused the connection: %w", cfg.redisFlag(), addr, err)
 	}
 	return fmt.Errorf("%s: Redis at %s did not answer in %v (-redis_wait): %w", cfg.redisFlag(), addr, cfg.redisWait, err)
 }
@@ -219,18 +223,24 @@ func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duratio
 }
 
 // answers returns nil if the Redis of rdb answers. A server answers when
-// it replies to PING, even with an error (LOADING, NOAUTH): that is the
-// crawl's to wait out or to report. A cluster answers when a node of it
-// replies to CLUSTER INFO with cluster_state:ok; a node's ERR reply (a
-// server not in cluster mode) is returned as it is, a redis.Error, for
-// waiting does not mend it.
+// it replies to PING, even with an error that says it is not ready yet
+// (LOADING, BUSY, MASTERDOWN): that is the crawl's to wait out. Any other
+// error reply (NOAUTH or WRONGPASS: a password missing or wrong; ERR: a
+// database it does not have) refuses the client, and is returned as it
+// is, a redis.Error, for waiting does not mend it. A cluster answers when
+// a node of it replies to CLUSTER INFO with cluster_state:ok; a node's
+// ERR reply (a server not in cluster mode) is returned so too.
 func answers(ctx context.Context, rdb redis.UniversalClient) error {
 	c, ok := rdb.(*redis.ClusterClient)
 	if !ok {
 		err := rdb.Ping(ctx).Err()
 		var reply redis.Error
 		if errors.As(err, &reply) {
-			return nil
+			for _, p := range []string{"LOADING", "BUSY", "MASTERDOWN"} {
+				if strings.HasPrefix(reply.Error(), p) {
+					return nil
+				}
+			}
 		}
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // -redis to a port where nothing listens: the command waits -redis_wait,
@@ -50,6 +51,42 @@ func TestRedisWait(t *testing.T) {
 	if r := runCrawl(t, "-redis_wait", "1s", s.URL+"/p/0"); r.code != 1 || !strings.Contains(r.stderr, "-redis_wait is") {
 		t.Errorf("crawl -redis_wait 1s without -redis: exit %d, stderr %q; want 1 and the flag named", r.code, r.stderr)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.fetches) != 0 {
+		t.Errorf("%d requests sent, want none", len(s.fetches))
+	}
+}
+
+// A Redis that answers but refuses the client (a database it does not
+// have, a password missing or wrong) is an error at once, naming the
+// server and the reply, with -status as with a crawl: waiting does not
+// mend it. (The crawl used to wait for good: its scripts' pipelines
+// were never sent, and their empty replies were taken for an outage.)
+func TestRedisRefuses(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 3, 0)
+	check := func(url, want string) {
+		t.Helper()
+		for _, args := range [][]string{
+			{"-q", "-redis", url, "-redis_wait", "10s", s.URL + "/p/0"},
+			{"-redis", url, "-crawl", "x", "-status"},
+		} {
+			r := runCrawlFor(t, 8*time.Second, args...)
+			if r.code != 1 || !strings.Contains(r.stderr, "Redis at "+rs.Addr()+" refused the connection: "+want) {
+				t.Errorf("crawl %q: exit %d, stderr %q; want 1 at once, the server and %q named", args, r.code, r.stderr, want)
+			}
+		}
+	}
+	check("redis://"+rs.Addr()+"/99", "ERR DB index is out of range")
+	c := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer c.Close()
+	if err := c.ConfigSet(t.Context(), "requirepass", "sekrit").Err(); err != nil {
+		t.Fatal(err)
+	}
+	check(rs.URL(), "NOAUTH")
+	check("redis://:wrong@"+rs.Addr()+"/0", "WRONGPASS")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.fetches) != 0 {
