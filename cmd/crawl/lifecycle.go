@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -68,6 +69,9 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 	case len(cfg.roots) > 0:
 		return fail("%s takes no root URL (%s): -crawl names the crawl", what, cfg.roots[0])
 	}
+	// The client's complaints (one each failed dial) only with -v, as
+	// for a crawl.
+	redis.SetLogger(redisLog{slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))})
 	rdb, err := newRedisClient(cfg, nil)
 	if err != nil {
 		return fail("%v", err)
@@ -126,10 +130,16 @@ func resetCrawl(ctx context.Context, cfg *config, rdb redis.UniversalClient, whe
 
 // statusState names a crawl's state: done, or running.
 func statusState(st *redisfrontier.Status) string {
-	if st.Done {
+	switch {
+	case st.Done:
 		return "done"
+	case st.Leased > 0:
+		return "running"
 	}
-	return "running"
+	// Nothing leased: its processes stopped (a -max_pages spent, a
+	// Ctrl-C, a crash whose leases have gone back), or one waits out a
+	// host's delay.
+	return "waiting"
 }
 
 // holderText says who holds leases, how many, until when.
@@ -139,7 +149,13 @@ func holderText(h redisfrontier.Holder) string {
 		s += "s"
 	}
 	if !h.Until.IsZero() {
-		s += fmt.Sprintf(" until %s (in %v)", stamp(h.Until), time.Until(h.Until).Round(time.Second))
+		if d := time.Until(h.Until).Round(time.Second); d >= 0 {
+			s += fmt.Sprintf(" until %s (in %v)", stamp(h.Until), d)
+		} else {
+			// Its process stopped, or was cut off: the next Take of
+			// another process takes them back.
+			s += fmt.Sprintf(" until %s (ended %v ago: its process stopped?)", stamp(h.Until), -d)
+		}
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/redisfrontier/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -149,6 +150,11 @@ func TestRedisLifecycleBudget(t *testing.T) {
 		}
 	}
 	ttls("after a crawl stopped by -max_pages 5 with -redis_ttl 1h")
+	// No process on it, URLs left: waiting, not running.
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", "budget", "-status")
+	if r.code != 0 || !strings.Contains(r.stdout, "state:     waiting\n") {
+		t.Errorf("-status of a crawl stopped by -max_pages: exit %d, stdout %q; want state waiting", r.code, r.stdout)
+	}
 
 	args[len(args)-2] = "0" // -max_pages 0: no budget
 	r = runCrawl(t, args...)
@@ -274,5 +280,49 @@ func TestRedisLifecycleFlags(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("crawl %q: exit %d, stderr %q; want 1 and %q", tt.args, r.code, r.stderr, tt.want)
 		}
+	}
+}
+
+// A process whose crawl refuses it (other roots under the crawl's name)
+// still says, at its start, which crawl it was on: the name to give
+// -status or -reset.
+func TestRedisNameLineRefused(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 3, 0)
+	if r := runCrawl(t, "-q", "-redis", rs.URL(), "-crawl", "named", s.URL+"/p/0"); r.code != 0 {
+		t.Fatalf("first crawl: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r := runCrawl(t, "-q", "-redis", rs.URL(), "-crawl", "named", s.URL+"/p/1")
+	want := "crawl: crawl named on " + rs.URL() + "\n"
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "was started with Roots") {
+		t.Errorf("crawl of other roots under -crawl named: exit %d, stderr %q; want 1, %q and the roots refused", r.code, r.stderr, want)
+	}
+}
+
+// -status with Redis down for -redis_wait says so in one line: the
+// client's complaints, one each failed dial, only with -v.
+func TestRedisStatusDownQuiet(t *testing.T) {
+	t.Parallel()
+	addr := deadAddr(t)
+	for _, what := range []string{"-status", "-reset"} {
+		r := runCrawl(t, "-redis", "redis://"+addr+"/0", "-crawl", "x", what, "-redis_wait", "2s")
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "did not answer in 2s") {
+			t.Errorf("crawl %s, nothing listening for 2s: exit %d, stderr %q; want 1 and one line", what, r.code, r.stderr)
+		}
+	}
+}
+
+// A holder whose leases' term has ended (its process stopped, or was cut
+// off) is said so, not "in -8s".
+func TestHolderTextEnded(t *testing.T) {
+	h := redisfrontier.Holder{Owner: "o", Leases: 2, Until: time.Now().Add(-8 * time.Second)}
+	if got := holderText(h); !strings.Contains(got, "o holds 2 leases until ") || !strings.Contains(got, "(ended 8s ago") {
+		t.Errorf("holderText of leases ended 8s ago: %q", got)
+	}
+	h.Until = time.Now().Add(time.Minute + 500*time.Millisecond)
+	if got := holderText(h); !strings.Contains(got, "(in 1m0s)") {
+		t.Errorf("holderText of leases ending in a minute: %q", got)
 	}
 }

@@ -334,10 +334,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	stopProgress := func() {}
 	cr, err := c.Start(ctx, cfg.roots...)
 	var stats *crawl.Stats
+	if shared != nil && shared.Name() != "" {
+		// Even when the crawl refused this process (other roots or
+		// scope under its name): the name to give -status or -reset.
+		announce(stderr, &cfg, shared)
+	}
 	if err == nil {
-		if shared != nil {
-			announce(stderr, &cfg, shared)
-		}
 		if showLine {
 			stopProgress = showProgress(status, prog)
 		}

@@ -10,6 +10,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// deadAddr returns a loopback address where nothing listens.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close() // nothing listens there once it returns
+	return l.Addr().String()
+}
+
 // -redis to a port where nothing listens: the command waits -redis_wait,
 // warns once that Redis does not answer (the client's own complaints,
 // one each failed dial, only with -v), then exits 1 with an error that
@@ -17,12 +28,7 @@ import (
 // Nothing is fetched.
 func TestRedisWait(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := deadAddr(t)
 	s := newSharedSite(t, 3, 0)
 	url := "redis://" + addr + "/0"
 	for _, tt := range []struct {
