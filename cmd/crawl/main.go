@@ -253,6 +253,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	var archive *warc.Writer
 	started := false // the crawl began: its archive is kept
 	if cfg.warc != "" {
+		// An index made now goes with the crawl if it does not begin,
+		// as the archive does, resumed or not.
+		_, serr := os.Stat(cfg.warcIndex)
+		newIndex := cfg.warcIndex != "" && errors.Is(serr, fs.ErrNotExist)
 		w, err := warc.NewWriter(warc.Options{
 			Resume:   resumed,
 			OnError:  stopCrawl,
@@ -270,7 +274,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		// way of the command run again.
 		files := w.Files()
 		made := files[len(files)-1:]
-		if !resumed && cfg.warcIndex != "" {
+		if newIndex {
 			made = append(made, cfg.warcIndex)
 		}
 		defer func() {

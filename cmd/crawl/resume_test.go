@@ -215,4 +215,17 @@ func TestWARCNotBegun(t *testing.T) {
 	if after, _ := os.ReadFile(index); !bytes.Equal(after, before) {
 		t.Errorf("a refused resume changed the index")
 	}
+	// The state of another crawl, with an archive and an index of new
+	// names: neither is left, or the index would be in the way of the
+	// command run again ("exists: give a new name").
+	file2, index2 := filepath.Join(dir, "other.warc.gz"), filepath.Join(dir, "other.cdxj")
+	r = runCrawl(t, "-q", "-state", state, "-warc", file2, "-warc_index", index2, s.URL+"/p/1")
+	if r.code != 1 {
+		t.Errorf("another root on the state, new archive: exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	for _, f := range []string{file2, index2} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("after a refused resume, %s is left, want it removed", f)
+		}
+	}
 }
