@@ -234,6 +234,7 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		wait := false
 		for i, c := range pending {
 			err := errs[i]
+			f.noteReach(err)
 			switch {
 			case err == nil:
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
@@ -268,6 +269,14 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		}
 	}
 	return nil
+}
+
+// noteReach records whether the server answered a call that ended with
+// err: nil or a reply, it did; any other error (the network, a closed
+// connection) says it may be unreachable (see Frontier.unreachable).
+func (f *Frontier) noteReach(err error) {
+	var rerr redis.Error
+	f.unreachable.Store(err != nil && !errors.As(err, &rerr))
 }
 
 // reload has a cluster client read the cluster's slots anew (after a

@@ -154,6 +154,11 @@ type Frontier struct {
 	// waiting had fewer leases than they: then the process asks for
 	// leases ahead.
 	starved atomic.Bool
+	// unreachable is set while the server did not answer this
+	// process's last call (see noteReach): a call whose caller's ctx has
+	// ended is then given up at once rather than given a grace, for
+	// the server will not answer within it.
+	unreachable atomic.Bool
 	// expiring is set while the crawl's keys are, as far as this
 	// process knows, set to expire (see Options.TTL): a Push that
 	// admits a Request then keeps them (revive).
@@ -584,8 +589,10 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		}
 		err := call()
 		if err == nil || errors.Is(err, redis.Nil) {
+			f.unreachable.Store(false)
 			return err
 		}
+		f.noteReach(err)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -1038,8 +1045,10 @@ func (f *Frontier) release(l *crawl.Lease) {
 // that wait (up to Options.MaxTake), after the acks, so that a host's slot
 // an ack frees is leased again with no round trip between. An Ack whose
 // ctx ends while its call leases so waits for the call before it returns
-// ctx.Err() (for an unreachable server, up to 5 s past ctx's end), so that
-// the leases no Take is left to take have gone back by then.
+// ctx.Err() (for a server slow to answer, up to 5 s past ctx's end), so
+// that the leases no Take is left to take have gone back by then; it
+// returns at once if the process's last call could not reach the server
+// (those leases then come back when their term ends).
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	n, _, err := f.ack(ctx, nil, l, o)
 	return n, err
@@ -1130,7 +1139,7 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 		a.take = nil    // the call leases nothing more for it
 		a.aheadTo = nil // nor keeps its lease ahead for it
 		f.amu.Unlock()
-		if taking {
+		if taking && !f.unreachable.Load() {
 			// Its call leases for the Takes waiting: those it cannot
 			// hand out go back before this Ack returns (see
 			// flushAcks), unless the server is that slow.
@@ -1992,8 +2001,9 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 
 // Close puts back the leases this Frontier holds, so that another process
 // (or this one, opened anew) takes them at once, and releases the
-// Frontier; it closes the client if Open made it. It gives an unreachable
-// server 5 s, after which the leases come back only when their term ends.
+// Frontier; it closes the client if Open made it. It gives the server 5 s
+// (a quarter of a second if the process's last call could not reach it),
+// after which the leases come back only when their term ends.
 // A Take or Join blocked, or begun once Close has begun, returns
 // ErrFrontierClosed, as does every later call.
 func (f *Frontier) Close() error {
@@ -2010,7 +2020,11 @@ func (f *Frontier) Close() error {
 	var err error
 	if started {
 		// Give the server a while; if it is down, the leases expire.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		grace := 5 * time.Second
+		if f.unreachable.Load() {
+			grace = 250 * time.Millisecond // it is down: one try
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		if n := f.sharded(); n > 0 {
 			calls := make([]*call, n)
 			for v := range calls {

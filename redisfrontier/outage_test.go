@@ -125,3 +125,47 @@ func TestRedisRefuses(t *testing.T) {
 		t.Errorf("Start on a database the server does not have: %v (its ctx %v); want the server's reply at once", err, ctx.Err())
 	}
 }
+
+// TestRedisDownClose: a process that has found Redis down (a call of its
+// timed out on it) and is then stopped gives up at once rather than
+// waiting 5 s more at each step, as Ctrl-C of a crawl does: an AckTake
+// whose ctx ends while it leases for the Takes waiting, then Close. Its
+// leases come back when their term ends.
+func TestRedisDownClose(t *testing.T) {
+	s := redistest.Start(t)
+	p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+	f := process(t, s, "downclose", p)
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1), siteURL(4)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Kill()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	if _, err := f.Counts(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Counts, Redis down: %v, want context.DeadlineExceeded", err)
+	}
+	cancel()
+	// A Take waits, so that the AckTake's call leases for it.
+	waiting := make(chan struct{})
+	go func() {
+		defer close(waiting)
+		f.Take(t.Context())
+	}()
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
+	start := time.Now()
+	_, _, err = f.AckTake(ctx, ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}})
+	cancel()
+	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
+		t.Errorf("AckTake whose ctx ends after 300ms, Redis down: %v after %v; want context.DeadlineExceeded at once (not 5s more)", err, took.Round(time.Millisecond))
+	}
+	start = time.Now()
+	f.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Close, Redis known down: %v; want at once (a quarter of a second), not 5s", took.Round(time.Millisecond))
+	}
+	<-waiting
+}
