@@ -54,6 +54,32 @@ type chain struct {
 	// frees none, and takes no lease ahead (see promoted). Such a chain
 	// has no host and no leases.
 	slotless bool
+	// at is when the call that last set the term of its leases was
+	// sent, on this process's clock: their term ends after at +
+	// Policy.LeaseTerm on the server's (see fresh).
+	at time.Time
+}
+
+// fresh reports whether c's leases are surely still this process's, with
+// a margin: their term (Policy.LeaseTerm, 0 for none) set less than half
+// of it ago. A process stopped longer than the term (a SIGSTOP, a VM
+// paused, a long GC) finds them not fresh as it resumes: another process
+// may have taken them back and started their Requests, so they are not
+// handed to a Take (see handOff). The leases a worker holds are extended
+// every third of the term, and theirs with them (see renewedAhead).
+func (f *Frontier) fresh(c *chain) bool {
+	term := time.Duration(f.term.Load())
+	return term <= 0 || time.Since(c.at) < term/2
+}
+
+// renewedAhead records that the term of the leases ahead of lease id was
+// set by a call sent at sent (an Extend of id).
+func (f *Frontier) renewedAhead(id string, sent time.Time) {
+	f.amu.Lock()
+	defer f.amu.Unlock()
+	if c := f.ahead[id]; c != nil && sent.After(c.at) {
+		c.at = sent
+	}
 }
 
 // end returns the chain that what comes for c goes to.
@@ -78,9 +104,9 @@ func (c *chain) drop(back []string) []string {
 	return back
 }
 
-// keepAhead takes the leases ahead out of leases, the Leases made of got,
-// keeping each for the lease before it.
-func (f *Frontier) keepAhead(got []leased, leases []*crawl.Lease) []*crawl.Lease {
+// keepAhead takes the leases ahead out of leases, the Leases made of got
+// by a call sent at sent, keeping each for the lease before it.
+func (f *Frontier) keepAhead(got []leased, leases []*crawl.Lease, sent time.Time) []*crawl.Lease {
 	if len(got) != len(leases) {
 		return leases
 	}
@@ -103,7 +129,7 @@ func (f *Frontier) keepAhead(got []leased, leases []*crawl.Lease) []*crawl.Lease
 		case len(out) > 0 && (got[i-1].kind == 'P' || c != nil):
 			if c == nil {
 				p := out[len(out)-1]
-				c = &chain{host: crawl.HostKey(p.URL)}
+				c = &chain{host: crawl.HostKey(p.URL), at: sent}
 				f.ahead[p.ID] = c
 			}
 			c.ls = append(c.ls, l)
@@ -154,7 +180,7 @@ func (f *Frontier) aheadFor(l *crawl.Lease) (*crawl.Lease, *chain) {
 		if c.host == host && len(c.ls) > 0 {
 			s := c.ls[len(c.ls)-1]
 			c.ls = c.ls[:len(c.ls)-1]
-			return s, &chain{host: host}
+			return s, &chain{host: host, at: c.at}
 		}
 	}
 	return nil, nil
@@ -163,11 +189,13 @@ func (f *Frontier) aheadFor(l *crawl.Lease) (*crawl.Lease, *chain) {
 // handOff decides, as the lease that a acks ends, what becomes of s, the
 // lease ahead aheadFor gave with c: handed to a Take waiting, which has c
 // from now on, or kept for a's AckTake caller,
-// it is promoted by a's call; else a's call gives it back, and c's leases
-// with it. f.amu is held; a is not sent yet.
+// it is promoted by a's call; else, or if their term may have ended (see
+// fresh), a's call gives it back, and c's leases with it. f.amu is held;
+// a is not sent yet.
 func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 	var w taker
-	if !f.isClosing() {
+	stale := !f.fresh(c)
+	if !f.isClosing() && !stale {
 		f.tmu.Lock()
 		// A waiter a call has reserved may be served too: that call
 		// gives back what it brings for no one.
@@ -183,7 +211,7 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 		f.ahead[s.ID] = c
 		a.args[aheadOp] = promoteOp(s, c)
 		w <- s // size 1: never blocks
-	case a.take != nil && a.take.Err() == nil && !f.isClosing():
+	case a.take != nil && a.take.Err() == nil && !f.isClosing() && !stale:
 		a.ahead, a.aheadTo, a.take, a.chain = s, a.take, nil, c
 		a.args[aheadOp] = promoteOp(s, c)
 	default:
@@ -298,7 +326,7 @@ func (f *Frontier) aheadWanted(a *pendingAck, tok string) string {
 // for an AckTake's caller is its next lease, or goes back if the caller
 // no longer waits for it; the leases ahead made for a promoted one go to
 // its chain, or back if the chain's lease has ended.
-func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
+func (f *Frontier) promoted(batch []*pendingAck, out string, err error, sent time.Time) {
 	r := fields{s: out}
 	var back []string
 	closing := f.isClosing()
@@ -334,6 +362,9 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error) {
 		c := a.chain
 		if c != nil {
 			c = c.end()
+			if done && sent.After(c.at) {
+				c.at = sent // its leases renewed with the one promoted
+			}
 		}
 		if a.ahead != nil {
 			// Kept for the AckTake's caller.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // serverLeases returns the kinds of the leases out on the server ("P",
@@ -360,5 +362,91 @@ func TestAheadRenewed(t *testing.T) {
 	}
 	if c, err := f.Counts(ctx); err != nil || c != (crawl.Counts{Done: n, Pages: n}) {
 		t.Errorf("Counts %+v, %v; want Done %d, Pages %d", c, err, n, n)
+	}
+}
+
+// TestAheadStale: a process stopped longer than the lease term (SIGSTOP, a
+// paused VM) has had its leases taken back, those ahead with them, and
+// another process may hold their Requests now. As it resumes, the Ack of
+// the lease it was working on must not hand the lease ahead to a Take
+// waiting: that Take would fetch a Request another process holds (a
+// review saw a process fetch again, so, more URLs than its workers). The
+// lease ahead goes back instead, and the Take waits for a lease of its
+// own.
+func TestAheadStale(t *testing.T) {
+	ctx := context.Background()
+	const host, n = "https://h.example", 10
+	const term = 2 * time.Second
+	s := redistest.Start(t)
+	open := func() *Frontier {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+		t.Cleanup(func() { c.Close() })
+		f := New(c, &Options{Name: "stale"})
+		t.Cleanup(func() { f.Close() })
+		if err := f.Start(ctx, crawl.Policy{HostWorkers: 1, LeaseTerm: term}); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := open()
+	var reqs []crawl.Request
+	for i := range n {
+		reqs = append(reqs, crawl.Request{URL: host + "/" + strconv.Itoa(i)})
+	}
+	if _, err := f.Push(ctx, reqs...); err != nil {
+		t.Fatal(err)
+	}
+	l0, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starve(t, f)
+	if _, err := f.Ack(ctx, l0, crawl.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds, _ := serverLeases(t, f, host); kinds["S"] == 0 {
+		t.Fatalf("leases out %v: want some ahead of %s", kinds, l1.URL)
+	}
+	// The process stops past the term; another takes its leases back
+	// and holds the host's one slot.
+	time.Sleep(term + 300*time.Millisecond)
+	g := open()
+	lg, err := g.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// It resumes: two Takes wait, one leading, one waiting for it.
+	got := make(chan *crawl.Lease, 2)
+	takeCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for range 2 {
+		go func() {
+			if l, err := f.Take(takeCtx); err == nil {
+				got <- l
+			}
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		f.tmu.Lock()
+		w := len(f.waiters)
+		f.tmu.Unlock()
+		if w == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second Take never waited")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.Ack(ctx, l1, crawl.Outcome{}) // lost: taken back
+	select {
+	case l := <-got:
+		t.Errorf("a Take of the resumed process got %s while %s holds the host's one slot (with %s); want it to wait", l.URL, g.owner, lg.URL)
+	case <-time.After(time.Second):
 	}
 }

@@ -255,7 +255,10 @@
 // Close, and when its term ends (Extend renews it with its lease, and
 // each Ack that promotes a lease ahead of the same lease renews the rest,
 // so a chain handed from holder to holder quicker than the crawler
-// extends does not outlive its term). The
+// extends does not outlive its term). A lease ahead whose term was set
+// half a term ago or more, on the process's clock, is never handed to a
+// Take but given back: a process stopped longer than the term (SIGSTOP, a
+// paused VM) may have lost it to another process meanwhile. The
 // process's Counts count it as queued, not leased nor taken; the other
 // processes' Counts and Inspect count it as leased, by its holder. A
 // host's leases ahead are one process's: another process's Takes for the

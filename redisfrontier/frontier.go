@@ -154,6 +154,8 @@ type Frontier struct {
 	// waiting had fewer leases than they: then the process asks for
 	// leases ahead.
 	starved atomic.Bool
+	// term is Policy.LeaseTerm, read where f.mu may not be taken.
+	term atomic.Int64
 	// unreachable is set while the server did not answer this
 	// process's last call (see noteReach): a call whose caller's ctx has
 	// ended is then given up at once rather than given a grace, for
@@ -356,6 +358,7 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		f.keys = []string{f.prefix + "meta"}
 	}
 	f.policy = p
+	f.term.Store(int64(p.LeaseTerm))
 	f.mu.Unlock()
 
 	roots, err := json.Marshal(p.Roots)
@@ -861,6 +864,7 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	}
 	args := takeArgs(n, f.starved.Load())
 	seq, low := f.beginOp()
+	sent := time.Now()
 	reply, err := f.evalAs(ctx, takeScript, seq, low, args...)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -888,7 +892,7 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 	if err != nil {
 		return nil, 0, err
 	}
-	leases = f.keepAhead(got, leases)
+	leases = f.keepAhead(got, leases, sent)
 	if wait < 0 {
 		return leases, -1, nil
 	}
@@ -1421,6 +1425,7 @@ func (f *Frontier) flushAcks() {
 		}
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
+		sent := time.Now()
 		r, err := f.evalAdmitting(context.Background(), script, batch, bits, func(args []any) []any {
 			args = appendAcks(args, batch, func(i int) []admission { return batch[i].links })
 			return append(args, take...)
@@ -1445,12 +1450,12 @@ func (f *Frontier) flushAcks() {
 				err = r.err
 			}
 		}
-		f.promoted(batch, aheads, err)
+		f.promoted(batch, aheads, err, sent)
 		if want+own > 0 {
 			if f.beforeServe != nil {
 				f.beforeServe()
 			}
-			f.serveWaiters(want, want+own, batch, taken, err)
+			f.serveWaiters(want, want+own, batch, taken, err, sent)
 		}
 		for _, a := range batch {
 			if err == nil {
@@ -1522,7 +1527,7 @@ func randomArg() any { return randomArgs[mrand.IntN(len(randomArgs))] }
 // leases no Take waits for any more (it left meanwhile, or the Frontier
 // is closing) go back as if never taken. err is the call's: with it,
 // taken is empty.
-func (f *Frontier) serveWaiters(want, asked int, batch []*pendingAck, taken string, err error) {
+func (f *Frontier) serveWaiters(want, asked int, batch []*pendingAck, taken string, err error, sent time.Time) {
 	var leases []*crawl.Lease
 	if err == nil && taken != "" {
 		got, _, perr := parseTake(taken)
@@ -1531,7 +1536,7 @@ func (f *Frontier) serveWaiters(want, asked int, batch []*pendingAck, taken stri
 			ids[i] = g.id
 		}
 		leases, _ = f.makeLeases(context.Background(), got, ids, perr)
-		leases = f.keepAhead(got, leases)
+		leases = f.keepAhead(got, leases, sent)
 		f.starved.Store(len(leases) < asked)
 	}
 	var extra []*crawl.Lease
@@ -1772,6 +1777,7 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 		}
 		return crawl.ErrLeaseLost
 	}
+	sent := time.Now()
 	reply, err := f.evalOn(ctx, shard, extendScript, 0, 0, id, f.aheadIDs(l.ID))
 	if err != nil {
 		return err
@@ -1779,6 +1785,7 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 	if reply != "1" {
 		return crawl.ErrLeaseLost
 	}
+	f.renewedAhead(l.ID, sent)
 	return nil
 }
 
