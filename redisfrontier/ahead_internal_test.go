@@ -53,6 +53,35 @@ func oneHost(t *testing.T, name, host string, n int) (*Frontier, []crawl.Request
 	return f, reqs
 }
 
+// twoTakesWait starts two Takes of f, until stop or the test's end, and
+// returns once one leads (asks the server) and the other waits for it:
+// the channel gets the leases they take.
+func twoTakesWait(t *testing.T, f *Frontier) (got <-chan *crawl.Lease, stop func()) {
+	t.Helper()
+	leases := make(chan *crawl.Lease, 2)
+	takeCtx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	for range 2 {
+		go func() {
+			if l, err := f.Take(takeCtx); err == nil {
+				leases <- l
+			}
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		f.tmu.Lock()
+		w := len(f.waiters)
+		f.tmu.Unlock()
+		if w == 1 {
+			return leases, stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second Take never waited")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestAhead: a process whose Takes wait on a host at HostWorkers leases
 // the host's next Request ahead with each lease, and hands it to a Take
 // waiting as soon as the lease before it is acked, before the Ack's call
@@ -102,29 +131,7 @@ func TestAhead(t *testing.T) {
 
 	// Two Takes wait, the one leading (asking the server) and one
 	// waiting for it.
-	got := make(chan *crawl.Lease, 2)
-	takeCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	for range 2 {
-		go func() {
-			l, err := f.Take(takeCtx)
-			if err == nil {
-				got <- l
-			}
-		}()
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		f.tmu.Lock()
-		w := len(f.waiters)
-		f.tmu.Unlock()
-		if w == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second Take never waited")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	got, stop := twoTakesWait(t, f)
 	// The server answers no write for 2 s: the Ack waits that long.
 	if err := f.rdb.Do(ctx, "CLIENT", "PAUSE", "2000", "WRITE").Err(); err != nil {
 		t.Fatal(err)
@@ -421,28 +428,7 @@ func TestAheadStale(t *testing.T) {
 	}
 
 	// It resumes: two Takes wait, one leading, one waiting for it.
-	got := make(chan *crawl.Lease, 2)
-	takeCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	for range 2 {
-		go func() {
-			if l, err := f.Take(takeCtx); err == nil {
-				got <- l
-			}
-		}()
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		f.tmu.Lock()
-		w := len(f.waiters)
-		f.tmu.Unlock()
-		if w == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second Take never waited")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	got, _ := twoTakesWait(t, f)
 	f.Ack(ctx, l1, crawl.Outcome{}) // lost: taken back
 	select {
 	case l := <-got:
