@@ -363,19 +363,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			logger.Info("the crawl is kept in Redis, until -redis_ttl after it is done", "crawl", name, "keys", keys)
 		}
 	}
+	// A crawl stopped by an error once it ran (the archive or the state
+	// could not be written: a full disk) still writes its report, which
+	// shows what was done, and then exits 1 with the error.
+	var stopped error
 	if archive != nil && archive.Err() != nil {
-		return fail("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
+		stopped = fmt.Errorf("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
+	} else if err != nil && ctx.Err() == nil && stats != nil {
+		stopped = err
 	}
-	interrupted := err != nil && ctx.Err() != nil
+	interrupted := err != nil && ctx.Err() != nil || stopped != nil
 	switch {
 	case err != nil && !interrupted:
 		return fail("%v", err)
 	case stats == nil:
+		if stopped != nil {
+			return fail("%v", stopped)
+		}
 		// Interrupted before the crawl began: nothing to report.
 		fmt.Fprintln(stderr, "crawl: interrupted")
 		return interruptedCode(ctx)
 	}
 	switch {
+	case stopped != nil:
 	case interrupted:
 		fmt.Fprintln(stderr, "crawl: interrupted; the report shows what was done")
 	case stats.Budget != "" && !cfg.quiet:
@@ -399,7 +409,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 	}
 	if archive != nil {
-		if err := archive.Close(); err != nil {
+		if err := archive.Close(); err != nil && stopped == nil {
 			return fail("-warc: %v", err)
 		}
 	}
@@ -419,6 +429,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 				return fail("%v", err)
 			}
 		}
+	}
+	if stopped != nil {
+		return fail("%v; the report shows what was done", stopped)
 	}
 	if interrupted {
 		return interruptedCode(ctx)

@@ -169,7 +169,9 @@ func unread(port string) (n int, waiting, ok bool) {
 
 // A disk that fills (writes past a size fail with EFBIG under ulimit -f,
 // as they fail with ENOSPC on a full disk) stops the crawl with an error
-// naming the archive, which holds whole records only.
+// naming the archive, which holds whole records only; the report is still
+// written (here JSON lines on stdout, a pipe, which the limit leaves be),
+// its summary line last, interrupted.
 func TestWARCDiskFull(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -194,7 +196,7 @@ func TestWARCDiskFull(t *testing.T) {
 	cmd := crawlCmd(t)
 	cmd.Path = sh
 	cmd.Args = []string{sh, "-c", `trap "" XFSZ; ulimit -f 64 || exit 99; exec "$0" "$@"`,
-		crawlBin, "-q", "-workers", "2", "-warc", file, s.base + "/"}
+		crawlBin, "-q", "-format", "jsonl", "-workers", "2", "-warc", file, s.base + "/"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	r := wait(t, cmd, &stdout, &stderr, cmd.Run())
@@ -206,6 +208,14 @@ func TestWARCDiskFull(t *testing.T) {
 	}
 	if got := s.Total(); got >= pages {
 		t.Errorf("the site got %d requests, want the crawl stopped well before its %d pages", got, pages)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var sum struct {
+		Type        string `json:"type"`
+		Interrupted bool   `json:"interrupted"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || sum.Type != "summary" || !sum.Interrupted {
+		t.Errorf("last line of the report %q (%v); want the summary, interrupted", lines[len(lines)-1], err)
 	}
 	st, err := os.Stat(file)
 	if err != nil {
