@@ -133,6 +133,9 @@ type task struct {
 	url       string
 	kind      RequestKind
 	crossHost bool
+	// resends, when not nil, counts the requests the transport sent
+	// again by itself (see send).
+	resends *resends
 }
 
 const (
@@ -503,6 +506,7 @@ func (r *run) report(ctx context.Context, start time.Time, f func(Progress)) {
 // or sitemap does not pin its memory for the rest of the Run.
 type worker struct {
 	buf   []byte              // response body
+	sent  resends             // the requests of a fetch the transport sent again
 	keys  map[string]struct{} // a page's distinct links
 	batch []Request           // a page's new requests
 	links []Link              // a page's typed links
@@ -700,7 +704,10 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		}
 	}
 	res.Tries++
-	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost}, limit)
+	w.sent.n = 0
+	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost, resends: &w.sent}, limit)
+	// A request the transport sent again reached the server again: a try.
+	res.Tries += w.sent.n
 	release()
 	r.overload(ctx, l, resp)
 	if wait, ok := r.fetch.retryable(resp, err, res.Tries); ok {

@@ -15,10 +15,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -422,11 +424,47 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 	return resp, err
 }
 
+// resends counts the requests a worker's fetch had net/http send again by
+// itself: the trace is made once a worker, not once a request.
+type resends struct {
+	n     int // in all, since the caller zeroed it
+	wrote atomic.Int32
+	trace *httptrace.ClientTrace
+}
+
+// start returns ctx traced for the writes of one request.
+func (r *resends) start(ctx context.Context) context.Context {
+	if r.trace == nil {
+		r.trace = &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				r.wrote.Add(1)
+			}
+		}}
+	}
+	r.wrote.Store(0)
+	return httptrace.WithClientTrace(ctx, r.trace)
+}
+
+// end counts the request's writes beyond its first.
+func (r *resends) end() {
+	if n := int(r.wrote.Load()); n > 1 {
+		r.n += n - 1
+	}
+}
+
 // send makes one request for t with method and reads its response, as
 // attempt says.
 func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	if rs := t.resends; rs != nil {
+		// net/http sends a GET again, once, on a new connection, when
+		// a kept-alive one fails before any answer (as browsers do):
+		// the server may have had the first, so it counts as a try
+		// (Result.Tries, WithMaxTries).
+		actx = rs.start(actx)
+		defer rs.end()
+	}
 	req, u, err := urlstd.NewRequest(actx, method, t.url)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", t.url, err)

@@ -301,3 +301,46 @@ func TestFetchNoSuchHostNotRetried(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchTriesCountResends: net/http sends a GET again, once, on a new
+// connection when a kept-alive one fails before any answer (as browsers
+// do). A server that resets every connection at the request (after
+// robots.txt came on that connection, kept alive) is sent each try twice
+// or more: Result.Tries counts every request the server was sent, and the
+// crawler tries no more once WithMaxTries of them were sent (the last
+// may be sent again: at most one more).
+func TestFetchTriesCountResends(t *testing.T) {
+	for _, tries := range []int{1, 3} {
+		t.Run(fmt.Sprintf("MaxTries=%d", tries), func(t *testing.T) {
+			var resets atomic.Int64
+			mux := http.NewServeMux()
+			mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+				w.Write([]byte("User-agent: *\nAllow: /\n"))
+			})
+			mux.HandleFunc("/reset", func(w http.ResponseWriter, r *http.Request) {
+				resets.Add(1)
+				c, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			})
+			s, _ := edgeServer(t, mux, false)
+			u := s.URL + "/reset"
+			_, res := edgeCrawl(t, []string{u}, crawl.WithMaxTries(tries), crawl.WithWorkers(1), fetchFast)
+			r := fetchMust(t, res, u)
+			n := resets.Load()
+			if int64(r.Tries) != n {
+				t.Errorf("Result.Tries %d, the server was sent %d requests: want them equal", r.Tries, n)
+			}
+			if n < int64(tries) || n > int64(tries)+1 {
+				t.Errorf("the server was sent %d requests with WithMaxTries(%d): want %d or one more", n, tries, tries)
+			}
+			if r.Err == nil {
+				t.Errorf("Result.Err nil, want the reset")
+			}
+		})
+	}
+}

@@ -257,7 +257,11 @@ func WithMaxRedirects(n int) Option {
 // again is not retried: a host name that does not exist (NXDOMAIN), a
 // server certificate that does not verify, an address refused by
 // WithBlockPrivateNetworks, a body whose compression is corrupt. The
-// default is 4; 1 means no retry; n must be at least 1.
+// default is 4; 1 means no retry; n must be at least 1. Each request sent
+// counts, those net/http sends again by itself included: like a browser,
+// it sends a GET again, once, on a new connection when a kept-alive one
+// fails before any answer, so the last attempt may reach a server twice
+// (n+1 requests at most), and Result.Tries says so.
 func WithMaxTries(n int) Option {
 	return optionFunc(func(c *config) { c.maxTries = n })
 }

@@ -58,7 +58,7 @@ type Result struct {
 	// which it queued: never more than NumURLs.
 	NumNewURLs int
 	Depth      int // 0 for roots; a redirect keeps its source's depth
-	Tries      int // attempts made: 1 unless retried
+	Tries      int // requests sent: 1 unless retried (see WithMaxTries)
 	Elapsed    time.Duration
 }
 
