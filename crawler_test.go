@@ -1523,3 +1523,25 @@ func TestParseRoot(t *testing.T) {
 		}
 	}
 }
+
+// A page said to be UTF-8 whose href holds a byte that is not (a raw
+// 0xE9): a browser decodes it as U+FFFD before it parses the URL, and so
+// requests /p%EF%BF%BD; the crawler too, not /p%E9.
+func TestCrawlInvalidUTF8Href(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<a href=\"/p\xE9\">x</a><a href=\"/q?x=\xE2\x82\">y</a>"))
+	})
+	mux.HandleFunc("/", htmlPage("<p>page</p>"))
+	site := newSite(t, mux)
+	if _, _, err := crawlSite(t, crawlerCtx(t), []string{site.URL + "/"}); err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	got := site.Requested()
+	for _, want := range []string{"/p%EF%BF%BD", "/q?x=%EF%BF%BD"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the server was not sent %s; it was sent %q", want, got)
+		}
+	}
+}

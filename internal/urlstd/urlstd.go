@@ -325,7 +325,7 @@ func cleanInput(s string) string {
 // basic URL parser does, for a result with the special scheme http or
 // https. Other schemes are refused with ErrNotHTTP.
 func Parse(input string, base *URL) (URL, error) {
-	s := cleanInput(input)
+	s := cleanInput(ValidUTF8(input))
 	var u URL
 	// Scheme state: a scheme is an ASCII letter then letters, digits,
 	// "+", "-" and ".", ended by ":".

@@ -1,0 +1,68 @@
+package urlstd
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// ValidUTF8 returns s with each ill-formed UTF-8 sequence replaced by
+// U+FFFD, as the Encoding Standard's UTF-8 decoder replaces them: a
+// sequence cut short counts once (its maximal subpart), a stray byte
+// once each. A page whose body says it is UTF-8 but is not has its bytes
+// read so by a browser before any URL is parsed from it: a raw 0xE9 in an
+// href is sent as %EF%BF%BD, not %E9.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if r, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n > 1 {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteString("\uFFFD")
+		i += illFormed(s[i:])
+	}
+	return b.String()
+}
+
+// illFormed returns the length of the maximal subpart of the ill-formed
+// sequence s starts with: its lead byte and the continuation bytes that
+// could still have followed it.
+func illFormed(s string) int {
+	need, lo, hi := 0, byte(0x80), byte(0xBF)
+	switch c := s[0]; {
+	case 0xC2 <= c && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case 0xE1 <= c && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	case 0xF1 <= c && c <= 0xF3:
+		need = 3
+	default:
+		return 1 // not a lead byte
+	}
+	n := 1
+	for ; n <= need && n < len(s); n++ {
+		if c := s[n]; c < lo || c > hi {
+			break
+		}
+		lo, hi = 0x80, 0xBF
+	}
+	return n
+}

@@ -1,0 +1,27 @@
+package urlstd
+
+import "testing"
+
+// The Encoding Standard's UTF-8 decoder, as browsers decode a page said
+// to be UTF-8: each maximal subpart of an ill-formed sequence is one
+// U+FFFD (the cases of its examples, and of Unicode's Table 3-8).
+func TestValidUTF8(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/p?x=é", "/p?x=é"},
+		{"/p\xE9", "/p\uFFFD"},
+		{"/p\xE9\xE9", "/p\uFFFD\uFFFD"},
+		{"a\xE2\x82b", "a\uFFFDb"},                 // cut short: one
+		{"a\xF0\x9F\x98b", "a\uFFFDb"},             // cut short: one
+		{"a\xE0\x80\x80b", "a\uFFFD\uFFFD\uFFFDb"}, // E0 80: 80 never follows E0
+		{"a\xED\xA0\x80b", "a\uFFFD\uFFFD\uFFFDb"}, // a surrogate
+		{"a\xF4\x90\x80\x80b", "a\uFFFD\uFFFD\uFFFD\uFFFDb"},
+		{"a\xC0\xAFb", "a\uFFFD\uFFFDb"}, // an overlong form
+		{"a\x80b", "a\uFFFDb"},
+		{"a\xF1\x80\x80", "a\uFFFD"}, // cut short at the end
+		{"\xFF", "\uFFFD"},
+	} {
+		if got := ValidUTF8(tt.in); got != tt.want {
+			t.Errorf("ValidUTF8(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
