@@ -784,7 +784,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 			// A page of a million links costs a URL each only for the
 			// first few times the per-page cap; the rest are refused
 			// unread.
-			w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative)
+			w.links, meta, docBase, unread = scanLinksMax(w.links[:0], base, resp.header, p.Body, p.ContentType, 4*r.cfg.maxLinksPerPage, r.cfg.speculative, p.Encoding)
 		} else {
 			docBase = base
 			if isHTML(p.ContentType) {

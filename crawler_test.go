@@ -1545,3 +1545,47 @@ func TestCrawlInvalidUTF8Href(t *testing.T) {
 		}
 	}
 }
+
+// A page in windows-1252 (its meta tag says so): a browser encodes the
+// query of a link in the page's encoding, and its path in UTF-8, and a
+// code point the encoding lacks as "%26%23N%3B"; the crawler sends the
+// same. The links' typed and plain extractions agree.
+func TestCrawlLegacyEncodingQuery(t *testing.T) {
+	mux := http.NewServeMux()
+	page := "<meta charset=\"windows-1252\"><a href=\"/q1?x=\xE9\">a</a><a href=\"/q2?y=\x80\">b</a>" +
+		"<a href=\"/p\xE9\">c</a><a href=\"/q3?z=&#x4E2D;\">d</a>"
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(page))
+	})
+	mux.HandleFunc("/", htmlPage("<p>page</p>"))
+	site := newSite(t, mux)
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{site.URL + "/"})
+	if err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	got := site.Requested()
+	want := []string{"/q1?x=%E9", "/q2?y=%80", "/p%C3%A9", "/q3?z=%26%2320013%3B"}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("the server was not sent %s; it was sent %q", w, got)
+		}
+	}
+	if root := res[site.URL+"/"]; root.Encoding != "windows-1252" {
+		t.Errorf("root's Encoding %q, want windows-1252", root.Encoding)
+	}
+	u, _ := url.Parse(site.URL + "/")
+	// The page as the crawler hands it to a hook: decoded to UTF-8.
+	p := &crawl.Page{URL: u, ContentType: "text/html", Encoding: "windows-1252", Body: []byte(`<a href="/q1?x=é">a</a>`)}
+	links, err := crawl.ExtractLinks(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain []string
+	for _, l := range links {
+		plain = append(plain, l.RequestURI())
+	}
+	if !slices.Contains(plain, "/q1?x=%E9") {
+		t.Errorf("ExtractLinks of the page decoded, Encoding windows-1252: %q, want /q1?x=%%E9 among them", plain)
+	}
+}

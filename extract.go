@@ -2,9 +2,11 @@ package crawl
 
 import (
 	"context"
+	"golang.org/x/text/encoding/htmlindex"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/urlstd"
@@ -171,14 +173,41 @@ func ExtractTypedLinks(ctx context.Context, p *Page) ([]Link, error) {
 		body = nil
 	}
 	ct, _ := mediaType(p.ContentType)
-	links, _, _, _ := scanLinksMax(nil, p.URL, p.Header, body, ct, 0, false)
+	links, _, _, _ := scanLinksMax(nil, p.URL, p.Header, body, ct, 0, false, p.Encoding)
 	return links, nil
 }
 
 // scanLinksMax appends to dst the links of a response from page, as
-// extract.Scan finds them (see there for max, spec and what it returns).
-func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool) ([]Link, extract.Meta, *url.URL, int) {
-	return extract.Scan(dst, linkOf, page, header, body, contentType, max, spec)
+// extract.Scan finds them (see there for max, spec and what it returns),
+// their queries encoded in enc, the body's encoding (see queryEncoder).
+func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool, enc string) ([]Link, extract.Meta, *url.URL, int) {
+	return extract.Scan(dst, linkOf, page, header, body, contentType, max, spec, queryEncoder(enc))
+}
+
+// queryEncoder returns what encodes the query of a reference read from a
+// document in the encoding named enc, as a browser encodes it: nil for
+// UTF-8, the UTF-16s (whose documents' URLs are in UTF-8, as the URL
+// Standard has it) and an encoding not known; else urlstd.EncodeQuery with
+// enc.
+func queryEncoder(enc string) func(string) string {
+	switch enc {
+	case "", "utf-8", "utf-16be", "utf-16le", "replacement":
+		return nil
+	}
+	// htmlindex's encoders fail on a code point they lack, where
+	// x/net/html/charset's write it as "&#N;".
+	e, err := htmlindex.Get(enc)
+	if err != nil {
+		return nil
+	}
+	if name, _ := htmlindex.Name(e); name == "utf-8" || strings.HasPrefix(name, "utf-16") || name == "replacement" {
+		return nil
+	}
+	encode := func(r rune) ([]byte, bool) {
+		b, err := e.NewEncoder().Bytes([]byte(string(r)))
+		return b, err == nil
+	}
+	return func(ref string) string { return urlstd.EncodeQuery(ref, encode) }
 }
 
 // linkOf returns the Link of the extractor's l.

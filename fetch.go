@@ -60,7 +60,9 @@ type Page struct {
 	ContentType string
 	// Encoding is the canonical name of the character encoding the body
 	// was decoded from ("utf-8", "windows-1252"); empty for types that are
-	// not text, and for a body left in a content coding.
+	// not text, and for a body left in a content coding. The query of a
+	// link is encoded in it, as a browser encodes it (ExtractLinks,
+	// ExtractTypedLinks and the crawl's own extraction alike).
 	Encoding string
 	// obeyRobots is set when the crawler obeys robots.txt, so that
 	// ExtractLinks leaves out what the default extractor does.

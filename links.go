@@ -38,7 +38,7 @@ func ExtractLinks(ctx context.Context, p *Page) ([]*url.URL, error) {
 	if !isHTML(p.ContentType) {
 		return nil, nil
 	}
-	links, _ := appendLinks(nil, p.URL, p.Body, p.obeyRobots)
+	links, _ := appendLinks(nil, p.URL, p.Body, p.obeyRobots, p.Encoding)
 	return links, nil
 }
 
@@ -52,9 +52,10 @@ func isHTML(mediaType string) bool {
 // from page, and returns what its robots meta tags say. With obey, links
 // marked rel="nofollow" are left out, and all of them if a meta tag says
 // nofollow.
-func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool) ([]*url.URL, extract.Meta) {
+func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool, enc string) ([]*url.URL, extract.Meta) {
 	var pl pageLinks
 	pl.scan(page, body, obey)
+	pl.query = queryEncoder(enc)
 	for i := range pl.refs {
 		if u := pl.link(i); u != nil {
 			dst = append(dst, u)
@@ -71,8 +72,11 @@ type pageLinks struct {
 	base *url.URL   // the document base URL
 	std  urlstd.URL // base, parsed by the URL Standard
 	ok   bool       // base parsed: links resolve
-	meta extract.Meta
-	z    htmltok.Tokenizer
+	// query encodes a reference's query in the page's encoding (see
+	// queryEncoder); nil for UTF-8.
+	query func(string) string
+	meta  extract.Meta
+	z     htmltok.Tokenizer
 }
 
 // scan reads the link references of the HTML document body, fetched from
@@ -220,7 +224,11 @@ func (pl *pageLinks) link(i int) *url.URL {
 	if !pl.ok {
 		return nil
 	}
-	u, err := urlstd.Parse(pl.refs[i], &pl.std)
+	ref := pl.refs[i]
+	if pl.query != nil {
+		ref = pl.query(ref)
+	}
+	u, err := urlstd.Parse(ref, &pl.std)
 	if err != nil {
 		return nil
 	}

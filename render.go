@@ -282,7 +282,7 @@ func (r *run) renderPage(ctx context.Context, l *Lease, resp *response, p *Page,
 		links = append(links, lk)
 	}
 	if len(rd.DOM) > 0 {
-		dom, _, _, _ := scanLinksMax(nil, resp.url, nil, rd.DOM, "text/html", 4*r.cfg.maxLinksPerPage, false)
+		dom, _, _, _ := scanLinksMax(nil, resp.url, nil, rd.DOM, "text/html", 4*r.cfg.maxLinksPerPage, false, p.Encoding)
 		for _, lk := range dom {
 			lk.Source = "render dom"
 			add(lk)

@@ -81,8 +81,10 @@ func Parsed(mt string, spec bool) bool {
 // how many it left unresolved. With spec, it also guesses URLs (see
 // speculate) in the scripts, text and non-URL attributes of HTML and in a
 // JavaScript body; they come after the others, so that max never cuts a
-// link the markup names for a guessed one. It is safe for concurrent use.
-func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool) (_ []L, _ Meta, _ *url.URL, unread int) {
+// link the markup names for a guessed one. query, when not nil, rewrites
+// each reference before it is parsed: the page's encoding's (see
+// urlstd.EncodeQuery). It is safe for concurrent use.
+func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool, query func(string) string) (_ []L, _ Meta, _ *url.URL, unread int) {
 	s := scannerPool.Get().(*linkScanner)
 	defer s.release()
 	s.spec = spec
@@ -143,7 +145,11 @@ func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, bo
 			}
 			b = &std[k]
 		}
-		su, err := urlstd.Parse(pl.ref, b)
+		ref := pl.ref
+		if query != nil {
+			ref = query(ref)
+		}
+		su, err := urlstd.Parse(ref, b)
 		if err != nil {
 			continue
 		}

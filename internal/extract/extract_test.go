@@ -244,5 +244,5 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 
 // scanLinksMax is Scan of Links.
 func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool) ([]Link, Meta, *url.URL, int) {
-	return Scan(dst, func(l Link) Link { return l }, page, header, body, contentType, max, spec)
+	return Scan(dst, func(l Link) Link { return l }, page, header, body, contentType, max, spec, nil)
 }

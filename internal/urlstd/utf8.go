@@ -1,6 +1,7 @@
 package urlstd
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -66,3 +67,65 @@ func illFormed(s string) int {
 	}
 	return n
 }
+
+// EncodeQuery returns input with the query it has, if any, encoded as the
+// URL Standard's parser encodes one with a document's encoding other than
+// UTF-8: each code point past ASCII encoded by encode, and the bytes
+// percent-encoded by the special-query set; one the encoding has none for
+// (encode's false) becomes "%26%23N%3B", N its number in decimal ("&#N;"
+// percent-encoded), as the Standard's "percent-encode after encoding" has
+// it. The query is
+// what follows the first "?" of input up to a "#" (in a special URL, the
+// first "?" ends whatever came before it). Parse then keeps the result as
+// it is. input is returned as it is when its query is all ASCII.
+func EncodeQuery(input string, encode func(r rune) ([]byte, bool)) string {
+	q := strings.IndexByte(input, '?')
+	if q < 0 {
+		return input
+	}
+	end := len(input)
+	if h := strings.IndexByte(input, '#'); h >= 0 {
+		if h < q {
+			return input // "#...?": a fragment's "?"
+		}
+		end = h
+	}
+	query := input[q+1 : end]
+	ascii := true
+	for i := 0; i < len(query); i++ {
+		ascii = ascii && query[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return input
+	}
+	var b strings.Builder
+	b.Grow(len(input) + 2*len(query))
+	b.WriteString(input[:q+1])
+	put := func(c byte) {
+		if c >= utf8.RuneSelf || inSet(c, setSpecialQ) {
+			b.WriteByte('%')
+			b.WriteByte(upperHexDigits[c>>4])
+			b.WriteByte(upperHexDigits[c&15])
+			return
+		}
+		b.WriteByte(c)
+	}
+	for _, r := range ValidUTF8(query) {
+		if r < utf8.RuneSelf {
+			b.WriteByte(byte(r)) // Parse encodes it as it would
+			continue
+		}
+		enc, ok := encode(r)
+		if !ok {
+			b.WriteString("%26%23" + strconv.Itoa(int(r)) + "%3B")
+			continue
+		}
+		for _, c := range enc {
+			put(c)
+		}
+	}
+	b.WriteString(input[end:])
+	return b.String()
+}
+
+const upperHexDigits = "0123456789ABCDEF"

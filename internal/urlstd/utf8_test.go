@@ -25,3 +25,29 @@ func TestValidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// EncodeQuery with the percent-encoding cases of the web-platform-tests
+// (url/resources/percent-encoding.json) for windows-1252 and for an
+// encoding without the code point, in a query; the path and fragment are
+// left to Parse.
+func TestEncodeQuery(t *testing.T) {
+	// windows-1252's bytes for the few code points the cases need.
+	cp1252 := map[rune]byte{'\u2020': 0x86, 'é': 0xE9, '€': 0x80}
+	w1252 := func(r rune) ([]byte, bool) {
+		c, ok := cp1252[r]
+		return []byte{c}, ok
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"/p?x=\u2020", "/p?x=%86"},
+		{"/p?x=é&y=€", "/p?x=%E9&y=%80"},
+		{"/p?x=\u4E2D", "/p?x=%26%2320013%3B"},
+		{"/pé?x=é#é", "/pé?x=%E9#é"},
+		{"/p#é?x=é", "/p#é?x=é"},
+		{"/p?x=a", "/p?x=a"},
+		{"/p?x=\xE9", "/p?x=%26%2365533%3B"}, // ill-formed: U+FFFD, which 1252 lacks
+	} {
+		if got := EncodeQuery(tt.in, w1252); got != tt.want {
+			t.Errorf("EncodeQuery(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
