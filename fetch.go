@@ -427,31 +427,55 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 }
 
 // resends counts the requests a worker's fetch had net/http send again by
-// itself: the trace is made once a worker, not once a request.
+// itself, and stops a second resend: net/http sends a GET again each time
+// it fails on a kept-alive connection before any answer, as long as its
+// pool has such connections, where a browser sends it again once. The
+// trace is made once a worker, not once a request.
 type resends struct {
 	n     int // in all, since the caller zeroed it
 	wrote atomic.Int32
+	conns atomic.Int32
+	stop  context.CancelCauseFunc // the request's, set by start
 	trace *httptrace.ClientTrace
 }
 
-// start returns ctx traced for the writes of one request.
+// errResentTwice is the error of a request that failed on a connection
+// before any answer, twice: sent once, then again on a new connection.
+var errResentTwice = errors.New("the server closed the connection before answering, twice (the request was sent again once, on another connection)")
+
+// start returns ctx traced for one request, and cancelled, with
+// errResentTwice, at its third connection.
 func (r *resends) start(ctx context.Context) context.Context {
 	if r.trace == nil {
-		r.trace = &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				r.wrote.Add(1)
-			}
-		}}
+		r.trace = &httptrace.ClientTrace{
+			GetConn: func(string) {
+				if r.conns.Add(1) > 2 {
+					r.stop(errResentTwice)
+				}
+			},
+			WroteRequest: func(i httptrace.WroteRequestInfo) {
+				if i.Err == nil {
+					r.wrote.Add(1)
+				}
+			},
+		}
 	}
 	r.wrote.Store(0)
+	r.conns.Store(0)
+	ctx, r.stop = context.WithCancelCause(ctx)
 	return httptrace.WithClientTrace(ctx, r.trace)
 }
 
-// end counts the request's writes beyond its first.
-func (r *resends) end() {
+// end counts the request's writes beyond its first, and returns err, or
+// errResentTwice if that is what stopped the request.
+func (r *resends) end(ctx context.Context, err error) error {
 	if n := int(r.wrote.Load()); n > 1 {
 		r.n += n - 1
 	}
+	if err != nil && errors.Is(context.Cause(ctx), errResentTwice) {
+		err = errResentTwice
+	}
+	return err
 }
 
 // send makes one request for t with method and reads its response, as
@@ -459,13 +483,14 @@ func (r *resends) end() {
 func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	if rs := t.resends; rs != nil {
-		// net/http sends a GET again, once, on a new connection, when
-		// a kept-alive one fails before any answer (as browsers do):
+	rs := t.resends
+	if rs != nil {
+		// net/http sends a GET again on a new connection when a
+		// kept-alive one fails before any answer (as browsers do, once):
 		// the server may have had the first, so it counts as a try
 		// (Result.Tries, WithMaxTries).
 		actx = rs.start(actx)
-		defer rs.end()
+		defer rs.stop(nil)
 	}
 	req, u, err := urlstd.NewRequest(actx, method, t.url)
 	if err != nil {
@@ -489,6 +514,9 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		req.Header.Del("Proxy-Authorization")
 	}
 	resp, err := f.do(req, method)
+	if rs != nil {
+		err = rs.end(actx, err)
+	}
 	if err != nil {
 		return nil, f.attemptErr(ctx, t, err)
 	}

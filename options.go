@@ -258,10 +258,12 @@ func WithMaxRedirects(n int) Option {
 // server certificate that does not verify, an address refused by
 // WithBlockPrivateNetworks, a body whose compression is corrupt. The
 // default is 4; 1 means no retry; n must be at least 1. Each request sent
-// counts, those net/http sends again by itself included: like a browser,
-// it sends a GET again, once, on a new connection when a kept-alive one
-// fails before any answer, so the last attempt may reach a server twice
-// (n+1 requests at most), and Result.Tries says so.
+// counts, those net/http sends again by itself included: it sends a GET
+// again on a new connection when a kept-alive one fails before any
+// answer, and the crawler lets it do so once an attempt, as a browser
+// does, so the last attempt may reach a server twice (n+1 requests at
+// most). Result.Tries counts the requests written, one written to a
+// connection the server had just closed among them.
 func WithMaxTries(n int) Option {
 	return optionFunc(func(c *config) { c.maxTries = n })
 }
