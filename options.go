@@ -261,9 +261,11 @@ func WithMaxRedirects(n int) Option {
 // counts, those net/http sends again by itself included: it sends a GET
 // again on a new connection when a kept-alive one fails before any
 // answer, and the crawler lets it do so once an attempt, as a browser
-// does, so the last attempt may reach a server twice (n+1 requests at
-// most). Result.Tries counts the requests written, one written to a
-// connection the server had just closed among them.
+// does, so the last attempt may reach a server twice (n+1 requests; in a
+// rare race of net/http's, when another kept-alive connection to the host
+// is free as the crawler stops the third, n+2). Result.Tries counts the
+// requests written, one written to a connection the server had just
+// closed among them.
 func WithMaxTries(n int) Option {
 	return optionFunc(func(c *config) { c.maxTries = n })
 }
