@@ -262,8 +262,8 @@ func WithMaxRedirects(n int) Option {
 // again on a new connection when a kept-alive one fails before any
 // answer, and the crawler lets it do so once an attempt, as a browser
 // does, so the last attempt may reach a server twice (n+1 requests; in a
-// rare race of net/http's, when another kept-alive connection to the host
-// is free as the crawler stops the third, n+2). Result.Tries counts the
+// race of net/http's, when another kept-alive connection to the host is
+// free as the crawler stops the third, which it then writes, n+2). Result.Tries counts the
 // requests written, one written to a connection the server had just
 // closed among them.
 func WithMaxTries(n int) Option {
