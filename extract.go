@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"golang.org/x/text/encoding/htmlindex"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/urlstd"
+	"golang.org/x/text/encoding/htmlindex"
 )
 
 // LinkRole says what a page does with a URL it names. The zero LinkRole is
@@ -185,13 +185,13 @@ func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, co
 }
 
 // queryEncoder returns what encodes the query of a reference read from a
-// document in the encoding named enc, as a browser encodes it: nil for
-// UTF-8, the UTF-16s (whose documents' URLs are in UTF-8, as the URL
-// Standard has it) and an encoding not known; else urlstd.EncodeQuery with
-// enc.
+// document in the encoding named enc, as a browser encodes it
+// (urlstd.EncodeQuery): nil for UTF-8 (the usual page: one comparison),
+// for the UTF-16s and "replacement" (whose documents' URLs are in UTF-8,
+// as the URL Standard has it), and for an encoding not known. A page's
+// references are encoded one after another, by one encoder.
 func queryEncoder(enc string) func(string) string {
-	switch enc {
-	case "", "utf-8", "utf-16be", "utf-16le", "replacement":
+	if enc == "" || enc == "utf-8" {
 		return nil
 	}
 	// htmlindex's encoders fail on a code point they lack, where
@@ -203,8 +203,9 @@ func queryEncoder(enc string) func(string) string {
 	if name, _ := htmlindex.Name(e); name == "utf-8" || strings.HasPrefix(name, "utf-16") || name == "replacement" {
 		return nil
 	}
+	coder := e.NewEncoder()
 	encode := func(r rune) ([]byte, bool) {
-		b, err := e.NewEncoder().Bytes([]byte(string(r)))
+		b, err := coder.Bytes([]byte(string(r)))
 		return b, err == nil
 	}
 	return func(ref string) string { return urlstd.EncodeQuery(ref, encode) }

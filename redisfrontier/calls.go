@@ -50,11 +50,13 @@ func (f *Frontier) evalOn(ctx context.Context, shard int, script *redis.Script, 
 	return c.reply, err
 }
 
-// transient reports whether a call that failed with err may succeed if
+// Transient reports whether a call that failed with err may succeed if
 // tried again: the server was unreachable, or answered that it is not
 // ready yet (loading its data after a restart, busy with a script, a
-// failover or a disk error under way).
-func transient(err error) bool {
+// failover or a disk error under way). A Frontier waits such errors out;
+// any other reply of the server's (a password refused, a database it
+// does not have) is returned.
+func Transient(err error) bool {
 	var rerr redis.Error
 	if !errors.As(err, &rerr) {
 		return true // the network, a closed connection, the pool
@@ -252,7 +254,7 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 			case c.secs != nil && strings.Contains(err.Error(), "non local key"):
 				f.reload()
 				return errNonLocal
-			case transient(err):
+			case Transient(err):
 				wait = true
 				again = append(again, c)
 				f.reload()

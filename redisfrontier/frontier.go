@@ -599,7 +599,7 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !transient(err) {
+		if !Transient(err) {
 			return fmt.Errorf("redisfrontier: %w", err)
 		}
 		f.reload()

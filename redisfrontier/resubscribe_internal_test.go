@@ -3,6 +3,7 @@ package redisfrontier
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -93,14 +94,7 @@ func TestResubscribeAsksEveryShard(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond) // the event, said to nobody of b's
 			g.open()
-			select {
-			case err := <-took:
-				if err != nil {
-					t.Fatalf("Take: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the waiting Take found nothing within 10s of its subscription made again; want it to ask every shard then (its idle poll is a minute)")
-			}
+			tookWithin(t, took, "the waiting Take found nothing within 10s of its subscription made again; want it to ask every shard then (its idle poll is a minute)")
 		})
 	}
 }
@@ -154,16 +148,79 @@ func TestStartSubscribed(t *testing.T) {
 			if _, err := a.Push(ctx, crawl.Request{URL: "https://a.example/x"}); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case err := <-took:
-				if err != nil {
-					t.Fatalf("Take: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("a Take waiting since Start returned missed another process's push for 10s; want Start to return subscribed")
-			}
+			tookWithin(t, took, "a Take waiting since Start returned missed another process's push for 10s; want Start to return subscribed")
 		})
 	}
+}
+
+// tookWithin waits up to 10s for the error of a Take from took, and fails
+// the test with late if none came.
+func tookWithin(t *testing.T, took <-chan error, late string) {
+	t.Helper()
+	select {
+	case err := <-took:
+		if err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal(late)
+	}
+}
+
+// TestStartSubscribeCut: a Start whose ctx ends while it waits for its
+// subscription to be active returns ctx's error, subscribed to nothing;
+// the next Start subscribes, and its process hears the other's events.
+func TestStartSubscribeCut(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return lateSubscribe{c, 500 * time.Millisecond}, nil
+	}
+	cb := redis.NewClient(&redis.Options{Addr: s.Addr(), Dialer: dial})
+	ca := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	p := crawl.Policy{HostWorkers: 1, Roots: []string{"https://a.example/"}}
+	a := New(ca, &Options{Name: "cut"})
+	b := New(cb, &Options{Name: "cut"})
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+		ca.Close()
+		cb.Close()
+	})
+	b.idle = time.Minute
+	if err := a.Start(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := b.Start(short, p); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start whose ctx ends before its subscription is active: %v, want context.DeadlineExceeded", err)
+	}
+	if b.started || b.pubsub != nil {
+		t.Fatalf("after a Start cut: started %v, subscription %v; want neither", b.started, b.pubsub)
+	}
+	if err := b.Start(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan error, 1)
+	asked := make(chan struct{})
+	var once sync.Once
+	b.afterTakeScript = func() { once.Do(func() { close(asked) }) }
+	go func() {
+		_, err := b.Take(ctx)
+		took <- err
+	}()
+	<-asked
+	time.Sleep(50 * time.Millisecond) // the Take waits
+	if _, err := a.Push(ctx, crawl.Request{URL: "https://a.example/x"}); err != nil {
+		t.Fatal(err)
+	}
+	tookWithin(t, took, "after a Start cut, then one whole, a waiting Take missed another process's push for 10s")
 }
 
 // pusherAndWaiter starts a redis-server and two Frontiers of one crawl of

@@ -224,7 +224,8 @@ func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duratio
 
 // answers returns nil if the Redis of rdb answers. A server answers when
 // it replies to PING, even with an error that says it is not ready yet
-// (LOADING, BUSY, MASTERDOWN): that is the crawl's to wait out. Any other
+// (LOADING, BUSY, MASTERDOWN: see redisfrontier.Transient): that is the
+// crawl's to wait out. Any other
 // error reply (NOAUTH or WRONGPASS: a password missing or wrong; ERR: a
 // database it does not have) refuses the client, and is returned as it
 // is, a redis.Error, for waiting does not mend it. A cluster answers when
@@ -235,12 +236,8 @@ func answers(ctx context.Context, rdb redis.UniversalClient) error {
 	if !ok {
 		err := rdb.Ping(ctx).Err()
 		var reply redis.Error
-		if errors.As(err, &reply) {
-			for _, p := range []string{"LOADING", "BUSY", "MASTERDOWN"} {
-				if strings.HasPrefix(reply.Error(), p) {
-					return nil
-				}
-			}
+		if errors.As(err, &reply) && redisfrontier.Transient(err) {
+			return nil
 		}
 		return err
 	}
