@@ -474,9 +474,14 @@ func (f *Frontier) subscribe(ctx context.Context, shards int) (*redis.PubSub, er
 	for {
 		m, err := ps.Receive(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
+			// go-redis reads until ctx's deadline: its timeout may
+			// come a moment before ctx says it is done.
+			if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(dl) {
 				ps.Close()
-				return nil, ctx.Err()
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				return nil, context.DeadlineExceeded
 			}
 			return ps, nil
 		}

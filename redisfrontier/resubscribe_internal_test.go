@@ -126,31 +126,42 @@ func (c lateSubscribe) Write(b []byte) (int, error) {
 func TestStartSubscribed(t *testing.T) {
 	for _, shards := range []int{1, 64} {
 		t.Run(map[int]string{1: "shards=1", 64: "shards=64"}[shards], func(t *testing.T) {
-			ctx := context.Background()
-			dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-				var d net.Dialer
-				c, err := d.DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				return lateSubscribe{c, 500 * time.Millisecond}, nil
-			}
-			asked := make(chan struct{})
-			var once sync.Once
-			_, a, b := pusherAndWaiter(t, shards, &redis.Options{Dialer: dial}, func() { once.Do(func() { close(asked) }) })
-			took := make(chan error, 1)
-			go func() {
-				_, err := b.Take(ctx)
-				took <- err
-			}()
-			<-asked
-			time.Sleep(50 * time.Millisecond) // the Take waits
-			if _, err := a.Push(ctx, crawl.Request{URL: "https://a.example/x"}); err != nil {
-				t.Fatal(err)
-			}
-			tookWithin(t, took, "a Take waiting since Start returned missed another process's push for 10s; want Start to return subscribed")
+			_, a, b := pusherAndWaiter(t, shards, &redis.Options{Dialer: lateDial}, nil)
+			tookWithin(t, pushToWaiting(t, a, b), "a Take waiting since Start returned missed another process's push for 10s; want Start to return subscribed")
 		})
 	}
+}
+
+// lateDial dials a connection whose subscriptions reach the server half
+// a second late (see lateSubscribe).
+func lateDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return lateSubscribe{c, 500 * time.Millisecond}, nil
+}
+
+// pushToWaiting starts a Take of b, and once it has asked the server and
+// waits, pushes a URL with a; the channel gets the Take's error.
+func pushToWaiting(t *testing.T, a, b *Frontier) <-chan error {
+	t.Helper()
+	ctx := context.Background()
+	asked := make(chan struct{})
+	var once sync.Once
+	b.afterTakeScript = func() { once.Do(func() { close(asked) }) }
+	took := make(chan error, 1)
+	go func() {
+		_, err := b.Take(ctx)
+		took <- err
+	}()
+	<-asked
+	time.Sleep(50 * time.Millisecond) // the Take waits
+	if _, err := a.Push(ctx, crawl.Request{URL: "https://a.example/x"}); err != nil {
+		t.Fatal(err)
+	}
+	return took
 }
 
 // tookWithin waits up to 10s for the error of a Take from took, and fails
@@ -173,15 +184,7 @@ func tookWithin(t *testing.T, took <-chan error, late string) {
 func TestStartSubscribeCut(t *testing.T) {
 	ctx := context.Background()
 	s := redistest.Start(t)
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return lateSubscribe{c, 500 * time.Millisecond}, nil
-	}
-	cb := redis.NewClient(&redis.Options{Addr: s.Addr(), Dialer: dial})
+	cb := redis.NewClient(&redis.Options{Addr: s.Addr(), Dialer: lateDial})
 	ca := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	p := crawl.Policy{HostWorkers: 1, Roots: []string{"https://a.example/"}}
 	a := New(ca, &Options{Name: "cut"})
@@ -207,20 +210,7 @@ func TestStartSubscribeCut(t *testing.T) {
 	if err := b.Start(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	took := make(chan error, 1)
-	asked := make(chan struct{})
-	var once sync.Once
-	b.afterTakeScript = func() { once.Do(func() { close(asked) }) }
-	go func() {
-		_, err := b.Take(ctx)
-		took <- err
-	}()
-	<-asked
-	time.Sleep(50 * time.Millisecond) // the Take waits
-	if _, err := a.Push(ctx, crawl.Request{URL: "https://a.example/x"}); err != nil {
-		t.Fatal(err)
-	}
-	tookWithin(t, took, "after a Start cut, then one whole, a waiting Take missed another process's push for 10s")
+	tookWithin(t, pushToWaiting(t, a, b), "after a Start cut, then one whole, a waiting Take missed another process's push for 10s")
 }
 
 // pusherAndWaiter starts a redis-server and two Frontiers of one crawl of
