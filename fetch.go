@@ -432,25 +432,28 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 // pool has such connections, where a browser sends it again once. The
 // trace is made once a worker, not once a request.
 type resends struct {
-	n     int // in all, since the caller zeroed it
-	wrote atomic.Int32
-	conns atomic.Int32
-	stop  context.CancelCauseFunc // the request's, set by start
-	trace *httptrace.ClientTrace
+	n       int // in all, since the caller zeroed it
+	wrote   atomic.Int32
+	conns   atomic.Int32
+	stopped atomic.Bool        // the request was cancelled at its third connection
+	stop    context.CancelFunc // the request's, set by start
+	trace   *httptrace.ClientTrace
 }
 
 // errResentTwice is the error of a request that failed on a connection
 // before any answer, twice: sent once, then again on a new connection.
 var errResentTwice = errors.New("the server closed the connection before answering, twice (the request was sent again once, on another connection)")
 
-// start returns ctx traced for one request, and cancelled, with
-// errResentTwice, at its third connection.
-func (r *resends) start(ctx context.Context) context.Context {
+// start returns ctx, the request's, traced, and cancelled by cancel at
+// its third connection. (The request's own cancel, not one of a context
+// of its own: a context a request costs three allocations.)
+func (r *resends) start(ctx context.Context, cancel context.CancelFunc) context.Context {
 	if r.trace == nil {
 		r.trace = &httptrace.ClientTrace{
 			GetConn: func(string) {
 				if r.conns.Add(1) > 2 {
-					r.stop(errResentTwice)
+					r.stopped.Store(true)
+					r.stop()
 				}
 			},
 			WroteRequest: func(i httptrace.WroteRequestInfo) {
@@ -462,17 +465,18 @@ func (r *resends) start(ctx context.Context) context.Context {
 	}
 	r.wrote.Store(0)
 	r.conns.Store(0)
-	ctx, r.stop = context.WithCancelCause(ctx)
+	r.stopped.Store(false)
+	r.stop = cancel
 	return httptrace.WithClientTrace(ctx, r.trace)
 }
 
 // end counts the request's writes beyond its first, and returns err, or
 // errResentTwice if that is what stopped the request.
-func (r *resends) end(ctx context.Context, err error) error {
+func (r *resends) end(err error) error {
 	if n := int(r.wrote.Load()); n > 1 {
 		r.n += n - 1
 	}
-	if err != nil && errors.Is(context.Cause(ctx), errResentTwice) {
+	if err != nil && r.stopped.Load() {
 		err = errResentTwice
 	}
 	return err
@@ -489,8 +493,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		// kept-alive one fails before any answer (as browsers do, once):
 		// the server may have had the first, so it counts as a try
 		// (Result.Tries, WithMaxTries).
-		actx = rs.start(actx)
-		defer rs.stop(nil)
+		actx = rs.start(actx, cancel)
 	}
 	req, u, err := urlstd.NewRequest(actx, method, t.url)
 	if err != nil {
@@ -515,7 +518,7 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	}
 	resp, err := f.do(req, method)
 	if rs != nil {
-		err = rs.end(actx, err)
+		err = rs.end(err)
 	}
 	if err != nil {
 		return nil, f.attemptErr(ctx, t, err)
