@@ -484,7 +484,7 @@ func (r *resends) end(err error) error {
 
 // send makes one request for t with method and reads its response, as
 // attempt says.
-func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (*response, error) {
+func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, method string) (got *response, err error) {
 	actx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	rs := t.resends
@@ -523,7 +523,15 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	if err != nil {
 		return nil, f.attemptErr(ctx, t, err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		// A body whose Close fails fails the attempt, as a read would
+		// have: a recording transport (warc.Writer's) says so of an
+		// exchange whose records it could not write, whose URL must not
+		// count as done.
+		if cerr := resp.Body.Close(); cerr != nil && err == nil {
+			got, err = f.bodyErr(ctx, t, out, cerr)
+		}
+	}()
 	out.status, out.header = resp.StatusCode, resp.Header
 	if isRedirect(resp.StatusCode) {
 		// The body of a redirect is of no use, but reading a little of it

@@ -39,8 +39,11 @@ import (
 // is nil): the transport sees the recording wrapper, not the *tls.Conn.
 //
 // Once w has failed to write, or is closed, requests through the copy fail
-// with that error, so that a crawl stops rather than lose records. The
-// returned RoundTripper is safe for concurrent use.
+// with that error, so that a crawl stops rather than lose records. A
+// response's body ends (io.EOF), or its Close returns, only once the
+// exchange's records are written, and returns the error instead when they
+// could not be (see "How records are written"). The returned RoundTripper
+// is safe for concurrent use.
 func (w *Writer) Transport(rt http.RoundTripper) http.RoundTripper {
 	if rt == nil {
 		// As the crawler's own: no proxy from the environment.
@@ -138,11 +141,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("warc: %s through the proxy %s: HTTPS through a proxy cannot be recorded", req.URL, u.Redacted())
 		}
 	}
-	// Which connection the response comes on, so that a body closed
-	// before its end is recorded by its Close.
-	var used atomic.Pointer[conn]
+	// Which connection the response comes on, and the number its
+	// exchange has there (the connection is idle when it is got: its
+	// last exchange has ended), so that a body closed before its end is
+	// recorded by its Close, and an exchange that ended before the
+	// response reached us is checked for its records.
+	var (
+		used    atomic.Pointer[conn]
+		usedGen atomic.Uint64
+	)
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		if c, ok := info.Conn.(*conn); ok {
+			usedGen.Store(c.number())
 			used.Store(c)
 		}
 	}}
@@ -155,8 +165,23 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Request = req
 	}
 	if c := used.Load(); c != nil {
-		if gen, reading := c.reading(); reading {
+		gen := usedGen.Load()
+		switch cur, reading := c.reading(); {
+		case cur == gen && reading:
 			resp.Body = &body{ReadCloser: resp.Body, c: c, gen: gen}
+		case cur > gen:
+			// Ended already: in the read of its head (a response with
+			// no body), or cut as the response came (the request
+			// cancelled, the connection closed). If its records were
+			// lost, so is the response.
+			it, werr := c.outcome(gen)
+			if it != nil {
+				werr = it.wait()
+			}
+			if werr != nil {
+				resp.Body.Close()
+				return nil, werr
+			}
 		}
 	}
 	return resp, nil
@@ -173,8 +198,21 @@ type body struct {
 func (b *body) Close() error {
 	// Before the transport learns of it: once it has, the connection
 	// may carry the next exchange.
-	b.c.stop(b.gen)
-	return b.ReadCloser.Close()
+	it, werr := b.c.stop(b.gen)
+	if it == nil && werr == nil {
+		// Ended before: by a read the caller may not have seen the
+		// error of (net/http reads ahead, and a caller that stops
+		// reading, as the crawler does a redirect's body, ignores it).
+		it, werr = b.c.outcome(b.gen)
+	}
+	err := b.ReadCloser.Close()
+	if it != nil {
+		werr = it.wait()
+	}
+	if werr != nil {
+		return werr
+	}
+	return err
 }
 
 // CloseIdleConnections closes the idle connections of the transport, so
@@ -249,6 +287,17 @@ type conn struct {
 	mode       bodyMode
 	left       int64 // bytes of body still expected, in modeLength
 	chunk      dechunker
+	// emitted is the exchange the last emit queued, and werr the error
+	// that kept it from the queue: Read and stop wait for it to be
+	// written before they return the end of its response.
+	emitted *item
+	werr    error
+	// last is the number of the last exchange emitted, and lastItem and
+	// lastErr what emitted and werr were for it, for a body closed after
+	// its exchange ended to learn whether it was written.
+	last     uint64
+	lastItem *item
+	lastErr  error
 }
 
 // sink takes a response body as it is read: it keeps it and digests it,
@@ -318,8 +367,8 @@ func (c *conn) Write(p []byte) (int, error) {
 func (c *conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.off {
+		c.mu.Unlock()
 		return n, err
 	}
 	if n > 0 {
@@ -330,7 +379,37 @@ func (c *conn) Read(p []byte) (int, error) {
 		// read until close, or a body cut short.
 		c.finish(c.mode != modeClose)
 	}
+	it, werr := c.taken()
+	c.mu.Unlock()
+	// The end of a response reaches its reader once its records are in
+	// the file: a crawler that counts a URL done when its body ends
+	// never counts one the archive lost. A record lost fails the read.
+	if it != nil {
+		werr = it.wait()
+	}
+	if werr != nil {
+		return 0, werr
+	}
 	return n, err
+}
+
+// outcome returns the item of exchange gen, once emitted, and the error
+// that kept it from the queue; nothing for another exchange.
+func (c *conn) outcome(gen uint64) (*item, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen+1 && c.last == gen {
+		return c.lastItem, c.lastErr
+	}
+	return nil, nil
+}
+
+// taken returns what the last emit queued, and the error that kept it
+// from the queue, and forgets them. c.mu is held.
+func (c *conn) taken() (*item, error) {
+	it, err := c.emitted, c.werr
+	c.emitted, c.werr = nil, nil
+	return it, err
 }
 
 // Close records a response cut short by the client (a caller that closed
@@ -348,6 +427,14 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
+// number returns the number of the exchange under way on c, or of the
+// next if none is.
+func (c *conn) number() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
 // reading reports whether a response body is being read on c, and the
 // number of its exchange.
 func (c *conn) reading() (uint64, bool) {
@@ -358,7 +445,9 @@ func (c *conn) reading() (uint64, bool) {
 
 // stop records exchange gen, if its body is still being read, as far as
 // it was read, marked WARC-Truncated: length: its caller closed the body.
-func (c *conn) stop(gen uint64) {
+// It returns the item to wait on for the records, or the error that kept
+// them from the queue.
+func (c *conn) stop(gen uint64) (*item, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen && c.inBody && !c.off {
@@ -366,7 +455,9 @@ func (c *conn) stop(gen uint64) {
 		// The transport closes the connection: what it still reads
 		// is not a response.
 		c.off = true
+		return c.taken()
 	}
+	return nil, nil
 }
 
 // cut ends recording on c for Writer.Close: a response being read is
@@ -534,8 +625,10 @@ func (c *conn) emit(truncated string) {
 		block:     sumString(c.body.block.Sum(sum[:0])),
 	}
 	// A write error is kept by the Writer; its Transport then refuses
-	// further requests.
-	c.w.write(x)
+	// further requests. Only the last exchange emitted is waited for:
+	// net/http does not pipeline, so a Read ends one at most.
+	c.emitted, c.werr = c.w.write(x)
+	c.last, c.lastItem, c.lastErr = c.gen, c.emitted, c.werr
 	c.req.Reset()
 	c.head.Reset()
 	c.body.buf.Reset()

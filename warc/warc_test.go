@@ -885,3 +885,90 @@ func TestTargetURIPathWithScheme(t *testing.T) {
 		}
 	}
 }
+
+// An exchange whose body a client read to its end, and closed, without an
+// error, is in the file: the end of a response reaches its reader only
+// once its records are written, and a write that fails fails the reads
+// waiting on it. So a crawler that counts a URL done when its body ends
+// never counts one the archive lost to a full disk. Bodies read to the
+// end and bodies closed early (truncated) are checked, on 8 connections
+// at once.
+func TestBodyEndsAfterRecord(t *testing.T) {
+	page := bytes.Repeat([]byte("x"), 3000)
+	big := bytes.Repeat([]byte("y"), 100000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if strings.HasPrefix(r.URL.Path, "/big/") {
+			w.Write(big)
+			return
+		}
+		w.Write(page)
+	}))
+	t.Cleanup(srv.Close)
+	for round := range 5 {
+		dir := t.TempDir()
+		w := newWriter(t, Options{Dir: dir, NoGzip: true, NoRevisits: true, Create: func(name string) (io.WriteCloser, error) {
+			f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return f, err
+			}
+			return &limitedFile{File: f, room: 60000 + 7000*round}, nil
+		}})
+		client := &http.Client{Transport: w.Transport(&http.Transport{MaxIdleConnsPerHost: 8})}
+		var (
+			mu     sync.Mutex
+			ok     []string // read to the end, or as far as wanted, and closed without an error
+			failed int
+			wg     sync.WaitGroup
+		)
+		for i := range 8 {
+			wg.Go(func() {
+				for j := range 30 {
+					url := fmt.Sprintf("%s/%d/%d", srv.URL, i, j)
+					if j%3 == 0 {
+						url = fmt.Sprintf("%s/big/%d/%d", srv.URL, i, j)
+					}
+					resp, err := client.Get(url)
+					if err != nil {
+						mu.Lock()
+						failed++
+						mu.Unlock()
+						continue
+					}
+					if j%3 == 0 {
+						// Closed early: recorded by its Close, truncated.
+						_, err = io.CopyN(io.Discard, resp.Body, 100)
+					} else {
+						_, err = io.Copy(io.Discard, resp.Body)
+					}
+					if cerr := resp.Body.Close(); err == nil {
+						err = cerr
+					}
+					mu.Lock()
+					if err == nil {
+						ok = append(ok, url)
+					} else {
+						failed++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if err := w.Close(); !errors.Is(err, errFull) {
+			t.Fatalf("Close: %v, want an error wrapping %v", err, errFull)
+		}
+		got := map[string]bool{}
+		for _, r := range warctest.ByType(readAll(t, w), "response") {
+			got[r.Get("WARC-Target-URI")] = true
+		}
+		if len(ok) == 0 || failed == 0 {
+			t.Fatalf("round %d: %d exchanges ended well and %d failed: want the disk to fill part way", round, len(ok), failed)
+		}
+		for _, u := range ok {
+			if !got[u] {
+				t.Errorf("round %d: %s was read to its end without an error, and has no response record (%d of %d read well are recorded)", round, u, len(got), len(ok))
+			}
+		}
+	}
+}

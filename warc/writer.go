@@ -73,8 +73,23 @@
 // different connections are compressed in parallel, and handed whole to
 // the Writer's one writing goroutine, which writes them in the order they
 // come (the request record right after its response, a revisit after the
-// response it refers to), gathered for up to 20ms, or 1 MiB, into one
-// write. Each write holds whole records only. A write that fails part way
+// response it refers to), what has come while it wrote the last (up to 1
+// MiB) in one write: a busy crawl's records go out many to a write, and
+// none waits for a timer. Each write holds whole records only.
+//
+// The end of a response reaches the caller only once its records are in
+// the file: the read that would return the last bytes of its body (or
+// the response itself, for one with no body) waits for the write, and
+// Close of a body closed before its end waits for the write of what was
+// read. If the records could not be written (a write error, or the
+// Writer stopped first), that read, or that Close, or RoundTrip, returns
+// the error instead. So a crawler that counts a URL done once its body
+// is read (or closed) without an error never counts one whose exchange
+// is not in the archive, whatever stops the Writer, and a crawl resumed
+// later fetches the URL again. The crawler of this module does so, and
+// treats a body whose Close fails as a failed fetch. A write costs the
+// exchange the time of one write(2), not a sync: a process killed (kill
+// -9) loses no record whose read returned, a machine that loses power may. A write that fails part way
 // (a full disk) is cut back to the end of the last whole record when the
 // file can be truncated (an *os.File can, and so can a Create's file with
 // a Truncate(int64) error method), and the Writer stops: every record in
@@ -274,6 +289,7 @@ type Writer struct {
 	out    []byte          // whole records not yet written to f
 	ends   []int           // of each record in out
 	placed []placedLine    // index lines of the records in out
+	held   []heldItem      // the items whose records are in out
 	index  io.WriteCloser  // nil without Options.Index
 	lines  *extsort.Sorter // of the index, unsorted until Close
 	// indexRuns is the number of files on disk the index's lines were
@@ -307,6 +323,24 @@ type item struct {
 	line  *indexLine
 	after *origin // set for a revisit: written after that response
 	self  *origin // set for a response revisits may refer to
+	// done is closed once the records are in the file, or failed to get
+	// there (err says why), for the reader of the exchange to wait on.
+	done chan struct{}
+	err  error
+}
+
+// wait waits until the records of it are written, and returns the error
+// that kept them out of the file, if any.
+func (it *item) wait() error {
+	<-it.done
+	return it.err
+}
+
+// settle tells the reader of it that its records are written (err nil) or
+// lost. Only loop calls it.
+func (it *item) settle(err error) {
+	it.err = err
+	close(it.done)
 }
 
 // placedLine is an index line and the end, in Writer.out, of the record it
@@ -316,6 +350,12 @@ type placedLine struct {
 	line string
 }
 
+// heldItem is an item whose records are in Writer.out, and their end there.
+type heldItem struct {
+	end int
+	it  *item
+}
+
 // queued is how many exchanges may wait for the writing goroutine while it
 // writes: exchanges finish without waiting for the disk, and the records
 // they queue meanwhile go out in one write.
@@ -323,12 +363,6 @@ const queued = 256
 
 // flushSize is the size from which loop writes what it holds at once.
 const flushSize = 1 << 20
-
-// flushDelay is how long loop holds records for more to come, so that a
-// crawl's records go out a few hundred to a write rather than one: a
-// process killed at once (kill -9) loses what it holds, and the records
-// before are whole.
-const flushDelay = 20 * time.Millisecond
 
 // NewWriter creates the first file and writes its warcinfo record, so that
 // an unwritable directory is reported before anything is fetched, and
@@ -552,34 +586,47 @@ func (w *Writer) fileName(n int) string {
 }
 
 // loop is the writing goroutine: it writes the items queued, in order,
-// until Close closes the queue. What it holds is written once it reaches
-// flushSize, or when nothing more came for flushDelay.
+// until Close closes the queue. It takes what is queued, up to flushSize,
+// and writes it in one write: while a write is under way the next records
+// gather, so a busy crawl's go out many to a write (a group commit), and
+// the reader of each exchange waits for one write at most.
 func (w *Writer) loop() {
 	defer close(w.done)
-	timer := time.NewTimer(flushDelay)
-	timer.Stop()
-	held := false
 	for {
-		select {
-		case it, ok := <-w.items:
-			if !ok {
-				w.flush()
-				return
-			}
+		it, ok := <-w.items
+		for ok {
 			w.place(it)
-			switch {
-			case len(w.out) >= flushSize:
-				w.flush()
-			case len(w.out) > 0 && !held:
-				held = true
-				timer.Reset(flushDelay)
+			if len(w.out) >= flushSize {
+				break
 			}
-		case <-timer.C:
-			w.flush()
+			select {
+			case it, ok = <-w.items:
+				continue
+			default:
+			}
+			break
 		}
-		if len(w.out) == 0 && held {
-			held = false
-			timer.Stop()
+		w.flush()
+		if !ok {
+			w.orphans()
+			return
+		}
+	}
+}
+
+// orphans settles the revisits still waiting for a response that never
+// came to be placed, which write's queueing every exchange it admits
+// rules out: no reader waits for good. Only loop calls it, at its end.
+func (w *Writer) orphans() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, o := range w.digests {
+		if o.at != nil {
+			for _, it := range o.at.waiting {
+				putBuffer(it.buf)
+				it.settle(ErrClosed)
+			}
+			o.at.waiting = nil
 		}
 	}
 }
@@ -608,10 +655,12 @@ func (w *Writer) place(it *item) {
 func (w *Writer) add(it *item) {
 	defer putBuffer(it.buf)
 	if w.werr != nil {
+		it.settle(w.werr)
 		return
 	}
 	if w.f == nil {
 		if w.open() != nil {
+			it.settle(w.werr)
 			return
 		}
 	}
@@ -634,6 +683,7 @@ func (w *Writer) add(it *item) {
 		}
 		w.placed = append(w.placed, placedLine{end: start + it.ends[0], line: it.line.format(offset, length, w.fname)})
 	}
+	w.held = append(w.held, heldItem{end: len(w.out), it: it})
 	if w.maxSize > 0 && w.size+int64(len(w.out)) >= w.maxSize {
 		w.flush()
 		if w.f != nil {
@@ -687,13 +737,26 @@ func (w *Writer) flush() {
 		} else {
 			w.fail(fmt.Errorf("warc: write %s: %w", w.name, err))
 		}
+		// After fail, which tells OnError: a crawl stopping sees its
+		// context done before a reader sees its exchange lost.
+		for _, h := range w.held {
+			if h.end <= n {
+				h.it.settle(nil)
+			} else {
+				h.it.settle(w.werr)
+			}
+		}
 	} else {
 		w.size += int64(n)
 		for _, p := range w.placed {
 			w.lines.AddString(p.line)
 		}
+		for _, h := range w.held {
+			h.it.settle(nil)
+		}
 	}
-	w.out, w.ends, w.placed = w.out[:0], w.ends[:0], w.placed[:0]
+	clear(w.held)
+	w.out, w.ends, w.placed, w.held = w.out[:0], w.ends[:0], w.placed[:0], w.held[:0]
 	if cap(w.out) > 4*flushSize {
 		w.out = nil // one huge record: not kept for the next
 	}
@@ -860,8 +923,10 @@ type exchange struct {
 
 // write makes the request and response (or revisit) records of x and
 // queues them for the writing goroutine. It returns once they are queued,
-// or at once if the Writer is stopped, and is safe for concurrent use.
-func (w *Writer) write(x *exchange) {
+// with the item to wait on for them to be written, or at once with the
+// error that stops the Writer (or ErrClosed). It is safe for concurrent
+// use.
+func (w *Writer) write(x *exchange) (*item, error) {
 	var ids [2][idLen]byte
 	newIDs(&ids)
 	respID, reqID := ids[0][:], ids[1][:]
@@ -870,10 +935,14 @@ func (w *Writer) write(x *exchange) {
 
 	w.mu.Lock()
 	if w.err != nil || w.closed {
+		err := w.err
 		w.mu.Unlock()
-		return
+		if err == nil {
+			err = ErrClosed
+		}
+		return nil, err
 	}
-	it := &item{}
+	it := &item{done: make(chan struct{})}
 	var orig original
 	revisit := false
 	if whole && !w.opts.NoRevisits {
@@ -931,6 +1000,7 @@ func (w *Writer) write(x *exchange) {
 	h = h.add("WARC-Block-Digest", digest(x.request))
 	it.ends[1] = w.encode(it.buf, false, h, x.request)
 	w.items <- it
+	return it, nil
 }
 
 // formatDate gives t as WARC-Date: UTC, RFC 3339, to the microsecond, as
