@@ -1510,6 +1510,15 @@ func TestParseRoot(t *testing.T) {
 		{"/relative/path", ""},
 		{"./x", ""},
 		{"mailto:a@b", ""},
+		// A scheme with fewer slashes than two, or none, is still a
+		// URL, as the URL Standard reads it: not a host named "http".
+		{"http:/h.example/x", "http://h.example/x"},
+		{"HTTP:/H.example", "http://h.example/"},
+		{`http:/\h.example/x`, "http://h.example/x"},
+		{"http:h.example/x", "http://h.example/x"},
+		{"http:example.com", "http://example.com/"},
+		{`https:\h.example`, "https://h.example/"},
+		{"localhost:8080/x", "http://localhost:8080/x"},
 	} {
 		got, err := crawl.ParseRoot(tt.in)
 		if tt.want == "" {
@@ -1587,5 +1596,94 @@ func TestCrawlLegacyEncodingQuery(t *testing.T) {
 	}
 	if !slices.Contains(plain, "/q1?x=%E9") {
 		t.Errorf("ExtractLinks of the page decoded, Encoding windows-1252: %q, want /q1?x=%%E9 among them", plain)
+	}
+}
+
+// The URLs of pages in legacy encodings, as a browser makes them, where
+// golang.org/x/text's encodings alone would not: a byte windows-1252
+// leaves undefined is its C1 control (a raw 0x81 in a path is
+// /p%C2%81, &#129; in a query is %81), a <base href>'s query is in the
+// page's encoding as a link's is, and a Shift_JIS page's ¥ is 0x5C.
+// Page.Resolve encodes as the crawl does.
+func TestCrawlLegacyEncodingBrowserBytes(t *testing.T) {
+	mux := http.NewServeMux()
+	pages := map[string]string{
+		"/w/": "<meta charset=\"windows-1252\"><a href=\"/p\x81\">a</a><a href=\"/q?x=&#129;\">b</a>",
+		"/b/": "<meta charset=\"windows-1252\"><base href=\"/base/?q=\xe9\"><a href=\"#f\">a</a>",
+		"/s/": "<meta charset=\"shift_jis\"><a href=\"/s?y=&yen;&minus;\">a</a>",
+	}
+	mux.HandleFunc("/{dir}/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(pages[r.URL.Path]))
+	})
+	mux.HandleFunc("/", htmlPage("<p>page</p>"))
+	site := newSite(t, mux)
+	roots := []string{site.URL + "/w/", site.URL + "/b/", site.URL + "/s/"}
+	if _, _, err := crawlSite(t, crawlerCtx(t), roots); err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	got := site.Requested()
+	for _, want := range []string{"/p%C2%81", "/q?x=%81", "/base/?q=%E9", `/s?y=\%81|`} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the server was not sent %s; it was sent %q", want, got)
+		}
+	}
+	u, _ := url.Parse(site.URL + "/b/")
+	p := &crawl.Page{URL: u, ContentType: "text/html", Encoding: "windows-1252"}
+	r, err := p.Resolve("x?q=é")
+	if err != nil || r.RequestURI() != "/b/x?q=%E9" {
+		t.Errorf("Page.Resolve in a windows-1252 page: %v, %v; want /b/x?q=%%E9", r, err)
+	}
+}
+
+// A Location header's bytes that are not UTF-8 are sent percent-encoded as
+// they came, as browsers send them (the web-platform-tests'
+// redirect-location-escape); UTF-8 as UTF-8.
+func TestCrawlLocationBytes(t *testing.T) {
+	mux := http.NewServeMux()
+	locs := map[string]string{"/r1": "/t1?\xff", "/r2": "/t2?\xe2\x98\x83", "/r3": "/t3?%\xe2\x98\x83"}
+	for from, to := range locs {
+		mux.HandleFunc(from, func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Location"] = []string{to}
+			w.WriteHeader(http.StatusFound)
+		})
+	}
+	mux.HandleFunc("/", htmlPage("<p>page</p>"))
+	site := newSite(t, mux)
+	if _, _, err := crawlSite(t, crawlerCtx(t), []string{site.URL + "/r1", site.URL + "/r2", site.URL + "/r3"}); err != nil {
+		t.Fatalf("Run: got %v, want nil", err)
+	}
+	got := site.Requested()
+	for _, want := range []string{"/t1?%FF", "/t2?%E2%98%83", "/t3?%%E2%98%83"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the server was not sent %s; it was sent %q", want, got)
+		}
+	}
+}
+
+// A <base> in <svg> or in a <template> sets no base URL, as in a browser;
+// an empty href of <a> under a <base href> leads to the base.
+func TestBaseHrefPlacement(t *testing.T) {
+	u, _ := url.Parse("http://h.example/c/page")
+	for _, tt := range []struct{ body, want string }{
+		{`<svg><base href="/svg/"></svg><a href="x">a</a>`, "http://h.example/c/x"},
+		{`<template><base href="/tpl/"></template><a href="x">a</a>`, "http://h.example/c/x"},
+		{`<template><base href="/tpl/"></template><base href="/b/"><a href="x">a</a>`, "http://h.example/b/x"},
+		{`<base href="/b/"><a href="">a</a>`, "http://h.example/b/"},
+	} {
+		p := &crawl.Page{URL: u, ContentType: "text/html", Body: []byte(tt.body)}
+		links, err := crawl.ExtractTypedLinks(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nav []string
+		for _, l := range links {
+			if l.Role == crawl.Navigation {
+				nav = append(nav, l.URL.String())
+			}
+		}
+		if !slices.Equal(nav, []string{tt.want}) {
+			t.Errorf("%s: navigation links %q, want [%s]", tt.body, nav, tt.want)
+		}
 	}
 }

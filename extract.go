@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/urlstd"
-	"golang.org/x/text/encoding/htmlindex"
+	"github.com/asyncrawl/crawl/internal/webenc"
 )
 
 // LinkRole says what a page does with a URL it names. The zero LinkRole is
@@ -52,7 +51,8 @@ type Link struct {
 	// the crawler sends it: the WHATWG URL Standard's serialisation of
 	// the reference as the page spelled it, as a browser sends it
 	// ("/%7Euser" stays "/%7Euser", "/a%zz" and "/a|b" are not
-	// re-encoded). Its String is that serialisation, and it works with
+	// re-encoded), but for its host, which is the crawl's name for it
+	// (one trailing dot dropped; docs/urls.md, Hosts). Its String is that serialisation, and it works with
 	// net/http as it is: a request with it sends that serialisation. A
 	// path that net/url cannot hold in Path and RawPath (one with a "|"
 	// or a "%" not followed by two hex digits, which url.Parse refuses)
@@ -194,19 +194,9 @@ func queryEncoder(enc string) func(string) string {
 	if enc == "" || enc == "utf-8" {
 		return nil
 	}
-	// htmlindex's encoders fail on a code point they lack, where
-	// x/net/html/charset's write it as "&#N;".
-	e, err := htmlindex.Get(enc)
-	if err != nil {
+	encode := webenc.Encoder(enc)
+	if encode == nil {
 		return nil
-	}
-	if name, _ := htmlindex.Name(e); name == "utf-8" || strings.HasPrefix(name, "utf-16") || name == "replacement" {
-		return nil
-	}
-	coder := e.NewEncoder()
-	encode := func(r rune) ([]byte, bool) {
-		b, err := coder.Bytes([]byte(string(r)))
-		return b, err == nil
 	}
 	return func(ref string) string { return urlstd.EncodeQuery(ref, encode) }
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/asyncrawl/crawl/internal/extract"
 	"github.com/asyncrawl/crawl/internal/sitemap"
 	"github.com/asyncrawl/crawl/internal/urlstd"
+	"github.com/asyncrawl/crawl/internal/webenc"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
@@ -110,7 +111,9 @@ type Page struct {
 // p.Base (p.URL when Base is nil) as the WHATWG URL Standard's parser
 // does, as a browser would, and returns it in the form the crawler sends:
 // the Standard's serialisation, without userinfo and fragment (see
-// Link.URL for its String). It fails for a
+// Link.URL for its String); in a page of a legacy encoding
+// (p.Encoding), the query of ref is encoded in it, as the crawler's links
+// are (docs/urls.md). It fails for a
 // reference that does not parse and for one that is not an http(s) URL
 // ("mailto:", "javascript:"). It is safe for concurrent use if nothing
 // changes p.Base or p.URL meanwhile.
@@ -119,7 +122,11 @@ func (p *Page) Resolve(ref string) (*url.URL, error) {
 	if base == nil {
 		base = p.URL
 	}
-	u, err := urlstd.Resolve(base, ref)
+	in := ref
+	if q := queryEncoder(p.Encoding); q != nil {
+		in = q(ref) // its query in the page's encoding, as a link's
+	}
+	u, err := urlstd.Resolve(base, in)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %q: %w", ref, err)
 	}
@@ -251,7 +258,9 @@ func (resp *response) location() (*url.URL, error) {
 	if loc == "" {
 		return nil, ErrNoLocation
 	}
-	next, err := urlstd.Resolve(resp.url, loc)
+	// A header holds bytes: one not of UTF-8 is sent percent-encoded as
+	// it came ("?\xFF" as "?%FF"), as browsers do, not as U+FFFD.
+	next, err := urlstd.Resolve(resp.url, urlstd.EscapeIllFormed(loc))
 	if errors.Is(err, urlstd.ErrNotHTTP) {
 		next, err = resp.url.Parse(loc)
 	}
@@ -832,9 +841,10 @@ func decode(body []byte, mediaType, label string) ([]byte, string) {
 	}
 	out := body
 	if name != "utf-8" {
-		enc, _ := charset.Lookup(name)
-		var err error
-		if out, err = enc.NewDecoder().Bytes(body); err != nil {
+		// As the Encoding Standard decodes: x/text's decoders differ
+		// in a few bytes (webenc).
+		var ok bool
+		if out, ok = webenc.Decode(body, name); !ok {
 			return body, name
 		}
 	}

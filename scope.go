@@ -30,7 +30,7 @@ func parseRoot(s string) (*url.URL, error) {
 	if raw == "" {
 		return nil, fmt.Errorf("%q: empty: %w", s, ErrBadRoot)
 	}
-	if !strings.Contains(raw, "://") {
+	if !strings.Contains(raw, "://") && !hasHTTPScheme(raw) {
 		if isPath(raw) {
 			return nil, fmt.Errorf("%q: a path, not a URL: %w", s, ErrBadRoot)
 		}
@@ -57,6 +57,15 @@ func parseRoot(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q: %w: %w", s, ErrBadRoot, err)
 	}
 	return u, nil
+}
+
+// hasHTTPScheme reports whether s starts with "http:" or "https:", in any
+// case: a URL however few its slashes ("http:/h/x", "http:h", "https:\\h"),
+// as the URL Standard reads them, not a bare host named "http".
+func hasHTTPScheme(s string) bool {
+	scheme, _, ok := strings.Cut(s, ":")
+	scheme = urlstd.LowerASCII(scheme)
+	return ok && (scheme == "http" || scheme == "https")
 }
 
 // isPath reports whether a root without "://" is a path (absolute, or

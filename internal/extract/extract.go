@@ -105,7 +105,11 @@ func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, bo
 	}
 	base := page
 	if s.baseSeen {
-		if b, err := urlstd.Resolve(page, s.baseRef); err == nil && urlstd.IsHTTP(b) {
+		ref := s.baseRef
+		if query != nil {
+			ref = query(ref) // its query in the page's encoding, as a link's
+		}
+		if b, err := urlstd.Resolve(page, ref); err == nil && urlstd.IsHTTP(b) {
 			base = b
 			s.guessUnderBase(base)
 		}
@@ -213,6 +217,7 @@ type linkScanner struct {
 
 	baseRef  string
 	baseSeen bool
+	inert    bool // the element being read is in <svg>, <math> or a <template>
 
 	anchor   int  // index in pend of the open <a>'s link, or -1
 	formPost bool // the open form does not GET
@@ -237,7 +242,7 @@ func (s *linkScanner) release() {
 	}
 	s.text = s.text[:0]
 	s.meta = Meta{}
-	s.baseRef, s.baseSeen = "", false
+	s.baseRef, s.baseSeen, s.inert = "", false, false
 	s.anchor, s.formPost = -1, false
 	clear(s.specPend)
 	s.specPend = s.specPend[:0]
@@ -249,7 +254,10 @@ func (s *linkScanner) release() {
 // HTML, SVG or CSS is scanned in its place.
 func (s *linkScanner) add(ref []byte, role Role, source, rel string, level int, res uint8) int {
 	ref = trimSpace(ref)
-	if len(ref) == 0 {
+	if len(ref) == 0 && source != "a href" && source != "area href" {
+		// An empty src or link href fetches nothing; an empty link of
+		// <a> or <area> leads to the document's base URL (under a
+		// <base href>, another page).
 		return -1
 	}
 	if len(ref) > 5 && NameIs(ref[:5], "data:") {
@@ -302,6 +310,7 @@ func (s *linkScanner) reportURIs(policy, source string, level int, res uint8) {
 // closes itself with "/>", <script/> included.
 func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 	foreign := false // inside <svg> or <math> in HTML
+	template := 0    // <template>s open: their content is not the document's
 	if level > 0 {
 		// Markup inside markup has anchors of its own.
 		outer, text := s.anchor, s.text
@@ -370,6 +379,8 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				s.formPost = false
 			case "svg", "math":
 				foreign = false
+			case "template":
+				template = max(template-1, 0)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			// Tokenizer.TagName and TagAttr copy what they return, so the
@@ -407,6 +418,10 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				}
 			case "svg", "math":
 				foreign = foreign || tt == html.StartTagToken
+			case "template":
+				if tt == html.StartTagToken {
+					template++
+				}
 			case "script":
 				if s.spec && tt == html.StartTagToken {
 					next = textScript
@@ -417,6 +432,10 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				z.NextIsNotRawText()
 			}
 			if len(attrs) > 0 {
+				// A <base> in <svg> or <math> is not HTML's, and one in a
+				// <template> is not in the document: neither sets its
+				// base URL.
+				s.inert = foreign || template > 0
 				s.element(name, attrs, level, res)
 				if s.spec {
 					s.otherAttrs(name, attrs, level, res)
@@ -578,7 +597,7 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 	case "base":
 		if v, ok := getAttr(attrs, "href"); ok {
 			r := res
-			if level == 0 && !s.baseSeen {
+			if level == 0 && !s.baseSeen && !s.inert {
 				s.baseSeen, s.baseRef = true, string(trimSpace(v))
 			}
 			if r == resolveDoc {

@@ -35,6 +35,31 @@ func ValidUTF8(s string) string {
 	return b.String()
 }
 
+// EscapeIllFormed returns s with each byte that is not part of a
+// well-formed UTF-8 sequence percent-encoded ("%FF"), the rest as it is:
+// how browsers read the bytes of a Location header (the web-platform-tests'
+// redirect-location-escape), which a header's bytes are, not a decoded
+// document's text.
+func EscapeIllFormed(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		if r, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n > 1 {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(upperHexDigits[s[i]>>4])
+		b.WriteByte(upperHexDigits[s[i]&15])
+		i++
+	}
+	return b.String()
+}
+
 // illFormed returns the length of the maximal subpart of the ill-formed
 // sequence s starts with: its lead byte and the continuation bytes that
 // could still have followed it.
@@ -70,15 +95,17 @@ func illFormed(s string) int {
 
 // EncodeQuery returns input with the query it has, if any, encoded as the
 // URL Standard's parser encodes one with a document's encoding other than
-// UTF-8: each code point past ASCII encoded by encode, and the bytes
-// percent-encoded by the special-query set; one the encoding has none for
-// (encode's false) becomes "%26%23N%3B", N its number in decimal ("&#N;"
-// percent-encoded), as the Standard's "percent-encode after encoding" has
-// it. The query is
-// what follows the first "?" of input up to a "#" (in a special URL, the
-// first "?" ends whatever came before it). Parse then keeps the result as
-// it is. input is returned as it is when its query is all ASCII.
-func EncodeQuery(input string, encode func(r rune) ([]byte, bool)) string {
+// UTF-8: the query's text encoded by encode, and the bytes percent-encoded
+// by the special-query set; a code point the encoding has none for
+// becomes "%26%23N%3B", N its number in decimal ("&#N;" percent-encoded),
+// as the Standard's "percent-encode after encoding" has it. encode takes
+// a run of text and fails (false) if it has such a code point; each run
+// between two such is encoded whole, so that a stateful encoding
+// (ISO-2022-JP) switches state as its encoder does. The query is what
+// follows the first "?" of input up to a "#" (in a special URL, the first
+// "?" ends whatever came before it). Parse then keeps the result as it
+// is. input is returned as it is when its query is all ASCII.
+func EncodeQuery(input string, encode func(s string) ([]byte, bool)) string {
 	q := strings.IndexByte(input, '?')
 	if q < 0 {
 		return input
@@ -101,31 +128,55 @@ func EncodeQuery(input string, encode func(r rune) ([]byte, bool)) string {
 	var b strings.Builder
 	b.Grow(len(input) + 2*len(query))
 	b.WriteString(input[:q+1])
-	put := func(c byte) {
+	query = ValidUTF8(query)
+	start := 0 // of the run of text encode has bytes for
+	flush := func(to int) {
+		if to == start {
+			return
+		}
+		enc, ok := encode(query[start:to])
+		if !ok {
+			// Not if encode says of each code point what it says of
+			// a run of them; as the Standard would, one at a time.
+			for _, r := range query[start:to] {
+				if e, ok := encode(string(r)); ok {
+					putEscaped(&b, e)
+				} else {
+					b.WriteString("%26%23" + strconv.Itoa(int(r)) + "%3B")
+				}
+			}
+			return
+		}
+		putEscaped(&b, enc)
+	}
+	for i, r := range query {
+		if r < utf8.RuneSelf {
+			continue
+		}
+		if _, ok := encode(string(r)); ok {
+			continue
+		}
+		flush(i)
+		b.WriteString("%26%23" + strconv.Itoa(int(r)) + "%3B")
+		start = i + utf8.RuneLen(r)
+	}
+	flush(len(query))
+	b.WriteString(input[end:])
+	return b.String()
+}
+
+// putEscaped writes the bytes of an encoded query, percent-encoded by the
+// special-query set and every byte past ASCII.
+func putEscaped(b *strings.Builder, enc []byte) {
+	for _, c := range enc {
 		if c >= utf8.RuneSelf || inSet(c, setSpecialQ) {
 			b.WriteByte('%')
 			b.WriteByte(upperHexDigits[c>>4])
 			b.WriteByte(upperHexDigits[c&15])
-			return
+			continue
 		}
 		b.WriteByte(c)
 	}
-	for _, r := range ValidUTF8(query) {
-		if r < utf8.RuneSelf {
-			b.WriteByte(byte(r)) // Parse encodes it as it would
-			continue
-		}
-		enc, ok := encode(r)
-		if !ok {
-			b.WriteString("%26%23" + strconv.Itoa(int(r)) + "%3B")
-			continue
-		}
-		for _, c := range enc {
-			put(c)
-		}
-	}
-	b.WriteString(input[end:])
-	return b.String()
 }
 
 const upperHexDigits = "0123456789ABCDEF"

@@ -33,9 +33,19 @@ func TestValidUTF8(t *testing.T) {
 func TestEncodeQuery(t *testing.T) {
 	// windows-1252's bytes for the few code points the cases need.
 	cp1252 := map[rune]byte{'\u2020': 0x86, 'é': 0xE9, '€': 0x80}
-	w1252 := func(r rune) ([]byte, bool) {
-		c, ok := cp1252[r]
-		return []byte{c}, ok
+	w1252 := func(s string) ([]byte, bool) {
+		var b []byte
+		for _, r := range s {
+			c, ok := cp1252[r]
+			if r < 0x80 {
+				c, ok = byte(r), true
+			}
+			if !ok {
+				return nil, false
+			}
+			b = append(b, c)
+		}
+		return b, true
 	}
 	for _, tt := range []struct{ in, want string }{
 		{"/p?x=\u2020", "/p?x=%86"},
