@@ -386,6 +386,10 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		counts, cerr := front.Counts(r.endCtx)
 		if cerr == nil {
 			stats.Todo = counts.Queued
+		} else {
+			// Not known: not 0, which would say nothing is left.
+			stats.Todo = -1
+			r.cfg.logger.Error("frontier counts", "err", cerr)
 		}
 		stats.Elapsed = time.Since(start)
 		// The deadline may also come while the pages in flight finish

@@ -323,14 +323,25 @@ func TestCancelledRunReturnsWithFrontierAway(t *testing.T) {
 		cancel()
 	}()
 	done := make(chan error, 1)
+	var stats *crawl.Stats
 	go func() {
-		_, err := c.Run(ctx, s.URL+"/")
+		var err error
+		stats, err = c.Run(ctx, s.URL+"/")
 		done <- err
 	}()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Run: %v, want context.Canceled", err)
+		}
+		// What is left is not known: not 0, which would say nothing is.
+		if stats == nil || stats.Todo != -1 {
+			t.Errorf("Stats %+v, want Todo -1 (not known)", stats)
+		}
+		var b strings.Builder
+		stats.WriteReport(&b)
+		if !strings.Contains(b.String(), "Todo: unknown") {
+			t.Errorf("report:\n%s\nwant a line Todo: unknown", b.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return within 30 s of being cancelled with its frontier away")

@@ -204,7 +204,9 @@ type Stats struct {
 	// They got no Result.
 	Refused map[string]int
 	// Todo is the number of URLs still queued when the Run stopped early;
-	// they got no Result.
+	// they got no Result. It is -1 when the frontier did not answer at
+	// the end of the Run (a shared crawl whose Redis was down), when the
+	// number is not known.
 	Todo int
 	// Budget names the budget that ended the Run early, "max_pages" or
 	// "max_duration"; it is empty when the crawl ran to its end or was
@@ -305,7 +307,11 @@ func (s *Stats) WriteReport(w io.Writer) error {
 	if s.Budget != "" {
 		ew.printf("Budget: %s\n", s.Budget)
 	}
-	ew.printf("Todo: %d\n", s.Todo)
+	if s.Todo < 0 {
+		ew.printf("Todo: unknown (the frontier did not answer)\n")
+	} else {
+		ew.printf("Todo: %d\n", s.Todo)
+	}
 	ew.printf("Done: %d\n", s.Done)
 	ew.printf("Date: %s local time\n", time.Now().Format(time.ANSIC))
 	return ew.err
