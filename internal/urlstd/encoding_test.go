@@ -61,3 +61,19 @@ func TestEncodeQuery(t *testing.T) {
 		}
 	}
 }
+
+// A Location's bytes: UTF-8 kept, every other byte percent-encoded as it
+// is, one by one (not as U+FFFD).
+func TestEscapeIllFormed(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/a?b", "/a?b"},
+		{"/t?\xe2\x98\x83", "/t?\xe2\x98\x83"},
+		{"/t?\xff", "/t?%FF"},
+		{"/t?\xe2\x98", "/t?%E2%98"},
+		{"/\xc3\xa9\xe9", "/\xc3\xa9%E9"},
+	} {
+		if got := EscapeIllFormed(tt.in); got != tt.want {
+			t.Errorf("EscapeIllFormed(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
