@@ -134,8 +134,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if cfg.warcIndex != "" && cfg.warc == "" {
 		return fail("-warc_index indexes the archive -warc writes: give -warc FILE too")
 	}
-	if cfg.output != "" && cfg.graph != "" && sameFile(cfg.output, cfg.graph) {
-		return fail("-o and -graph name the same file, %s: each would overwrite the other", cfg.graph)
+	// Two flags naming one file would each destroy what the other
+	// writes: the crawl's -state above all.
+	files := []struct{ flag, path string }{{"-state", cfg.state}, {"-o", cfg.output}, {"-graph", cfg.graph}, {"-warc", cfg.warc}, {"-warc_index", cfg.warcIndex}, {"-cpuprofile", cfg.cpuProfile}}
+	for i, a := range files {
+		for _, b := range files[i+1:] {
+			if a.path != "" && b.path != "" && sameFile(a.path, b.path) {
+				return fail("%s and %s name the same file, %s: each would overwrite the other", a.flag, b.flag, b.path)
+			}
+		}
 	}
 	out := stdout
 	var outFile *outputFile
@@ -305,18 +312,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		defer f.Close()
 		state = f
 		opts = append(opts, crawl.WithFrontier(f))
-		// The report is of the whole crawl: the URLs earlier runs
-		// finished come first.
-		if lines == nil {
-			err := f.Results(ctx, func(r crawl.Result) bool {
-				prog.earlier(&r)
+		// The report, or the JSON lines, are of the whole crawl: the
+		// URLs earlier runs finished come first (their lines without
+		// -select fields, which the state does not keep), so that the
+		// lines agree with the summary, and a run killed leaves no line
+		// twice in the next run's output.
+		rerr := f.Results(ctx, func(r crawl.Result) bool {
+			prog.earlier(&r)
+			answers.result(&r)
+			if lines != nil {
+				lines.result(&r, nil)
+			} else {
 				text.result(&r)
-				answers.result(&r)
-				return true
-			})
-			if err != nil {
-				return fail("-state: %v", err)
 			}
+			return true
+		})
+		if rerr != nil {
+			return fail("-state: %v", rerr)
 		}
 	}
 	var shared *redisfrontier.Frontier

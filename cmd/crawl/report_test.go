@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -45,6 +46,10 @@ func TestBadStart(t *testing.T) {
 		{"unwritable output", []string{"-o", filepath.Join(dir, "no", "such", "dir"), s.base}, `-o: open`},
 		{"unwritable profile", []string{"-cpuprofile", filepath.Join(dir, "no", "such", "dir"), s.base}, `-cpuprofile: open`},
 		{"one file for two outputs", []string{"-o", filepath.Join(dir, "out"), "-graph", filepath.Join(dir, ".", "out"), s.base}, `-o and -graph name the same file`},
+		{"report over the state", []string{"-state", filepath.Join(dir, "s.state"), "-o", filepath.Join(dir, "s.state"), s.base}, `-state and -o name the same file`},
+		{"graph over the state", []string{"-state", filepath.Join(dir, "s.state"), "-graph", filepath.Join(dir, "s.state"), s.base}, `-state and -graph name the same file`},
+		{"index over the state", []string{"-state", filepath.Join(dir, "s.state"), "-warc", filepath.Join(dir, "a.warc.gz"), "-warc_index", filepath.Join(dir, "s.state"), s.base}, `-state and -warc_index name the same file`},
+		{"index over the archive", []string{"-warc", filepath.Join(dir, "a.warc.gz"), "-warc_index", filepath.Join(dir, "a.warc.gz"), s.base}, `-warc and -warc_index name the same file`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -521,4 +526,28 @@ func undated(report string) string {
 		}
 	}
 	return b.String()
+}
+
+// A -state file named by another flag too is refused before anything is
+// written: the crawl in it is left byte for byte as it was.
+func TestStateNamedTwice(t *testing.T) {
+	s := knownSite(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "s.state")
+	if r := runCrawl(t, "-q", "-state", state, s.base); r.code != 0 {
+		t.Fatalf("first run: exit %d, stderr %q", r.code, r.stderr)
+	}
+	before, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"-o", "-graph", "-cpuprofile"} {
+		r := runCrawl(t, "-q", "-state", state, flag, filepath.Join(dir, ".", "s.state"), s.base)
+		if r.code != 1 || !strings.Contains(r.stderr, "-state and "+flag+" name the same file") {
+			t.Errorf("%s over the state: exit %d, stderr %q; want 1 and the two flags named", flag, r.code, r.stderr)
+		}
+		if after, err := os.ReadFile(state); err != nil || !bytes.Equal(after, before) {
+			t.Fatalf("%s over the state: the state file changed (%v)", flag, err)
+		}
+	}
 }

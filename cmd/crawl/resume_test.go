@@ -229,3 +229,68 @@ func TestWARCNotBegun(t *testing.T) {
 		}
 	}
 }
+
+// A crawl in JSON lines resumed with -state: each run's output holds the
+// lines of the whole crawl, the URLs earlier runs finished first, so the
+// last run's file has every URL once, as its summary counts; and a crawl
+// whose root failed fails again when run once more.
+func TestJSONLinesResume(t *testing.T) {
+	const pages = 200
+	s := newGraphSite(t, pages, 2*time.Millisecond)
+	dir := t.TempDir()
+	out, state := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "crawl.state")
+	args := []string{"-q", "-workers", "4", "-format", "jsonl", "-o", out, "-state", state, s.URL + "/p/0"}
+	cmd := crawlCmd(t, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, 40)
+	cmd.Process.Signal(syscall.SIGINT)
+	if r := wait(t, cmd, &stdout, &stderr, cmd.Wait()); r.code != 130 {
+		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
+	}
+	for run := 2; run <= 3; run++ {
+		if r := runCrawl(t, args...); r.code != 0 {
+			t.Fatalf("run %d: exit %d, want 0; stderr %q", run, r.code, r.stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls := map[string]int{}
+		var done int
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var o struct {
+				Type string
+				URL  string
+				Done int
+			}
+			if err := json.Unmarshal([]byte(line), &o); err != nil {
+				t.Fatalf("run %d: line %q: %v", run, line, err)
+			}
+			if o.Type == "summary" {
+				done = o.Done
+			} else {
+				urls[o.URL]++
+			}
+		}
+		for u, n := range urls {
+			if n != 1 {
+				t.Errorf("run %d: %s has %d lines, want 1", run, u, n)
+			}
+		}
+		if len(urls) != done || done < pages {
+			t.Errorf("run %d: %d URLs in the lines, summary done %d; want the same, at least %d", run, len(urls), done, pages)
+		}
+	}
+
+	// A crawl whose one root got no response: 1 each time it is run.
+	dead := []string{"-q", "-format", "jsonl", "-max_tries", "1", "-o", filepath.Join(dir, "dead.jsonl"), "-state", filepath.Join(dir, "dead.state"), "http://" + deadAddr(t) + "/"}
+	for run := 1; run <= 2; run++ {
+		if r := runCrawl(t, dead...); r.code != 1 || !strings.Contains(r.stderr, "no root got a response") {
+			t.Errorf("run %d of a crawl whose root failed: exit %d, stderr %q; want 1, no root got a response", run, r.code, r.stderr)
+		}
+	}
+}
