@@ -204,9 +204,9 @@ type Stats struct {
 	// They got no Result.
 	Refused map[string]int
 	// Todo is the number of URLs still queued when the Run stopped early;
-	// they got no Result. It is -1 when the frontier did not answer at
-	// the end of the Run (a shared crawl whose Redis was down), when the
-	// number is not known.
+	// they got no Result. It is -1 when the frontier could not count
+	// them at the end of the Run (a shared crawl whose Redis was down, a
+	// file frontier whose write failed): the number is not known.
 	Todo int
 	// Budget names the budget that ended the Run early, "max_pages" or
 	// "max_duration"; it is empty when the crawl ran to its end or was
@@ -308,7 +308,7 @@ func (s *Stats) WriteReport(w io.Writer) error {
 		ew.printf("Budget: %s\n", s.Budget)
 	}
 	if s.Todo < 0 {
-		ew.printf("Todo: unknown (the frontier did not answer)\n")
+		ew.printf("Todo: unknown (the frontier could not count what is left)\n")
 	} else {
 		ew.printf("Todo: %d\n", s.Todo)
 	}

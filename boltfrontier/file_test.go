@@ -407,3 +407,55 @@ func TestStartNoRoots(t *testing.T) {
 		t.Errorf("Start with roots of a crawl started without: got nil, want an error")
 	}
 }
+
+// A queue record that cannot be read (damage within a record, which Open's
+// page checks do not see) stops the Frontier with an error naming it: Take
+// returns it at once, as every later call does, rather than ask for the
+// host again and again with the Frontier's lock held (which hung Take,
+// Ack and Extend for good).
+func TestDamagedQueueRecord(t *testing.T) {
+	ctx := context.Background()
+	f, path := open(t, &Options{NoSync: true})
+	policy := crawl.Policy{HostWorkers: 4, Roots: []string{"http://a.test/1"}}
+	if err := f.Start(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(ctx, reqs("http://a.test/1", "http://a.test/2", "http://a.test/3")...); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketQueue).Cursor()
+		k, _ := c.First()
+		return tx.Bucket(bucketQueue).Put(bytes.Clone(k), []byte{0xff, 0x01})
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err = Open(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Start(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for i := range 2 {
+		l, err := f.Take(tctx)
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("take %d: %+v, %v; want at once an error naming the file", i, l, err)
+		}
+	}
+	if _, err := f.Counts(ctx); err == nil {
+		t.Error("Counts after the damaged record: no error")
+	}
+}

@@ -766,6 +766,9 @@ func (f *Frontier) take(now time.Time) (*crawl.Lease, bool) {
 		if ok {
 			return l, true
 		}
+		if f.w.failed() != nil {
+			return nil, false
+		}
 	}
 }
 
@@ -790,8 +793,13 @@ func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
 	case h.fresh() > 0 && !f.spent():
 		if len(h.buf) == 0 {
 			if err := f.refill(h); err != nil || len(h.buf) == 0 {
-				// The writer's error is every later call's; a record
-				// missing was uncounted by refill.
+				// A record that cannot be read (a damaged file), or
+				// one missing, or a failed write: the Frontier stops
+				// with the error, every later call's, rather than ask
+				// for the host again and again.
+				if err != nil {
+					f.w.stop(err)
+				}
 				return nil, false
 			}
 		}

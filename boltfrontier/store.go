@@ -351,6 +351,25 @@ func (w *writer) poke() {
 	}
 }
 
+// fail stops the writer with err, unless an error stopped it already: no
+// commit follows, and every call of the Frontier returns the error. w.mu
+// is held.
+func (w *writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+		close(w.broken)
+	}
+}
+
+// stop is fail for a caller that does not hold w.mu: the Frontier, when
+// the file holds a record it cannot read.
+func (w *writer) stop(err error) {
+	w.mu.Lock()
+	w.fail(err)
+	w.mu.Unlock()
+	w.poke()
+}
+
 // failed returns the write error that stopped the writer, if any.
 func (w *writer) failed() error {
 	w.mu.Lock()
@@ -457,8 +476,7 @@ func (w *writer) loop() {
 		err := w.commit(batch)
 		w.mu.Lock()
 		if err != nil {
-			w.err = fmt.Errorf("boltfrontier: write %s: %w", w.path, err)
-			close(w.broken)
+			w.fail(fmt.Errorf("boltfrontier: write %s: %w", w.path, err))
 		} else {
 			w.committed.Store(batch[len(batch)-1].gen)
 		}

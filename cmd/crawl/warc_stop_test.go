@@ -272,3 +272,43 @@ func TestWARCWhateverTheCrawlMadeOfIt(t *testing.T) {
 		}
 	}
 }
+
+// A -state file whose write fails (ulimit -f, as a full disk) stops the
+// crawl with an error naming it; the summary says the crawl was
+// interrupted and that what is left is not known (todo -1), not 0.
+func TestStateDiskFull(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to set ulimit -f with")
+	}
+	const pages = 3000
+	s := startSite(t)
+	var links []string
+	for i := range pages {
+		links = append(links, fmt.Sprintf("/p/%d?%s", i, strings.Repeat("x", 200)))
+	}
+	s.Page("/", links...)
+	state := filepath.Join(t.TempDir(), "crawl.state")
+	cmd := crawlCmd(t)
+	cmd.Path = sh
+	cmd.Args = []string{sh, "-c", `trap "" XFSZ; ulimit -f 600 || exit 99; exec "$0" "$@"`,
+		crawlBin, "-q", "-format", "jsonl", "-workers", "2", "-state", state, s.base + "/"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	r := wait(t, cmd, &stdout, &stderr, cmd.Run())
+	if r.code == 99 {
+		t.Skip("ulimit -f refused")
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "-state") {
+		t.Fatalf("exit %d, stderr %q; want 1 and an error naming -state", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var sum struct {
+		Type        string `json:"type"`
+		Interrupted bool   `json:"interrupted"`
+		Todo        int    `json:"todo"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || sum.Type != "summary" || !sum.Interrupted || sum.Todo != -1 {
+		t.Errorf("last line of the report %q (%v); want the summary, interrupted, todo -1", lines[len(lines)-1], err)
+	}
+}
