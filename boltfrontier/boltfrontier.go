@@ -12,7 +12,7 @@
 //
 // The file has six buckets:
 //
-//	meta     "format", "version" (2), "roots" (JSON) and "scope": the
+//	meta     "format", "version" (3), "roots" (JSON) and "scope": the
 //	         first Start's Policy.Roots and Policy.Scope, and the counters
 //	         "seq" (the last queue number), "done", "pages", "results"
 //	seenlog  8-byte big-endian number → the fingerprints of the URLs
@@ -36,6 +36,13 @@
 //	         tries of its robots.txt
 //	results  8-byte big-endian number → crawl.Result.MarshalBinary, one
 //	         per Request acked with a Result, in order of ack
+//
+// Every value but meta's "format" and "version" ends with 4 bytes, the
+// CRC-32C (little-endian) of its key and the rest of the value: bbolt
+// checksums its meta pages only, so a byte changed within a record (a
+// URL's digit, a counter) would be read as it is. Open reads every record
+// and refuses a file with one whose checksum fails, and each read of a
+// record checks it again.
 //
 // A Take writes nothing: the Request stays in queue or retry until its
 // Ack deletes it, and the lease lives in memory only, so the Requests
@@ -111,19 +118,22 @@
 // process still costs no more, since the written pages are in the
 // kernel's cache, but a power loss or a kernel crash may cost any part of
 // the crawl or leave the file corrupt. Open refuses a file whose pages
-// are damaged (see Opening); damage within a record, which Open's checks
-// do not see, shows as an error of the call that reads the record, never
-// as a crash of the program.
+// or records are damaged (see Opening); a record whose checksum holds
+// but which does not decode (written so by a bug) shows as an error of
+// the call that reads it, which stops the Frontier: every later call
+// returns that error, never a crash or a hang of the program.
 //
 // # Opening
 //
 // Open creates the file when there is none (in a temporary file beside
 // it, linked into place once complete, so a crash while creating leaves
-// none). A file of format version 1, whose seen set was a bucket "seen"
-// of 20-byte keys (4 bytes of the SHA-256 of the host key, then 16 of the
-// URL's), is migrated to version 2 in one transaction: bytes 4 to 12 of
-// each key are the URL's fingerprint, written to the seen log, and the
-// bucket is deleted; a crash meanwhile leaves the file of version 1. It
+// none). A file of an earlier format version is migrated to version 3 in
+// one transaction, a crash meanwhile leaving it as it was: version 2's
+// records get their checksums; version 1's seen set, a bucket "seen" of
+// 20-byte keys (4 bytes of the SHA-256 of the host key, then 16 of the
+// URL's), becomes the seen log (bytes 4 to 12 of each key are the URL's
+// fingerprint) and the bucket is deleted. A file of version 3 is not
+// read by an earlier version of this package. It
 // refuses a file that is empty, truncated, corrupt, of another format
 // version or not this package's (a bbolt file without its meta, or not a
 // bbolt file at all) with an error naming the file, after reading it
@@ -140,10 +150,13 @@
 // one (its page ids within the file, none of them in use), and every page
 // of every bucket's tree (page ids within the file, each page reached
 // once, its type, its elements within it, keys in order within each page
-// and between a branch and its children, nested buckets).
+// and between a branch and its children, nested buckets). Then, opened,
+// it reads every record and refuses the file if one fails its checksum,
+// naming the bucket and the key.
 package boltfrontier
 
 import (
+	"bytes"
 	"container/heap"
 	"container/list"
 	"context"
@@ -325,7 +338,12 @@ func Open(path string, opts *Options) (*Frontier, error) {
 	if err := guard(func() error { return migrate(db) }); err != nil {
 		db.Close()
 		f.tables.Release()
-		return nil, fmt.Errorf("boltfrontier: %s: migrate from format version 1: %w", path, err)
+		return nil, fmt.Errorf("boltfrontier: %s: migrate from an earlier format version: %w", path, err)
+	}
+	if err := guard(func() error { return db.View(checkRecords) }); err != nil {
+		db.Close()
+		f.tables.Release()
+		return nil, fmt.Errorf("boltfrontier: %s: %w: %v", path, ErrNotState, err)
 	}
 	if err := guard(func() error { return f.load() }); err != nil {
 		db.Close()
@@ -445,11 +463,11 @@ func validate(path string, timeout time.Duration) error {
 			}
 			buckets := allBuckets
 			switch v := getU64(meta.Get(metaVersion)); v {
-			case formatVersion:
+			case formatVersion, 2:
 			case 1:
 				buckets = allBucketsV1 // migrated by Open
 			default:
-				return fmt.Errorf("format version %d, this package reads versions 1 and %d", v, formatVersion)
+				return fmt.Errorf("format version %d, this package reads versions 1 to %d", v, formatVersion)
 			}
 			for _, b := range buckets {
 				if tx.Bucket(b) == nil {
@@ -465,11 +483,12 @@ func validate(path string, timeout time.Duration) error {
 	return nil
 }
 
-// migrate turns a file of format version 1 into version 2, in one
-// transaction: each key of the seen bucket holds the first 8 bytes of its
-// URL's SHA-256 at bytes 4 to 12, which are its fingerprint; they are
-// written to the seen log and the seen bucket is deleted. A file of
-// version 2 is left as it is.
+// migrate turns a file of format version 1 or 2 into version 3, in one
+// transaction. Version 1 to 2: each key of the seen bucket holds the
+// first 8 bytes of its URL's SHA-256 at bytes 4 to 12, which are its
+// fingerprint; they are written to the seen log and the seen bucket is
+// deleted. Version 2 to 3: every record gets its checksum (seal.go). A
+// file of version 3 is left as it is.
 func migrate(db *bolt.DB) error {
 	var v uint64
 	db.View(func(tx *bolt.Tx) error {
@@ -481,39 +500,59 @@ func migrate(db *bolt.DB) error {
 	}
 	return db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		old := tx.Bucket(bucketSeenV1)
-		if old == nil {
-			return errors.New("seen bucket missing")
-		}
-		log, err := tx.CreateBucket(bucketSeenLog)
-		if err != nil {
-			return err
-		}
-		const perRecord = 1 << 13 // 64 KB records
-		fps := make([]byte, 0, 8*perRecord)
-		c := old.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if len(k) != 20 {
-				return fmt.Errorf("seen key %x: %d bytes, want 20", k, len(k))
-			}
-			fps = append(fps, k[4:12]...)
-			if len(fps) == cap(fps) {
-				if err := appendSeen(log, fps); err != nil {
-					return err
-				}
-				fps = fps[:0]
-			}
-		}
-		if len(fps) > 0 {
-			if err := appendSeen(log, fps); err != nil {
+		if v == 1 {
+			if err := seenLogFromV1(tx); err != nil {
 				return err
 			}
 		}
-		if err := tx.DeleteBucket(bucketSeenV1); err != nil {
+		if err := sealAll(tx); err != nil {
 			return err
 		}
 		return meta.Put(metaVersion, u64(formatVersion))
 	})
+}
+
+// seenLogFromV1 makes the seen log of version 2 from the seen bucket of
+// version 1, and deletes that.
+func seenLogFromV1(tx *bolt.Tx) error {
+	old := tx.Bucket(bucketSeenV1)
+	if old == nil {
+		return errors.New("seen bucket missing")
+	}
+	log, err := tx.CreateBucket(bucketSeenLog)
+	if err != nil {
+		return err
+	}
+	log.FillPercent = 1
+	const perRecord = 1 << 13 // 64 KB records
+	fps := make([]byte, 0, 8*perRecord)
+	flush := func() error {
+		n, err := log.NextSequence()
+		if err != nil {
+			return err
+		}
+		err = log.Put(u64(n), bytes.Clone(fps)) // sealed by sealAll
+		fps = fps[:0]
+		return err
+	}
+	c := old.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) != 20 {
+			return fmt.Errorf("seen key %x: %d bytes, want 20", k, len(k))
+		}
+		fps = append(fps, k[4:12]...)
+		if len(fps) == cap(fps) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(fps) > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	return tx.DeleteBucket(bucketSeenV1)
 }
 
 // place returns where the seen set keeps fp: fp mixed with a key drawn at
@@ -533,16 +572,28 @@ func (f *Frontier) load() error {
 		if meta == nil {
 			return errors.New("meta bucket missing")
 		}
-		if b := meta.Get(metaRoots); b != nil {
+		b, err := get(meta, bucketMeta, metaRoots)
+		if err != nil {
+			return err
+		}
+		if b != nil {
 			roots, err := splitRoots(b)
 			if err != nil {
 				return fmt.Errorf("roots: %w", err)
 			}
+			scope, err := get(meta, bucketMeta, metaScope)
+			if err != nil {
+				return err
+			}
 			f.identity = true
 			f.roots = roots
-			f.scope = string(meta.Get(metaScope))
+			f.scope = string(scope)
 		}
-		err := tx.Bucket(bucketSeenLog).ForEach(func(k, v []byte) error {
+		err = tx.Bucket(bucketSeenLog).ForEach(func(k, v []byte) error {
+			v, err := unseal(bucketSeenLog, k, v)
+			if err != nil {
+				return err
+			}
 			if len(v)%8 != 0 {
 				return fmt.Errorf("seen log record %x: %d bytes, not a multiple of 8", k, len(v))
 			}
@@ -555,7 +606,15 @@ func (f *Frontier) load() error {
 			return err
 		}
 		w := f.w
-		w.seq, w.done, w.pages, w.results = getU64(meta.Get(metaSeq)), getU64(meta.Get(metaDone)), getU64(meta.Get(metaPages)), getU64(meta.Get(metaResults))
+		var counters [4]uint64
+		for i, k := range [][]byte{metaSeq, metaDone, metaPages, metaResults} {
+			v, err := get(meta, bucketMeta, k)
+			if err != nil {
+				return err
+			}
+			counters[i] = getU64(v)
+		}
+		w.seq, w.done, w.pages, w.results = counters[0], counters[1], counters[2], counters[3]
 		f.seq, f.done, f.pages = w.seq, int(w.done), int(w.pages)
 		hostOf := func(key string) *host {
 			h := f.hosts[key]
@@ -579,6 +638,10 @@ func (f *Frontier) load() error {
 			f.fresh++
 		}
 		err = tx.Bucket(bucketRetry).ForEach(func(k, v []byte) error {
+			v, err := unseal(bucketRetry, k, v)
+			if err != nil {
+				return err
+			}
 			key, seq, ok := splitQueueKey(k)
 			r, at, err := decodeRequest(v)
 			if !ok || err != nil {
@@ -595,7 +658,11 @@ func (f *Frontier) load() error {
 		for _, h := range f.hosts {
 			h.later.init()
 			f.pending += h.fresh() + len(h.later)
-			if b := hosts.Get([]byte(h.key)); b != nil {
+			b, err := get(hosts, bucketHosts, []byte(h.key))
+			if err != nil {
+				return err
+			}
+			if b != nil {
 				rec, err := decodeHost(b)
 				if err != nil {
 					return fmt.Errorf("host %s: %w", h.key, err)
@@ -670,6 +737,10 @@ func (f *Frontier) Results(ctx context.Context, yield func(crawl.Result) bool) e
 				}
 			}
 			for ; k != nil && len(batch) < cap(batch); k, v = c.Next() {
+				v, err := unseal(bucketResults, k, v)
+				if err != nil {
+					return fmt.Errorf("boltfrontier: %s: result: %w", f.path, err)
+				}
 				var r crawl.Result
 				if err := r.UnmarshalBinary(v); err != nil {
 					return fmt.Errorf("boltfrontier: %s: result %x: %w", f.path, k, err)

@@ -408,11 +408,11 @@ func TestStartNoRoots(t *testing.T) {
 	}
 }
 
-// A queue record that cannot be read (damage within a record, which Open's
-// page checks do not see) stops the Frontier with an error naming it: Take
-// returns it at once, as every later call does, rather than ask for the
-// host again and again with the Frontier's lock held (which hung Take,
-// Ack and Extend for good).
+// A queue record that cannot be read (one whose checksum holds but which
+// does not decode: Open refuses one whose checksum fails) stops the
+// Frontier with an error naming it: Take returns it at once, as every
+// later call does, rather than ask for the host again and again with the
+// Frontier's lock held (which hung Take, Ack and Extend for good).
 func TestDamagedQueueRecord(t *testing.T) {
 	ctx := context.Background()
 	f, path := open(t, &Options{NoSync: true})
@@ -433,7 +433,7 @@ func TestDamagedQueueRecord(t *testing.T) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketQueue).Cursor()
 		k, _ := c.First()
-		return tx.Bucket(bucketQueue).Put(bytes.Clone(k), []byte{0xff, 0x01})
+		return tx.Bucket(bucketQueue).Put(bytes.Clone(k), seal(k, []byte{0xff, 0x01}))
 	})
 	db.Close()
 	if err != nil {
@@ -457,5 +457,85 @@ func TestDamagedQueueRecord(t *testing.T) {
 	}
 	if _, err := f.Counts(ctx); err == nil {
 		t.Error("Counts after the damaged record: no error")
+	}
+}
+
+// One byte changed in any record of the file (a URL's digit, a counter, a
+// Result), which bbolt's pages do not checksum: Open refuses the file with
+// an error naming the record, and leaves it byte for byte as it was.
+func TestDamagedRecordRefused(t *testing.T) {
+	ctx := context.Background()
+	f, path := open(t, &Options{NoSync: true})
+	policy := crawl.Policy{HostWorkers: 4, Roots: []string{"http://a.test/1"}}
+	if err := f.Start(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(ctx, reqs("http://a.test/1", "http://a.test/2", "http://a.test/3")...); err != nil {
+		t.Fatal(err)
+	}
+	l := mustTake(t, f, "http://a.test/1")
+	if _, err := f.Ack(ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every record of every bucket: flip one bit of its value in place.
+	type rec struct{ bucket, key []byte }
+	var recs []rec
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			tx.Bucket(b).ForEach(func(k, v []byte) error {
+				if !unsealed(b, k) {
+					recs = append(recs, rec{b, bytes.Clone(k)})
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	db.Close()
+	if len(recs) < 8 {
+		t.Fatalf("%d records, want the file's every kind", len(recs))
+	}
+	for _, r := range recs {
+		if err := os.WriteFile(path, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(r.bucket)
+			v := bytes.Clone(b.Get(r.key))
+			v[0] ^= 0x04
+			return b.Put(r.key, v)
+		})
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(path)
+		f, err := Open(path, &Options{NoSync: true})
+		if err == nil {
+			f.Close()
+			t.Errorf("%s %q damaged: Open accepted the file", r.bucket, r.key)
+			continue
+		}
+		if !errors.Is(err, ErrNotState) || !strings.Contains(err.Error(), "damaged record") || !strings.Contains(err.Error(), string(r.bucket)) {
+			t.Errorf("%s %q damaged: Open: %v; want ErrNotState naming the damaged record", r.bucket, r.key, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+			t.Errorf("%s %q damaged: Open changed the file it refused", r.bucket, r.key)
+		}
 	}
 }

@@ -108,3 +108,73 @@ func TestMigrateV1(t *testing.T) {
 		return nil
 	})
 }
+
+// TestMigrateV2 checks that Open turns a version 2 file (records without
+// checksums) into a version 3 one holding the same crawl, every record
+// sealed. The version 2 file is a crawl's file with its checksums cut off
+// and its version set back, which is what version 2 wrote.
+func TestMigrateV2(t *testing.T) {
+	ctx := context.Background()
+	path := v1File(t)
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			b := tx.Bucket(name)
+			var ks, vs [][]byte
+			b.ForEach(func(k, v []byte) error {
+				if !unsealed(name, k) {
+					ks, vs = append(ks, bytes.Clone(k)), append(vs, bytes.Clone(v[:len(v)-sealLen]))
+				}
+				return nil
+			})
+			for i := range ks {
+				if err := b.Put(ks[i], vs[i]); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(metaVersion, u64(2))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err = Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open of a version 2 file: %v", err)
+	}
+	if n, err := f.Push(ctx, v1URLs()...); n != 0 || err != nil {
+		t.Errorf("Push of the URLs seen: got %d new, %v; want 0, nil", n, err)
+	}
+	if c, err := f.Counts(ctx); err != nil || c != (crawl.Counts{Queued: 300, Done: 3, Pages: 4}) {
+		t.Errorf("Counts %+v, %v; want 300 queued, 3 done, 4 pages", c, err)
+	}
+	var results []string
+	f.Results(ctx, func(r crawl.Result) bool { results = append(results, r.URL); return true })
+	if len(results) != 3 {
+		t.Errorf("Results %q, want 3", results)
+	}
+	f.Close()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if v := getU64(tx.Bucket(bucketMeta).Get(metaVersion)); v != formatVersion {
+			t.Errorf("format version %d, want %d", v, formatVersion)
+		}
+		if err := checkRecords(tx); err != nil {
+			t.Errorf("records after the migration: %v", err)
+		}
+		return nil
+	})
+}

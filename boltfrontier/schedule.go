@@ -281,7 +281,11 @@ func (f *Frontier) admit(now time.Time, reqs []crawl.Request, u *unit) (int, err
 // f.hosts. f.mu is held.
 func (f *Frontier) readHost(key string, tx *bolt.Tx) (*host, error) {
 	h := &host{key: key, delay: f.policy.HostDelay}
-	if b := tx.Bucket(bucketHosts).Get([]byte(key)); b != nil {
+	b, err := get(tx.Bucket(bucketHosts), bucketHosts, []byte(key))
+	if err != nil {
+		return nil, fmt.Errorf("boltfrontier: %s: %w", f.path, err)
+	}
+	if b != nil {
 		rec, err := decodeHost(b)
 		if err != nil {
 			return nil, fmt.Errorf("boltfrontier: %s: host %s: %w", f.path, key, err)
@@ -326,6 +330,10 @@ func (f *Frontier) refill(h *host) error {
 			prefix := queueKey(h.key, 0)[:len(h.key)+1]
 			for k, v := c.Seek(queueKey(h.key, h.lastSeq+1)); k != nil && bytes.HasPrefix(k, prefix) && len(h.buf) < f.opts.Prefetch; k, v = c.Next() {
 				_, seq, ok := splitQueueKey(k)
+				v, err := unseal(bucketQueue, k, v)
+				if err != nil {
+					return fmt.Errorf("boltfrontier: %s: %w", f.path, err)
+				}
 				r, _, err := decodeRequest(v)
 				if !ok || err != nil {
 					return fmt.Errorf("boltfrontier: %s: queue record %q: %w", f.path, k, errRecord)

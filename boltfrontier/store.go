@@ -44,7 +44,7 @@ var (
 
 const (
 	formatName    = "asyncrawl boltfrontier"
-	formatVersion = 2
+	formatVersion = 3
 )
 
 // fingerprint is the fingerprint of a URL in the seen log: the first 8
@@ -500,7 +500,7 @@ func (w *writer) commit(batch []unit) error {
 				switch o.kind {
 				case opAdmit:
 					fps = binary.BigEndian.AppendUint64(fps, o.fp)
-					err = queue.Put(queueKey(o.host, o.seq), encodeRequest(&o.req, time.Time{}))
+					err = put(queue, queueKey(o.host, o.seq), encodeRequest(&o.req, time.Time{}))
 					seq = max(seq, o.seq)
 				case opAck:
 					from := queue
@@ -516,7 +516,7 @@ func (w *writer) commit(batch []unit) error {
 						var b []byte
 						if b, err = o.result.MarshalBinary(); err == nil {
 							results++
-							err = res.Put(u64(results), b)
+							err = put(res, u64(results), b)
 						}
 					}
 				case opRetry:
@@ -524,15 +524,15 @@ func (w *writer) commit(batch []unit) error {
 						err = queue.Delete(queueKey(o.host, o.seq))
 					}
 					if err == nil {
-						err = retry.Put(queueKey(o.host, o.seq), encodeRequest(&o.req, o.at))
+						err = put(retry, queueKey(o.host, o.seq), encodeRequest(&o.req, o.at))
 					}
 					if o.page {
 						pages++
 					}
 				case opHost:
-					err = hosts.Put([]byte(o.host), o.val)
+					err = put(hosts, []byte(o.host), o.val)
 				case opMeta:
-					err = meta.Put(o.name, o.val)
+					err = put(meta, o.name, o.val)
 				}
 				if err != nil {
 					return err
@@ -548,7 +548,7 @@ func (w *writer) commit(batch []unit) error {
 			k []byte
 			v uint64
 		}{{metaSeq, seq}, {metaDone, done}, {metaPages, pages}, {metaResults, results}} {
-			if err := meta.Put(kv.k, u64(kv.v)); err != nil {
+			if err := put(meta, kv.k, u64(kv.v)); err != nil {
 				return err
 			}
 		}
@@ -569,5 +569,5 @@ func appendSeen(log *bolt.Bucket, fps []byte) error {
 	}
 	// Keys only ever grow: pages split full, not half full.
 	log.FillPercent = 1
-	return log.Put(u64(n), fps)
+	return put(log, u64(n), fps)
 }
