@@ -211,6 +211,7 @@ type Crawl struct {
 	r        *run
 	ctx      context.Context // the Run's context: Add uses it for the frontier
 	closing  chan struct{}   // closed by Close
+	added    chan struct{}   // an Add queued a URL (with a page budget)
 	close    sync.Once
 	finished chan struct{} // closed when the crawl has ended
 	stats    *Stats
@@ -330,7 +331,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	if err := r.openRenderer(rctx); err != nil {
 		return fail(fmt.Errorf("crawl: %w", err))
 	}
-	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), finished: make(chan struct{})}
+	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), added: make(chan struct{}, 1), finished: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group
 	if cfg.leaseTerm > 0 {
@@ -357,13 +358,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		defer cancelRun()
 		defer endCancel()
 		defer stopEnd()
-		var err error
-		select {
-		case <-cr.closing:
-			err = front.Join(rctx)
-		case <-rctx.Done():
-			err = rctx.Err()
-		}
+		err := cr.await(rctx, front, cfg.maxPages)
 		stopWorkers()
 		g.Wait()
 		r.closeRenderer()
@@ -463,7 +458,63 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("crawl: add: %w", err))
 	}
+	if n > 0 {
+		select {
+		case cr.added <- struct{}{}:
+		default:
+		}
+	}
 	return n, errors.Join(errs...)
+}
+
+// await waits for the crawl's end: Close, then nothing left to fetch; or
+// ctx done; or, with a page budget, the budget spent (Join returns then
+// with only new Requests left, which no Add can change), Close or not.
+func (cr *Crawl) await(ctx context.Context, front Frontier, maxPages int) error {
+	if maxPages <= 0 {
+		select {
+		case <-cr.closing:
+			return front.Join(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for {
+		select {
+		case <-cr.closing: // as Run closes at once: no Join to cancel
+			return front.Join(ctx)
+		default:
+		}
+		jctx, stop := context.WithCancel(ctx)
+		joined := make(chan error, 1)
+		go func() { joined <- front.Join(jctx) }()
+		select {
+		case <-cr.closing:
+			stop()
+			<-joined
+			return front.Join(ctx)
+		case <-ctx.Done():
+			stop()
+			<-joined
+			return ctx.Err()
+		case err := <-joined:
+			stop()
+			if err != nil {
+				return err
+			}
+		}
+		// Nothing left to fetch now, or the budget spent.
+		if c, err := front.Counts(ctx); err == nil && c.Pages >= maxPages {
+			return nil
+		}
+		select {
+		case <-cr.closing:
+			return front.Join(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-cr.added:
+		}
+	}
 }
 
 // ParseRoot returns the URL that root names, normalised, as Run and Add

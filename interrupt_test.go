@@ -263,3 +263,60 @@ func TestStartAddRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A crawl started with a page budget ends when the budget is spent, Close
+// or not, as Start says; and one that ran dry under its budget goes on
+// with what Add gives it, until Close.
+func TestStartBudgetEnds(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a", "/b", "/c", "/d", "/e")))
+	mux.HandleFunc("/{p}", htmlPage("leaf"))
+	s := newSite(t, mux)
+	defer checkNoLeak(t)()
+	c, err := crawl.New(crawl.WithWorkers(2), crawl.WithMaxPages(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.Start(crawlerCtx(t), s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	var stats *crawl.Stats
+	go func() {
+		stats, err = cr.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		cr.Close()
+		<-ended
+		t.Fatal("the crawl did not end within 10 s of its budget spent, without Close")
+	}
+	if err != nil || stats.Budget != "max_pages" || stats.Todo == 0 {
+		t.Errorf("Wait: %+v, %v; want the max_pages budget, URLs left", stats, err)
+	}
+	if _, err := cr.Add(s.URL + "/late"); !errors.Is(err, crawl.ErrCrawlClosed) {
+		t.Errorf("Add after the budget ended the crawl: %v, want ErrCrawlClosed", err)
+	}
+
+	// Under its budget and dry: it waits for Add, then for Close.
+	c, err = crawl.New(crawl.WithWorkers(2), crawl.WithMaxPages(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err = c.Start(crawlerCtx(t), s.URL+"/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // /a fetched: dry
+	if n, err := cr.Add(s.URL + "/b"); n != 1 || err != nil {
+		t.Fatalf("Add to a crawl dry under its budget: %d, %v; want 1, nil", n, err)
+	}
+	cr.Close()
+	stats, err = cr.Wait()
+	if err != nil || stats.Done != 2 || stats.Budget != "" {
+		t.Errorf("Wait: %+v, %v; want 2 done, no budget", stats, err)
+	}
+}

@@ -32,7 +32,9 @@ const (
 	// X-Robots-Tag) or the link's rel="nofollow" keep it from being
 	// followed (WithRobotsDirectives).
 	LinkNofollow
-	// LinkTooDeep: past WithMaxDepth ("max_depth").
+	// LinkTooDeep: past WithMaxDepth ("max_depth"), whether or not the
+	// crawl has the URL already: depth is weighed before the seen set is
+	// asked.
 	LinkTooDeep
 	// LinkOverCap: past the page's first WithMaxLinksPerPage distinct
 	// links ("links_per_page").

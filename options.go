@@ -439,8 +439,10 @@ func WithRequestHook(f func(*http.Request) error) Option {
 }
 
 // WithPageHook sets a function called for every response that is not a
-// redirect, whatever its status or content type, after retries are over.
-// It comes after the default extractor (or a WithTypedLinkExtractor) found
+// redirect, whatever its status or content type, after retries are over,
+// but one whose body is over WithMaxBodySize (its Result's Err wraps
+// ErrBodyTooLarge: the page was not read whole, and no Page is made). It
+// comes after the default extractor (or a WithTypedLinkExtractor) found
 // the page's links and the crawler weighed them, so that Page.Links says
 // what became of each (Link.Fate), and before a custom WithLinkExtractor
 // is called. p.Body is valid only during the
@@ -654,7 +656,11 @@ func WithProgress(every time.Duration, f func(Progress)) Option {
 // reachable (documentation, benchmarking, 192.0.0.0/24); an IPv4 address
 // inside IPv6 (::ffff:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16) is
 // judged as that IPv4 address. The URL is not fetched and not retried: its
-// Result's Err wraps ErrBlockedAddress and names the address.
+// Result's Err wraps ErrBlockedAddress and names the address. A URL whose
+// host's robots.txt was so blocked is not fetched either: its Err is the
+// host's RobotsUnavailableError, which wraps it, and its FailKind is
+// "robots_unavailable" (a stored Result keeps that kind, not
+// ErrBlockedAddress).
 //
 // The check runs when a connection is dialled, on the address the host
 // name resolved to, so it holds for every URL, redirect hop and robots.txt

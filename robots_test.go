@@ -319,3 +319,28 @@ func TestRobotsInFlightWhenBudgetSpent(t *testing.T) {
 		t.Errorf("Budget %q, Done %d, Todo %d; want max_pages, 1, 1", stats.Budget, stats.Done, stats.Todo)
 	}
 }
+
+// A robots.txt that could not be fetched because its address is blocked
+// (WithBlockPrivateNetworks): the URLs of its host are robots_unavailable,
+// as RobotsUnavailableError says, not blocked, and a stored Result keeps
+// what the delivered one says.
+func TestRobotsBlockedKind(t *testing.T) {
+	err := &crawl.RobotsUnavailableError{URL: "http://10.0.0.1/robots.txt", Err: fmt.Errorf("dial 10.0.0.1: %w", crawl.ErrBlockedAddress)}
+	r := crawl.Result{URL: "http://10.0.0.1/a", Err: err}
+	if k := crawl.FailKind(r.Err); k != "robots_unavailable" {
+		t.Errorf("FailKind %q, want robots_unavailable", k)
+	}
+	b, merr := r.MarshalBinary()
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	var back crawl.Result
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if crawl.FailKind(back.Err) != "robots_unavailable" || !errors.Is(back.Err, crawl.ErrDisallowed) ||
+		!errors.Is(back.Err, crawl.ErrRobotsUnavailable) || back.Broken() != r.Broken() {
+		t.Errorf("stored: FailKind %q, disallowed %v, unavailable %v, broken %v; want those of the Result delivered (broken %v)",
+			crawl.FailKind(back.Err), errors.Is(back.Err, crawl.ErrDisallowed), errors.Is(back.Err, crawl.ErrRobotsUnavailable), back.Broken(), r.Broken())
+	}
+}

@@ -154,10 +154,12 @@ func FailKind(err error) string {
 		return "panic"
 	case errors.Is(err, ErrRender):
 		return "render"
+	case errors.Is(err, ErrRobotsUnavailable):
+		// Before the reasons it may wrap (an address blocked, ...):
+		// the URL itself was not fetched.
+		return "robots_unavailable"
 	case errors.Is(err, ErrBlockedAddress):
 		return "blocked"
-	case errors.Is(err, ErrRobotsUnavailable):
-		return "robots_unavailable"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
@@ -200,8 +202,10 @@ type Stats struct {
 	// from the queue, by the limit's name: "url_length"
 	// (WithMaxURLLength), "links_per_page" (WithMaxLinksPerPage) and
 	// "segment_repeats" (WithMaxSegmentRepeats); and the links in scope
-	// not queued because they are past WithMaxDepth, as "max_depth".
-	// They got no Result.
+	// past WithMaxDepth, as "max_depth": those are counted before the
+	// seen set is asked, so a link past the depth to a URL the crawl has
+	// already (a page linking back to the root) counts too. What is
+	// refused gets no Result (a URL the crawl had already has its own).
 	Refused map[string]int
 	// Todo is the number of URLs still queued when the Run stopped early;
 	// they got no Result. It is -1 when the frontier could not count
