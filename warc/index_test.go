@@ -489,3 +489,35 @@ func TestResume(t *testing.T) {
 		}
 	}
 }
+
+// The temporary index a resumed Writer killed before its Close left (kill
+// -9) is removed by the next resumed Writer; other files beside the index
+// are left alone.
+func TestResumeRemovesStaleIndex(t *testing.T) {
+	_, srv := newSite(t)
+	dir := t.TempDir()
+	opts := Options{File: filepath.Join(dir, "site.warc.gz"), Index: filepath.Join(dir, "site.cdxj"), Resume: true}
+	w := newWriter(t, opts)
+	crawlLike(t, w, srv)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stale := opts.Index + ".ABCDEFGHIJKLMNOPQRSTUVWXYZ.tmp" // as a killed run's
+	other := opts.Index + ".mine.tmp"
+	for _, f := range []string{stale, other} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w = newWriter(t, opts)
+	crawlLike(t, w, srv)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("%s left", stale)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("%s removed: %v", other, err)
+	}
+}

@@ -237,7 +237,8 @@ type Options struct {
 	// site.warc.gz and site-00001.warc.gz, site-00002.warc.gz), and an
 	// existing Index is kept, then replaced at Close by the index of its
 	// lines and the new ones, sorted, written to a new file in its
-	// directory (Index plus a random part and ".tmp") renamed over it.
+	// directory (Index plus a random part and ".tmp") renamed over it;
+	// those a run killed before its Close left are removed.
 	// So the index covers every file of the runs that wrote it and were
 	// closed; a run that ends without Close (kill -9) leaves the index as
 	// it was, without that run's records, and its files are left out of
@@ -411,7 +412,8 @@ func NewWriter(opts Options) (*Writer, error) {
 		name := opts.Index
 		if opts.Resume && exists(opts.Index) {
 			// A name of its own, so that a stale one a killed run left
-			// is not in the way.
+			// is not in the way; and those stale ones go.
+			removeStaleIndexes(opts.Index)
 			name = opts.Index + "." + rand.Text() + ".tmp"
 			w.indexTmp = name
 		}
@@ -440,6 +442,19 @@ func NewWriter(opts Options) (*Writer, error) {
 	}
 	go w.loop()
 	return w, nil
+}
+
+// removeStaleIndexes removes the temporary indexes a resumed Writer
+// killed before its Close left beside index: index + "." + 26 characters
+// of rand.Text + ".tmp".
+func removeStaleIndexes(index string) {
+	names, _ := filepath.Glob(index + ".*.tmp")
+	for _, n := range names {
+		mid := strings.TrimSuffix(strings.TrimPrefix(n, index+"."), ".tmp")
+		if len(mid) == 26 && strings.Trim(mid, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") == "" {
+			os.Remove(n)
+		}
+	}
 }
 
 // setErr records err as the error that stops the Writer, unless one
