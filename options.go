@@ -658,9 +658,8 @@ func WithProgress(every time.Duration, f func(Progress)) Option {
 // judged as that IPv4 address. The URL is not fetched and not retried: its
 // Result's Err wraps ErrBlockedAddress and names the address. A URL whose
 // host's robots.txt was so blocked is not fetched either: its Err is the
-// host's RobotsUnavailableError, which wraps it, and its FailKind is
-// "robots_unavailable" (a stored Result keeps that kind, not
-// ErrBlockedAddress).
+// host's RobotsUnavailableError, which wraps ErrBlockedAddress, and its
+// FailKind is "blocked".
 //
 // The check runs when a connection is dialled, on the address the host
 // name resolved to, so it holds for every URL, redirect hop and robots.txt

@@ -175,7 +175,9 @@ var ErrRobotsUnavailable = errors.New("robots.txt unavailable")
 // of the host: the URL was not fetched. It matches both ErrRobotsUnavailable
 // and ErrDisallowed with errors.Is, so that code that only wants to skip
 // disallowed URLs does, and a link checker can tell a site that is down
-// from one that says no. Its FailKind is "robots_unavailable".
+// from one that says no. Its FailKind is "robots_unavailable", or
+// "blocked" when the robots.txt's address was blocked
+// (WithBlockPrivateNetworks), whose ErrBlockedAddress it then wraps.
 type RobotsUnavailableError struct {
 	URL    string // the robots.txt
 	Status int    // its HTTP status (a 5xx, 429); 0 when no response came

@@ -321,14 +321,14 @@ func TestRobotsInFlightWhenBudgetSpent(t *testing.T) {
 }
 
 // A robots.txt that could not be fetched because its address is blocked
-// (WithBlockPrivateNetworks): the URLs of its host are robots_unavailable,
-// as RobotsUnavailableError says, not blocked, and a stored Result keeps
-// what the delivered one says.
+// (WithBlockPrivateNetworks): the URLs of its host are "blocked", as
+// RobotsUnavailableError says, and a stored Result says what the
+// delivered one says: disallowed, robots.txt unavailable, not broken.
 func TestRobotsBlockedKind(t *testing.T) {
 	err := &crawl.RobotsUnavailableError{URL: "http://10.0.0.1/robots.txt", Err: fmt.Errorf("dial 10.0.0.1: %w", crawl.ErrBlockedAddress)}
 	r := crawl.Result{URL: "http://10.0.0.1/a", Err: err}
-	if k := crawl.FailKind(r.Err); k != "robots_unavailable" {
-		t.Errorf("FailKind %q, want robots_unavailable", k)
+	if k := crawl.FailKind(r.Err); k != "blocked" {
+		t.Errorf("FailKind %q, want blocked", k)
 	}
 	b, merr := r.MarshalBinary()
 	if merr != nil {
@@ -338,7 +338,7 @@ func TestRobotsBlockedKind(t *testing.T) {
 	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	if crawl.FailKind(back.Err) != "robots_unavailable" || !errors.Is(back.Err, crawl.ErrDisallowed) ||
+	if crawl.FailKind(back.Err) != "blocked" || !errors.Is(back.Err, crawl.ErrDisallowed) || !errors.Is(back.Err, crawl.ErrBlockedAddress) ||
 		!errors.Is(back.Err, crawl.ErrRobotsUnavailable) || back.Broken() != r.Broken() {
 		t.Errorf("stored: FailKind %q, disallowed %v, unavailable %v, broken %v; want those of the Result delivered (broken %v)",
 			crawl.FailKind(back.Err), errors.Is(back.Err, crawl.ErrDisallowed), errors.Is(back.Err, crawl.ErrRobotsUnavailable), back.Broken(), r.Broken())

@@ -133,7 +133,8 @@ func orUnknown(s string) string {
 // "other". A URL not fetched because its host's robots.txt could not be
 // (see RobotsUnavailableError) is "robots_unavailable", apart from the
 // URLs robots.txt disallows ("disallowed"), so that a site that is down
-// shows in the report.
+// shows in the report; but "blocked" when the robots.txt's address was
+// blocked (WithBlockPrivateNetworks), which says why.
 func FailKind(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
@@ -154,12 +155,12 @@ func FailKind(err error) string {
 		return "panic"
 	case errors.Is(err, ErrRender):
 		return "render"
-	case errors.Is(err, ErrRobotsUnavailable):
-		// Before the reasons it may wrap (an address blocked, ...):
-		// the URL itself was not fetched.
-		return "robots_unavailable"
 	case errors.Is(err, ErrBlockedAddress):
+		// Before robots_unavailable: a robots.txt whose address is
+		// blocked says why the host's URLs were not fetched.
 		return "blocked"
+	case errors.Is(err, ErrRobotsUnavailable):
+		return "robots_unavailable"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
@@ -408,6 +409,7 @@ type resultJSON struct {
 	Depth       int    `json:"depth,omitempty"`
 	Tries       int    `json:"tries,omitempty"`
 	Elapsed     int64  `json:"elapsed_ns,omitempty"`
+	Robots      bool   `json:"robots_unavailable,omitempty"`
 }
 
 // MarshalBinary encodes r for a ResultStore to keep. Err is kept as its
@@ -424,6 +426,9 @@ func (r *Result) MarshalBinary() ([]byte, error) {
 	}
 	if r.Err != nil {
 		j.Err, j.FailKind = r.Err.Error(), FailKind(r.Err)
+		// A robots.txt that could not be fetched, of another kind
+		// (blocked): the URL was not fetched, and is not broken.
+		j.Robots = j.FailKind != "robots_unavailable" && errors.Is(r.Err, ErrRobotsUnavailable)
 	}
 	return json.Marshal(&j)
 }
@@ -440,20 +445,26 @@ func (r *Result) UnmarshalBinary(b []byte) error {
 		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed),
 	}
 	if j.Err != "" || j.FailKind != "" {
-		r.Err = &storedError{msg: j.Err, kind: j.FailKind}
+		r.Err = &storedError{msg: j.Err, kind: j.FailKind, robots: j.Robots}
 	}
 	return nil
 }
 
 // storedError is a Result's error as a ResultStore gave it back: its text
 // and its FailKind.
-type storedError struct{ msg, kind string }
+type storedError struct {
+	msg, kind string
+	robots    bool // a robots.txt unavailable, of another kind
+}
 
 func (e *storedError) Error() string { return e.msg }
 
 // Is reports whether the error stood for target, the sentinel error of its
 // kind.
 func (e *storedError) Is(target error) bool {
+	if e.robots && (target == ErrRobotsUnavailable || target == ErrDisallowed) {
+		return true
+	}
 	switch e.kind {
 	case "body_too_large":
 		return target == ErrBodyTooLarge
