@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -152,7 +153,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	)
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		if c, ok := info.Conn.(*conn); ok {
-			usedGen.Store(c.number())
+			usedGen.Store(c.serve(req.Context()))
 			used.Store(c)
 		}
 	}}
@@ -292,6 +293,7 @@ type conn struct {
 	// written before they return the end of its response.
 	emitted *item
 	werr    error
+	ctx     context.Context // of the request the connection carries
 	// last is the number of the last exchange emitted, and lastItem and
 	// lastErr what emitted and werr were for it, for a body closed after
 	// its exchange ended to learn whether it was written.
@@ -417,7 +419,7 @@ func (c *conn) taken() (*item, error) {
 func (c *conn) Close() error {
 	c.mu.Lock()
 	if !c.off && c.inBody {
-		c.emit("length")
+		c.emit(c.cutReason("length"))
 	}
 	c.off = true
 	c.mu.Unlock()
@@ -427,12 +429,28 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
-// number returns the number of the exchange under way on c, or of the
-// next if none is.
-func (c *conn) number() uint64 {
+// serve notes that c carries a request of ctx now, and returns the number
+// of the exchange under way on c, or of the next if none is.
+func (c *conn) serve(ctx context.Context) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.ctx = ctx
 	return c.gen
+}
+
+// cutReason returns the WARC-Truncated reason of a response cut short:
+// "time" if its request's deadline passed, "unspecified" if it was
+// cancelled (a crawl stopped), else def. c.mu is held.
+func (c *conn) cutReason(def string) string {
+	if c.ctx != nil {
+		switch err := c.ctx.Err(); {
+		case errors.Is(err, context.DeadlineExceeded):
+			return "time"
+		case err != nil:
+			return "unspecified"
+		}
+	}
+	return def
 }
 
 // reading reports whether a response body is being read on c, and the
@@ -444,14 +462,15 @@ func (c *conn) reading() (uint64, bool) {
 }
 
 // stop records exchange gen, if its body is still being read, as far as
-// it was read, marked WARC-Truncated: length: its caller closed the body.
+// it was read, marked WARC-Truncated: length (its caller closed the
+// body), or time or unspecified when its request's context was done.
 // It returns the item to wait on for the records, or the error that kept
 // them from the queue.
 func (c *conn) stop(gen uint64) (*item, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen && c.inBody && !c.off {
-		c.emit("length")
+		c.emit(c.cutReason("length"))
 		// The transport closes the connection: what it still reads
 		// is not a response.
 		c.off = true
@@ -592,7 +611,7 @@ func headEnd(b []byte, from int) int {
 func (c *conn) finish(cut bool) {
 	reason := ""
 	if cut {
-		reason = "disconnect"
+		reason = c.cutReason("disconnect")
 	}
 	c.emit(reason)
 }

@@ -3,6 +3,7 @@ package warc
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -783,12 +784,21 @@ func (f *limitedFile) Write(p []byte) (int, error) {
 	return f.File.Write(p)
 }
 
-// A write that fails part way is cut back to the last whole record: the
-// file and its index hold whole records only.
+// A write that fails part way is cut back to the last whole exchange: the
+// file and its index hold whole records only, and no response without its
+// request, wherever in an exchange the disk fills.
 func TestFailedWriteKeepsWholeRecords(t *testing.T) {
 	_, srv := newSite(t)
 	for _, plain := range []bool{false, true} {
-		t.Run(fmt.Sprintf("NoGzip=%v", plain), func(t *testing.T) {
+		for room := 5000; room < 6500; room += 53 {
+			failedWriteKeepsWholeExchanges(t, srv, plain, room)
+		}
+	}
+}
+
+func failedWriteKeepsWholeExchanges(t *testing.T, srv *httptest.Server, plain bool, room int) {
+	{
+		t.Run(fmt.Sprintf("NoGzip=%v,room=%d", plain, room), func(t *testing.T) {
 			dir := t.TempDir()
 			index := filepath.Join(dir, "crawl.cdxj")
 			w := newWriter(t, Options{Dir: dir, NoGzip: plain, Index: index, NoRevisits: true, Create: func(name string) (io.WriteCloser, error) {
@@ -796,7 +806,7 @@ func TestFailedWriteKeepsWholeRecords(t *testing.T) {
 				if err != nil || name == index {
 					return f, err
 				}
-				return &limitedFile{File: f, room: 5000}, nil
+				return &limitedFile{File: f, room: room}, nil
 			}})
 			client := &http.Client{Transport: w.Transport(nil)}
 			for i := 0; i < 20; i++ {
@@ -815,11 +825,24 @@ func TestFailedWriteKeepsWholeRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(recs) < 3 || st.Size() > 5000 {
-				t.Errorf("%d records in %d bytes, want the warcinfo and the whole exchanges that fit in 5000", len(recs), st.Size())
+			if len(recs) < 3 || st.Size() > int64(room) {
+				t.Errorf("%d records in %d bytes, want the warcinfo and the whole exchanges that fit in %d", len(recs), st.Size(), room)
+			}
+			requested := map[string]bool{}
+			for _, r := range warctest.ByType(recs, "request") {
+				requested[r.Get("WARC-Concurrent-To")] = true
+			}
+			resps := warctest.ByType(recs, "response")
+			for _, r := range resps {
+				if !requested[r.Get("WARC-Record-ID")] {
+					t.Errorf("response %s without its request record", r.Get("WARC-Target-URI"))
+				}
+			}
+			if n := len(warctest.ByType(recs, "request")); n != len(resps) {
+				t.Errorf("%d requests, %d responses: want whole exchanges", n, len(resps))
 			}
 			_, lines := readIndex(t, index)
-			if want := len(warctest.ByType(recs, "response")); len(lines) != want {
+			if want := len(resps); len(lines) != want {
 				t.Errorf("%d index lines, want one per response kept, %d", len(lines), want)
 			}
 		})
@@ -970,5 +993,56 @@ func TestBodyEndsAfterRecord(t *testing.T) {
 				t.Errorf("round %d: %s was read to its end without an error, and has no response record (%d of %d read well are recorded)", round, u, len(got), len(ok))
 			}
 		}
+	}
+}
+
+// A response cut short is marked by why (ISO 28500 §5.13): "length" when
+// its reader closed it early, "time" when its request's deadline passed,
+// "unspecified" when its request was cancelled (a crawl stopped), whether
+// the transport or the reader's Close ends it.
+func TestTruncatedReason(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<12) // 64 KiB
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+		w.Write(big[:len(big)/2])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	w := newWriter(t, Options{})
+	client := &http.Client{Transport: w.Transport(nil)}
+	get := func(path string, ctx context.Context, cancel func(), read int) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, read)); err != nil {
+			t.Fatal(err)
+		}
+		if cancel != nil {
+			cancel()
+			io.Copy(io.Discard, resp.Body) // fails: the request is done
+		}
+		resp.Body.Close()
+	}
+	get("/length", context.Background(), nil, 1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	get("/cancelled", ctx, cancel, 1000)
+	tctx, tcancel := context.WithTimeout(context.Background(), time.Hour)
+	defer tcancel()
+	dctx, dcancel := context.WithDeadline(tctx, time.Now().Add(300*time.Millisecond))
+	defer dcancel()
+	get("/deadline", dctx, func() { <-dctx.Done() }, 1000)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range warctest.ByType(readAll(t, w), "response") {
+		got[strings.TrimPrefix(r.Get("WARC-Target-URI"), srv.URL)] = r.Get("WARC-Truncated")
+	}
+	want := map[string]string{"/length": "length", "/cancelled": "unspecified", "/deadline": "time"}
+	if !maps.Equal(got, want) {
+		t.Errorf("WARC-Truncated by path: %v, want %v", got, want)
 	}
 }

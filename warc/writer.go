@@ -41,7 +41,10 @@
 // connection was closed before its end (a caller that stopped reading, as a
 // crawler does at its body size limit) is recorded as far as it was read
 // from the network and marked WARC-Truncated: length, and one cut by the
-// server (an early EOF or a read error) WARC-Truncated: disconnect. An
+// server (an early EOF or a read error) WARC-Truncated: disconnect; but
+// one whose request's context was done when it was cut is marked
+// WARC-Truncated: time if its deadline had passed (a request timeout),
+// unspecified if it was cancelled (a crawl stopped by Ctrl-C). An
 // exchange that got no complete status line and header (a refused
 // connection, a reset, a timeout before the response) writes no record at
 // all, neither request nor response; each attempt at a URL that got a
@@ -89,11 +92,14 @@
 // later fetches the URL again. The crawler of this module does so, and
 // treats a body whose Close fails as a failed fetch. A write costs the
 // exchange the time of one write(2), not a sync: a process killed (kill
-// -9) loses no record whose read returned, a machine that loses power may. A write that fails part way
-// (a full disk) is cut back to the end of the last whole record when the
-// file can be truncated (an *os.File can, and so can a Create's file with
-// a Truncate(int64) error method), and the Writer stops: every record in
-// the files is whole, whenever the process ends.
+// -9) loses no record whose read returned, a machine that loses power may.
+//
+// A write that fails part way (a full disk) is cut back to the end of
+// the last whole exchange (both its records: a response is never left
+// without its request) when the file can be truncated (an *os.File can,
+// and so can a Create's file with a Truncate(int64) error method), and the
+// Writer stops: every record in the files is whole, and every exchange,
+// whenever the process ends.
 //
 // A record of under 1 KiB (a request, a redirect, a revisit) and a
 // response whose body is compressed already (a content coding, JPEG, PNG,
@@ -108,7 +114,8 @@
 // is not recorded; then it waits for the exchanges being made, writes
 // them, and closes the file. A body the caller closed before its end
 // (resp.Body.Close) is recorded by that Close, before it returns, marked
-// WARC-Truncated: length, so that a Close of the Writer after it finds it.
+// WARC-Truncated: length (or time, or unspecified, as above), so that a
+// Close of the Writer after it finds it.
 //
 // # The CDXJ index
 //
@@ -288,7 +295,7 @@ type Writer struct {
 	fname  string          // of f, as the index's JSON gives it
 	size   int64           // bytes written to f
 	out    []byte          // whole records not yet written to f
-	ends   []int           // of each record in out
+	ends   []int           // of each exchange (and warcinfo record) in out
 	placed []placedLine    // index lines of the records in out
 	held   []heldItem      // the items whose records are in out
 	index  io.WriteCloser  // nil without Options.Index
@@ -682,13 +689,9 @@ func (w *Writer) add(it *item) {
 	start := len(w.out)
 	offset := w.size + int64(start)
 	w.out = append(w.out, it.buf.Bytes()...)
-	prev := 0
-	for _, end := range it.ends {
-		if end > prev {
-			w.ends = append(w.ends, start+end)
-			prev = end
-		}
-	}
+	// The file may be cut after the exchange, not between its records:
+	// a response without its request is not an exchange archived.
+	w.ends = append(w.ends, len(w.out))
 	if it.line != nil && it.ends[0] > 0 {
 		length := int64(it.ends[0])
 		if !w.gzip {
@@ -721,9 +724,9 @@ func (w *Writer) fail(err error) {
 }
 
 // flush writes the records held in one write. A write that fails part way
-// is cut back to the end of the last whole record in it, where the file
-// can be truncated, and only the index lines of the records written whole
-// are kept. Only loop calls it, and NewWriter before it.
+// is cut back to the end of the last whole exchange in it, where the file
+// can be truncated, and only the index lines of the exchanges written
+// whole are kept. Only loop calls it, and NewWriter before it.
 func (w *Writer) flush() {
 	if len(w.out) == 0 {
 		return
