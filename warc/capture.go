@@ -807,13 +807,15 @@ func compressed(coding, mediaType string) bool {
 }
 
 // renameTransferEncoding returns head with its Transfer-Encoding field
-// names changed to X-Crawler-Transfer-Encoding, the line otherwise as
-// received.
+// names changed to X-Crawler-Transfer-Encoding, and its Content-Length
+// ones (which chunked framing overrides: RFC 9112 §6.3) to
+// X-Crawler-Content-Length, so that no replay reads the de-chunked body
+// by a length it does not have; the lines otherwise as received.
 func renameTransferEncoding(head []byte) []byte {
 	var out bytes.Buffer
 	for line := range bytes.Lines(head) {
 		name, _, ok := bytes.Cut(line, []byte(":"))
-		if ok && strings.EqualFold(string(bytes.TrimSpace(name)), "transfer-encoding") {
+		if n := string(bytes.TrimSpace(name)); ok && (strings.EqualFold(n, "transfer-encoding") || strings.EqualFold(n, "content-length")) {
 			out.WriteString("X-Crawler-")
 		}
 		out.Write(line)

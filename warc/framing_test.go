@@ -123,6 +123,15 @@ func framing(t *testing.T, paths []string) {
 		if tr := r.Get("WARC-Truncated"); tr != "" {
 			t.Errorf("%s: WARC-Truncated %q, want none", p, tr)
 		}
+		// A body recorded de-chunked has no Content-Length a replay
+		// would read it by (chunked framing overrides one sent too).
+		if head, _ := r.HTTPParts(); bytes.Contains(head, []byte("X-Crawler-Transfer-Encoding")) {
+			for line := range bytes.Lines(head) {
+				if name, _, ok := bytes.Cut(line, []byte(":")); ok && strings.EqualFold(string(bytes.TrimSpace(name)), "content-length") {
+					t.Errorf("%s: de-chunked, and the head keeps %q", p, bytes.TrimSpace(line))
+				}
+			}
+		}
 	}
 	if len(paths) < len(framingCases) {
 		return // warcio reads the archive of all of them

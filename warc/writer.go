@@ -31,7 +31,8 @@
 //     (the chunk framing and any trailer fields are dropped) and its
 //     Transfer-Encoding header line is renamed X-Crawler-Transfer-Encoding,
 //     its value kept; no Content-Length is added: the body runs to the end
-//     of the record block.
+//     of the record block. A Content-Length the response had too, which
+//     chunked framing overrides, is renamed X-Crawler-Content-Length.
 //   - Interim 1xx responses (100 Continue, 103 Early Hints) are not
 //     recorded; the final response is.
 //
