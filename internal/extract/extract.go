@@ -88,6 +88,7 @@ func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, bo
 	s := scannerPool.Get().(*linkScanner)
 	defer s.release()
 	s.spec = spec
+	s.max = max
 	s.headers(header)
 	switch contentType {
 	case "text/html":
@@ -133,8 +134,9 @@ func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, bo
 		pend = append(pend, s.specPend...)
 		s.pend = pend // to be cleared on release
 	}
+	unread = s.over
 	if max > 0 && len(pend) > max {
-		pend, unread = pend[:max], len(pend)-max
+		pend, unread = pend[:max], unread+len(pend)-max
 	}
 	dst = slices.Grow(dst, len(pend))
 	var last *url.URL // the URL of the link appended last
@@ -218,6 +220,8 @@ type linkScanner struct {
 	baseRef  string
 	baseSeen bool
 	inert    bool // the element being read is in <svg>, <math> or a <template>
+	max      int  // the most links kept (0: no cap); Scan's max
+	over     int  // the links met past max, not kept
 
 	anchor   int  // index in pend of the open <a>'s link, or -1
 	formPost bool // the open form does not GET
@@ -243,6 +247,7 @@ func (s *linkScanner) release() {
 	s.text = s.text[:0]
 	s.meta = Meta{}
 	s.baseRef, s.baseSeen, s.inert = "", false, false
+	s.max, s.over = 0, 0
 	s.anchor, s.formPost = -1, false
 	clear(s.specPend)
 	s.specPend = s.specPend[:0]
@@ -267,6 +272,12 @@ func (s *linkScanner) add(ref []byte, role Role, source, rel string, level int, 
 			res = resolveNone
 		}
 		s.dataURI(ref[5:], level, res)
+		return -1
+	}
+	if s.max > 0 && len(s.pend) >= s.max {
+		// Past the cap: counted, not kept, so that a page of a million
+		// links costs no more than one of max.
+		s.over++
 		return -1
 	}
 	s.pend = append(s.pend, pendingLink{ref: string(ref), role: role, res: res, source: source, rel: rel})

@@ -2,8 +2,10 @@ package extract
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -245,4 +247,28 @@ func scanLinks(dst []Link, page *url.URL, header http.Header, body []byte, conte
 // scanLinksMax is Scan of Links.
 func scanLinksMax(dst []Link, page *url.URL, header http.Header, body []byte, contentType string, max int, spec bool) ([]Link, Meta, *url.URL, int) {
 	return Scan(dst, func(l Link) Link { return l }, page, header, body, contentType, max, spec, nil)
+}
+
+// A page of many more links than Scan's max keeps max of them: the rest are
+// counted as unread, not held, so its memory does not grow with them.
+func TestScanMaxBoundsMemory(t *testing.T) {
+	var b strings.Builder
+	const n = 100000
+	for i := range n {
+		fmt.Fprintf(&b, `<a href="http://other%d.example/p/%d">x</a>`, i, i)
+	}
+	body := []byte(b.String())
+	page, _ := url.Parse("http://h.example/")
+	id := func(l Link) Link { return l }
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	links, _, _, unread := Scan(nil, id, page, nil, body, "text/html", 40, false, nil)
+	runtime.ReadMemStats(&after)
+	if len(links) != 40 || unread != n-40 {
+		t.Fatalf("%d links, %d unread; want 40 and %d", len(links), unread, n-40)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(body))/4 {
+		t.Errorf("Scan allocated %d bytes for a %d-byte page whose links past 40 are not kept; want under a quarter of the page", got, len(body))
+	}
 }
