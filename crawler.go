@@ -47,7 +47,7 @@
 // the frontier schedules per host: at most WithHostWorkers requests in
 // flight to a host, a randomised WithHostDelay between their starts,
 // robots.txt obeyed (WithRobots, on by default, with its Crawl-delay capped
-// at 30s), and a 429 or 503 with Retry-After pausing the whole host. A URL
+// at 30s and a floor: no two starts closer than it), and a 429 or 503 with Retry-After pausing the whole host. A URL
 // waiting for its host never holds a worker: the workers take whatever URL
 // of any host may go now, so a slow host does not slow the others (with
 // WithRenderer, a worker may wait for the browser's requests to its URL's

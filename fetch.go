@@ -661,13 +661,11 @@ func isPermanent(err error) bool {
 		errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
-// bodyErr wraps an error met reading the body of out. A body that could
-// not be decoded still has its response; a network failure has none.
+// bodyErr wraps an error met reading the body of out. The response came
+// (its status and header), so it is kept, without a body: a Result of a
+// body cut short has its status. A retry, if any, makes a new one.
 func (f *fetcher) bodyErr(ctx context.Context, t task, out *response, err error) (*response, error) {
-	if err = f.attemptErr(ctx, t, err); isDecodeError(err) {
-		return out, err
-	}
-	return nil, err
+	return out, f.attemptErr(ctx, t, err)
 }
 
 // maxCodings is the most content codings a body may be wrapped in: each

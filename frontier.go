@@ -123,6 +123,14 @@ type host struct {
 	sched.Slot
 }
 
+// crawlDelay returns the Crawl-delay of h's robots.txt, 0 if none.
+func (h *host) crawlDelay() time.Duration {
+	if h.rules == nil {
+		return 0
+	}
+	return h.rules.Delay
+}
+
 // popper is a worker blocked in Take.
 type popper struct {
 	ch   chan *Lease   // receives the lease it is served
@@ -381,7 +389,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 		h.rules, h.opened = o.Rules, true
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
-			if n := now.Add(sched.Jitter(h.delay)); n.After(h.next) {
+			if n := now.Add(sched.Pause(h.delay, o.Rules.Delay)); n.After(h.next) {
 				h.next = n
 			}
 		}
@@ -633,7 +641,7 @@ func (f *MemoryFrontier) lease(h *host, l Lease, taken bool, now time.Time) *Lea
 	rec := &leaseRec{lease: l, req: l.Request, h: h, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
-		h.next = now.Add(sched.Jitter(h.delay))
+		h.next = now.Add(sched.Pause(h.delay, h.crawlDelay()))
 	}
 	rec.next = h.next
 	if f.policy.LeaseTerm > 0 {

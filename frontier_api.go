@@ -135,7 +135,9 @@ type Policy struct {
 	// included; at least 1.
 	HostWorkers int
 	// HostDelay is the least time between the starts of two requests to
-	// one host (each pause drawn from [d/2, 3d/2]); 0 for none.
+	// one host (each pause drawn from [d/2, 3d/2], d the larger of it and
+	// the host's HostRules.Delay, and never under that Crawl-delay: a
+	// site gets the delay it asked for in full); 0 for none.
 	HostDelay time.Duration
 	// Robots means that a RobotsRequest is handed out first for each new
 	// host, and no other URL of the host until it is acked.

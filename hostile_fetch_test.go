@@ -415,3 +415,34 @@ func TestFetchSlowServers(t *testing.T) {
 		})
 	}
 }
+
+// A response whose status line and header came, and whose body then
+// stalled past the request timeout, got a response: its Result has the
+// status (and the error), as "status ... 0 when none came" says; one that
+// sent nothing has 0.
+func TestStalledBodyKeepsStatus(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/stall", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("<p>a start"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("/silent", func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	})
+	mux.Handle("/{$}", htmlPage(`<a href="/stall">s</a><a href="/silent">n</a>`))
+	s := newSite(t, mux)
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithRequestTimeout(300*time.Millisecond), crawl.WithMaxTries(1))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if r := res[s.URL+"/stall"]; r.Status != 200 || r.Err == nil || r.Kind() != "fail" {
+		t.Errorf("/stall: status %d, err %v, kind %s; want 200, a timeout, fail", r.Status, r.Err, r.Kind())
+	}
+	if r := res[s.URL+"/silent"]; r.Status != 0 || r.Err == nil {
+		t.Errorf("/silent: status %d, err %v; want 0 and a timeout", r.Status, r.Err)
+	}
+}

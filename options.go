@@ -490,7 +490,10 @@ func WithHostWorkers(n int) Option {
 // host. Each pause is drawn uniformly from [d/2, 3d/2], so it is d on
 // average and never under d/2, as Scrapy's randomised delay. A robots.txt
 // Crawl-delay larger than d replaces it for its host, capped at
-// MaxCrawlDelay (30s). A URL waiting for its host's delay never holds a
+// MaxCrawlDelay (30s), and is a floor: each pause of that host is then
+// drawn from [c/2, 3c/2] but never under c, the Crawl-delay, so that the
+// site gets the spacing it asked for (a Crawl-delay of 100 is 30 s, and
+// pauses of 30 to 45 s). A URL waiting for its host's delay never holds a
 // worker (with WithRenderer, a worker may wait the delay after the
 // browser's last request to its URL's host). The default is 0, no delay;
 // d must not be negative.

@@ -145,7 +145,7 @@ const (
 // WithTransportWrapper, WithMaxBodySize and WithRequestTimeout apply; the
 // trap limits and WithMaxPages do not); to a host at most WithHostWorkers
 // at once, their starts spaced by the host's delay (each pause drawn from
-// [d/2, 3d/2], as the frontier's), counted together with the crawl's own
+// [d/2, 3d/2], never under its Crawl-delay, as the frontier's), counted together with the crawl's own
 // requests to the host in this process. A worker may then wait for the
 // browser's requests before it sends its own; with a delay, the frontier
 // is told of each of the browser's requests (Frontier.Pause), so that the
@@ -208,7 +208,7 @@ func (rr *renderer) host(key string) *browserHost {
 // d, waits until d (jittered) after the start of the one before, and
 // returns when the next may start. It returns ctx's error if ctx ends
 // first, holding nothing.
-func (h *browserHost) enter(ctx context.Context, d time.Duration) (release func(), next time.Time, err error) {
+func (h *browserHost) enter(ctx context.Context, d, floor time.Duration) (release func(), next time.Time, err error) {
 	select {
 	case h.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -224,7 +224,7 @@ func (h *browserHost) enter(ctx context.Context, d time.Duration) (release func(
 		release()
 		return nil, time.Time{}, err
 	}
-	h.next = time.Now().Add(sched.Jitter(d))
+	h.next = time.Now().Add(sched.Pause(d, floor))
 	return release, h.next, nil
 }
 
@@ -333,16 +333,17 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 	}
 	hkey := HostKey(key)
 	h := r.render.host(hkey)
-	d := r.cfg.hostDelay
+	d, floor := r.cfg.hostDelay, time.Duration(0)
 	if r.cfg.robots {
 		rules, err := r.browserRobots(ctx, h, hkey, key)
 		if err != nil {
 			return nil, err
 		}
-		d = max(d, rules.CrawlDelay())
+		floor = rules.CrawlDelay()
+		d = max(d, floor)
 	}
 	// The host's politeness, with the crawl's own requests (see fetching).
-	release, next, err := h.enter(ctx, d)
+	release, next, err := h.enter(ctx, d, floor)
 	if err != nil {
 		return nil, err
 	}
@@ -366,11 +367,12 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 // one of the host's requests that the browser's count with (see enter):
 // release gives its slot back once the response is read.
 func (r *run) fetching(ctx context.Context, l *Lease) (release func(), err error) {
-	d := r.cfg.hostDelay
+	d, floor := r.cfg.hostDelay, time.Duration(0)
 	if l.Rules != nil {
-		d = max(d, l.Rules.Delay)
+		floor = l.Rules.Delay
+		d = max(d, floor)
 	}
-	release, _, err = r.render.host(HostKey(l.URL)).enter(ctx, d)
+	release, _, err = r.render.host(HostKey(l.URL)).enter(ctx, d, floor)
 	return release, err
 }
 

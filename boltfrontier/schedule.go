@@ -80,6 +80,14 @@ type host struct {
 	sched.Slot
 }
 
+// crawlDelay returns the Crawl-delay of h's robots.txt, 0 if none.
+func (h *host) crawlDelay() time.Duration {
+	if h.rules == nil {
+		return 0
+	}
+	return h.rules.Delay
+}
+
 func (h *host) fresh() int { return len(h.buf) + h.spill }
 
 type popper struct {
@@ -524,7 +532,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 		h.rules, h.opened = o.Rules, true
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
-			if n := now.Add(sched.Jitter(h.delay)); n.After(h.next) {
+			if n := now.Add(sched.Pause(h.delay, o.Rules.Delay)); n.After(h.next) {
 				h.next = n
 			}
 		}
@@ -836,7 +844,7 @@ func (f *Frontier) lease(h *host, l *crawl.Lease, e entry, taken bool, now time.
 	rec := &leaseRec{lease: l, id: l.ID, req: l.Request, h: h, e: e, taken: taken, idx: -1, prevNext: h.next}
 	h.inflight++
 	if h.delay > 0 {
-		h.next = now.Add(sched.Jitter(h.delay))
+		h.next = now.Add(sched.Pause(h.delay, h.crawlDelay()))
 	}
 	rec.next = h.next
 	if f.policy.LeaseTerm > 0 {

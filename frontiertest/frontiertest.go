@@ -57,7 +57,8 @@
 //     alone; it is neither queued nor pending; its Retry brings it back,
 //     not before its time; once acked, every Lease of the host carries the
 //     HostRules it was acked with.
-//   - RobotsDelay: the Delay of a host's HostRules spaces its requests.
+//   - RobotsDelay: the Delay of a host's HostRules spaces its requests,
+//     no two starts closer than it (a Crawl-delay is a floor).
 //   - PageBudget: no more than Policy.MaxPages first attempts are handed
 //     out, retries still are, and Join returns once they are acked, URLs
 //     still queued.

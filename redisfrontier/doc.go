@@ -59,7 +59,8 @@
 //   - Politeness across processes, on the server's clock (TIME in the
 //     scripts): Policy.HostWorkers leases of a host out at once, the
 //     starts of its requests spaced by Policy.HostDelay or its robots.txt
-//     Crawl-delay, whichever is larger (each pause drawn from [d/2, 3d/2]),
+//     Crawl-delay, whichever is larger (each pause drawn from [d/2, 3d/2],
+//     and never under the Crawl-delay),
 //     Pause, and hosts taking turns. The clocks of the crawler machines
 //     never matter: Retry and Pause send the server a duration, not a
 //     time. A host's robots.txt is handed out once for the crawl, and its

@@ -832,13 +832,15 @@ local function takeFrom(h)
     out[#out + 1] = rules == '' and '  ' or ' ' .. rules .. ' '
     out[#out + 1] = enc
   end
-  local d = math.max(DELAY, tonumber(st[6]) or 0)
+  local rd = tonumber(st[6]) or 0
+  local d = math.max(DELAY, rd)
   -- The host's next start before and after, as text: a number turned
   -- into text costs a sprintf.
   local pn = st[2] or '0'
   local nxs = pn
   if d > 0 then
-    nx = vt + jitter(d, rnd())
+    -- Never sooner than the host's robots.txt Crawl-delay.
+    nx = vt + math.max(jitter(d, rnd()), rd)
     nxs = S(nx)
     hset = hset or {}
     hset[#hset + 1] = 'nx'
@@ -1137,7 +1139,7 @@ for e, ent in ipairs(ents) do
       redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd))
       if ent.rd > DELAY then
         local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
-        local n2 = now + jitter(ent.rd, ent.r)
+        local n2 = now + math.max(jitter(ent.rd, ent.r), ent.rd)
         if n2 > nx then redis.call('HSET', hk, 'nx', S(n2)) end
       end
     else

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -196,6 +197,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			return a
 		},
 	}))
+	// net/http's own complaints ("Unsolicited response received on idle
+	// HTTP channel", a server's framing gone wrong) go through the
+	// standard logger: they are the site's doing, and show with -v only.
+	log.SetFlags(0)
+	log.SetOutput(slog.NewLogLogger(logger.Handler(), slog.LevelDebug).Writer())
 	prog := newProgress()
 	text := newTextReport(reportMemory, func(err error) {
 		logger.Warn("the report's lines are kept in memory: they could not be spilled to disk", "err", err)

@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
 )
@@ -549,5 +553,46 @@ func TestStateNamedTwice(t *testing.T) {
 		if after, err := os.ReadFile(state); err != nil || !bytes.Equal(after, before) {
 			t.Fatalf("%s over the state: the state file changed (%v)", flag, err)
 		}
+	}
+}
+
+// A server whose body runs past its Content-Length makes net/http log
+// "Unsolicited response received on idle HTTP channel" through the
+// standard logger: with -q nothing of it reaches stderr; with -v it is a
+// debug line of the crawl's log.
+func TestNetHTTPLogQuiet(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					if req.URL.Path == "/robots.txt" {
+						io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+						continue
+					}
+					// 5 bytes said, 40 sent: the rest comes unasked.
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"+strings.Repeat("x", 35))
+					time.Sleep(200 * time.Millisecond)
+				}
+			}()
+		}
+	}()
+	root := "http://" + l.Addr().String() + "/"
+	if r := runCrawl(t, "-q", root); r.code != 0 || r.stderr != "" {
+		t.Errorf("-q: exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 	}
 }

@@ -30,6 +30,13 @@ func Jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d+1)
 }
 
+// Pause returns the pause before a host's next request start under a
+// delay d: Jitter(d), but never under floor, the Crawl-delay the host's
+// robots.txt asked for (d is at least that), which a site gets in full.
+func Pause(d, floor time.Duration) time.Duration {
+	return max(Jitter(d), floor)
+}
+
 // Slot is a host's place in Hosts. A frontier's host type embeds it; its
 // zero value is a host in neither the ring nor the heap.
 type Slot struct {
