@@ -72,6 +72,30 @@ func Transient(err error) bool {
 	return false
 }
 
+// transient is Transient for f's client: MOVED and ASK are transient
+// only to a cluster client, which follows them; a plain client (Open of
+// one node of a Redis Cluster) never will, and waiting would be for good.
+func (f *Frontier) transient(err error) bool {
+	if _, cluster := f.rdb.(*redis.ClusterClient); !cluster && isRedirect(err) {
+		return false
+	}
+	return Transient(err)
+}
+
+// isRedirect reports whether err is a cluster node's MOVED or ASK.
+func isRedirect(err error) bool {
+	return redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")
+}
+
+// fatal wraps an error that ends a call, saying what a cluster node's
+// redirection means to a client of one server.
+func fatal(err error) error {
+	if isRedirect(err) {
+		return fmt.Errorf("redisfrontier: the server is a node of a Redis Cluster, which sends the crawl's keys elsewhere (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
+	}
+	return fmt.Errorf("redisfrontier: %w", err)
+}
+
 // callArgs returns the keys and arguments of call c on its shard (-1: the
 // control keys): the common arguments (see scripts.go), then c's own, or,
 // for a call on several shards, its sections (see many in scripts.go).
@@ -254,12 +278,12 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 			case c.secs != nil && strings.Contains(err.Error(), "non local key"):
 				f.reload()
 				return errNonLocal
-			case Transient(err):
+			case f.transient(err):
 				wait = true
 				again = append(again, c)
 				f.reload()
 			default:
-				return fmt.Errorf("redisfrontier: %w", err)
+				return fatal(err)
 			}
 		}
 		pending = again
@@ -316,6 +340,8 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 		prep[i] = prepared{keys, args}
 	}
 	errs := make([]error, len(calls))
+	// A plain client's MOVED is for good (see transient).
+	_, cluster := f.rdb.(*redis.ClusterClient)
 	run := func(rdb redis.Cmdable, idx []int, wait bool) {
 		cmds := make([]*redis.Cmd, len(idx))
 		var w *redis.Cmd
@@ -347,7 +373,7 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 				err = perr
 			}
 			switch {
-			case err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")):
+			case err != nil && isRedirect(err) && cluster:
 				// A node asked directly, whose slots moved.
 				errs[i] = errMoved
 			case err != nil:

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/frontiertest"
@@ -80,4 +82,35 @@ func TestClusterFailover(t *testing.T) {
 		Crash:   func(t *testing.T, f crawl.Frontier, path string) { failover(t) },
 	})
 	t.Logf("%d masters killed", kills)
+}
+
+// Open of one node of a Redis Cluster (a plain client: the command's
+// -redis), for a crawl whose keys another node serves: the node answers
+// MOVED, which only a cluster client follows, so Start fails at once with
+// an error that says to open the cluster, rather than wait for good.
+func TestOneNodeOfACluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	node := c.Masters()[0]
+	name := ""
+	for i := range 100 {
+		n := "elsewhere" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		if c.MasterOf("crawl:{"+n+"}:meta") != node {
+			name = n
+			break
+		}
+	}
+	if name == "" {
+		t.Fatal("no crawl name whose keys another master serves")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f, err := redisfrontier.Open(ctx, "redis://"+node+"/0", &redisfrontier.Options{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = f.Start(ctx, crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.example/"}})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
+		t.Fatalf("Start on one node, the crawl's keys on another: %v (ctx %v); want at once an error saying to open the cluster", err, ctx.Err())
+	}
 }

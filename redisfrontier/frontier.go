@@ -604,8 +604,8 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !Transient(err) {
-			return fmt.Errorf("redisfrontier: %w", err)
+		if !f.transient(err) {
+			return fatal(err)
 		}
 		f.reload()
 		if err := f.await(ctx, nil, backoff); err != nil {

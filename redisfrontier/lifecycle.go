@@ -399,8 +399,9 @@ type Status struct {
 	Scope string
 	// Done reports whether nothing is pending in the crawl: nothing
 	// queued, leased or waiting to be retried. A crawl that is not done
-	// is running if Leased is not 0, and else waits for a process (one
-	// that stopped, or one waiting out a host's delay).
+	// is running if a lease's term has not ended (Leased is more than
+	// Expired), and else waits for a process (one that stopped, or one
+	// waiting out a host's delay).
 	Done bool
 	// Queued counts the Requests admitted and not taken, Retrying
 	// among them; Leased the leases out (robots.txt included, and the
@@ -409,6 +410,11 @@ type Status struct {
 	// Policy.MaxPages counts; Pending the Requests admitted and not
 	// acked.
 	Queued, Retrying, Leased, Acked, Pages, Pending int
+	// Expired counts the leases among Leased whose term has ended, on
+	// the Redis server's clock: their process stopped (kill -9, a
+	// machine lost) or was cut off, and the next Take of any process
+	// takes them back. Reset does not count them as held.
+	Expired int
 	// Finished is when a Join found the crawl done (or its page budget
 	// spent, with nothing left but new Requests: see Options.TTL), on
 	// the Redis server's clock; zero if none has. A crawl given new URLs since is
@@ -526,15 +532,20 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	// The leases' terms, on the server's clock, read on the local one.
 	serverNow := clock.Val().UnixMicro()
 	until := map[string]time.Time{}
+	ended := map[string]bool{}
 	for _, z := range ends {
 		if z.Score >= skipScore {
 			continue // not a lease: the member that keeps exp a skiplist
 		}
 		until[z.Member.(string)] = local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)
+		ended[z.Member.(string)] = int64(z.Score) <= serverNow
 	}
 	holders := map[string]*Holder{}
 	for id, rec := range recs {
 		s.Leased++
+		if ended[id] {
+			s.Expired++
+		}
 		owner := "?" // a record an earlier version wrote
 		if h := leaseHead.FindStringSubmatchIndex(rec); h != nil {
 			ol, _ := strconv.Atoi(rec[h[2]:h[3]])
@@ -580,8 +591,10 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 // and, for a crawl of several shards, under each shard's
 // "crawl:{name:N}:", found with SCAN (never KEYS, which blocks the
 // server; on each master of a Redis Cluster) and deleted in batches
-// (UNLINK). It refuses a crawl with leases out, returning an error
-// that wraps ErrLeased, unless force is set; it returns ErrNoCrawl if
+// (UNLINK). It refuses a crawl with leases out whose term has not
+// ended (on the server's clock: a lease whose process stopped holds
+// nothing once its term is over), returning an error that wraps
+// ErrLeased, unless force is set; it returns ErrNoCrawl if
 // there is no key to delete. It returns how many keys it deleted.
 //
 // Reset first replaces the crawl's meta hash with a mark, in one step with
@@ -622,7 +635,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		}
 		forced = "1"
 	}
-	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases"}, forced).Int64Slice()
+	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases", prefix + "exp"}, forced).Int64Slice()
 	if err != nil {
 		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
 	}
@@ -684,18 +697,28 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 	return deleted, nil
 }
 
-// shardLeases counts the leases out on the shards of crawl name.
+// shardLeases counts the leases out on the shards of crawl name whose
+// term has not ended, each on its master's clock.
 func shardLeases(ctx context.Context, client redis.UniversalClient, name string, shards int) (int, error) {
-	var cmds []*redis.IntCmd
+	var cmds []*redis.Cmd
 	_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for v := range shards {
-			cmds = append(cmds, p.HLen(ctx, shardPrefix(name, v)+"leases"))
+			sp := shardPrefix(name, v)
+			cmds = append(cmds, liveLeasesScript.Eval(ctx, p, []string{sp + "leases", sp + "exp"}))
 		}
 		return nil
 	})
 	n := 0
 	for _, c := range cmds {
-		n += int(c.Val())
+		v, _ := c.Int()
+		n += v
 	}
 	return n, err
 }
+
+// liveLeasesScript counts the leases of KEYS[1] whose term, in the sorted
+// set KEYS[2], has not ended (or that have none).
+var liveLeasesScript = redis.NewScript(`
+local t = redis.call('TIME')
+return redis.call('HLEN', KEYS[1]) - redis.call('ZCOUNT', KEYS[2], '-inf', t[1] * 1000000 + t[2])
+`)

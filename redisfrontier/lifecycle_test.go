@@ -642,3 +642,38 @@ func testJoinAsksWhenOver(t *testing.T, shards int) {
 		t.Errorf("Join read the counters %d times over %v of a crawl of %d URLs, want at most %d", got, waited, n, want)
 	}
 }
+
+// The leases of a process that stopped (no Close, no Extend) end with
+// their term: Inspect counts them as Expired, and Reset, without force,
+// no longer counts them as held, on one server and on 8 shards.
+func TestResetLeasesEnded(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	for _, shards := range []int{1, 8} {
+		name := fmt.Sprintf("ended%d", shards)
+		p := crawl.Policy{HostWorkers: 1, LeaseTerm: 300 * time.Millisecond}
+		f, err := redisfrontier.New(c, &redisfrontier.Options{Name: name, Shards: shards}), error(nil)
+		t.Cleanup(func() { f.Close() })
+		if err = f.Start(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Take(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// The process stops here: no Extend, no Close.
+		if _, err := redisfrontier.Reset(t.Context(), c, name, false); !errors.Is(err, redisfrontier.ErrLeased) {
+			t.Fatalf("%d shards: Reset in the lease's term: %v, want ErrLeased", shards, err)
+		}
+		time.Sleep(600 * time.Millisecond)
+		st, err := redisfrontier.Inspect(t.Context(), c, name)
+		if err != nil || st.Leased != 1 || st.Expired != 1 {
+			t.Fatalf("%d shards: Inspect after the term: %+v, %v; want 1 leased, 1 expired", shards, st, err)
+		}
+		if n, err := redisfrontier.Reset(t.Context(), c, name, false); err != nil || n == 0 {
+			t.Errorf("%d shards: Reset after the lease's term: %d, %v; want the keys deleted", shards, n, err)
+		}
+	}
+}

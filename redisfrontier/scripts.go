@@ -667,7 +667,10 @@ return 'sweep:' .. m[1] .. ':' .. m[2]
 // refused.
 var resetScript = redis.NewScript(`
 local cut = redis.call('HEXISTS', KEYS[1], 'reset') == 1
-local n = redis.call('HLEN', KEYS[2])
+local t = redis.call('TIME')
+-- The leases out whose term has not ended: those that ended are their
+-- stopped process's, which holds nothing any more.
+local n = redis.call('HLEN', KEYS[2]) - redis.call('ZCOUNT', KEYS[3], '-inf', t[1] * 1000000 + t[2])
 if n > 0 and ARGV[1] ~= '1' and not cut then return {0, n} end
 local d = redis.call('DEL', KEYS[1])
 if cut then d = 0 end

@@ -133,12 +133,12 @@ func statusState(st *redisfrontier.Status) string {
 	switch {
 	case st.Done:
 		return "done"
-	case st.Leased > 0:
+	case st.Leased > st.Expired:
 		return "running"
 	}
-	// Nothing leased: its processes stopped (a -max_pages spent, a
-	// Ctrl-C, a crash whose leases have gone back), or one waits out a
-	// host's delay.
+	// No lease in its term: its processes stopped (a -max_pages spent, a
+	// Ctrl-C, a crash, whose leases have gone back or ended), or one
+	// waits out a host's delay.
 	return "waiting"
 }
 
@@ -170,7 +170,11 @@ func writeStatus(w io.Writer, st *redisfrontier.Status, where string) error {
 	fmt.Fprintf(&b, "state:     %s\n", statusState(st))
 	fmt.Fprintf(&b, "roots:     %s\n", strings.Join(st.Roots, " "))
 	fmt.Fprintf(&b, "queued:    %d (%d waiting to be retried)\n", st.Queued, st.Retrying)
-	fmt.Fprintf(&b, "leased:    %d\n", st.Leased)
+	if st.Expired > 0 {
+		fmt.Fprintf(&b, "leased:    %d (%d of them past their term: their process stopped; the next process takes them back)\n", st.Leased, st.Expired)
+	} else {
+		fmt.Fprintf(&b, "leased:    %d\n", st.Leased)
+	}
 	fmt.Fprintf(&b, "done:      %d\n", st.Acked)
 	fmt.Fprintf(&b, "pages:     %d\n", st.Pages)
 	for _, h := range st.Holders {
@@ -200,6 +204,7 @@ type statusJSON struct {
 	Done     int          `json:"done"`
 	Pages    int          `json:"pages"`
 	Pending  int          `json:"pending"`
+	Expired  int          `json:"expired"`
 	Holders  []holderJSON `json:"holders"`
 	Finished *time.Time   `json:"finished,omitempty"`
 	Expires  *time.Time   `json:"expires,omitempty"`
@@ -223,7 +228,7 @@ func timeField(t time.Time) *time.Time {
 // writeStatusJSON writes the crawl's state as one JSON object.
 func writeStatusJSON(w io.Writer, st *redisfrontier.Status, where string) error {
 	j := statusJSON{Crawl: st.Name, Redis: where, State: statusState(st), Roots: st.Roots,
-		Queued: st.Queued, Retrying: st.Retrying, Leased: st.Leased, Done: st.Acked, Pages: st.Pages, Pending: st.Pending,
+		Queued: st.Queued, Retrying: st.Retrying, Leased: st.Leased, Done: st.Acked, Pages: st.Pages, Pending: st.Pending, Expired: st.Expired,
 		Holders: []holderJSON{}, Finished: timeField(st.Finished), Expires: timeField(st.Expires)}
 	if j.Roots == nil {
 		j.Roots = []string{}

@@ -326,3 +326,21 @@ func TestHolderTextEnded(t *testing.T) {
 		t.Errorf("holderText of leases ending in a minute: %q", got)
 	}
 }
+
+// A crawl whose leases are all past their term (its processes were
+// killed) is waiting, not running: no process is on it.
+func TestStatusStateLeasesEnded(t *testing.T) {
+	for _, tt := range []struct {
+		st   redisfrontier.Status
+		want string
+	}{
+		{redisfrontier.Status{Leased: 3, Expired: 3, Pending: 5}, "waiting"},
+		{redisfrontier.Status{Leased: 3, Expired: 2, Pending: 5}, "running"},
+		{redisfrontier.Status{Pending: 5}, "waiting"},
+		{redisfrontier.Status{Done: true}, "done"},
+	} {
+		if got := statusState(&tt.st); got != tt.want {
+			t.Errorf("statusState(%+v) = %s, want %s", tt.st, got, tt.want)
+		}
+	}
+}
