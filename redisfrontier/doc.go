@@ -107,7 +107,8 @@
 // Redis replicates asynchronously, so a master that dies may take its
 // last writes with it, which costs work done again, never a URL lost;
 // with Options.WaitReplicas each write waits for a replica, and a
-// failover costs nothing. docs/cluster.md in the repository tells every
+// failover loses no write (pages are fetched again only when the failover
+// and the wait outlast Policy.LeaseTerm). docs/cluster.md in the repository tells every
 // step and its failure cases, and what was measured.
 //
 // # Layout
