@@ -329,7 +329,7 @@ func (f *refFrontier) lease(key string, it refItem, now time.Time) *crawl.Lease 
 	rec := &refLease{lease: l, seq: f.st.Seq, item: it, started: now, prevNext: h.next}
 	h.leases++
 	if d := f.delay(key); d > 0 {
-		h.next = now.Add(jitter(d))
+		h.next = now.Add(max(jitter(d), f.crawlDelay(key)))
 	}
 	rec.next = h.next
 	if f.policy.LeaseTerm > 0 {
@@ -350,6 +350,15 @@ func (f *refFrontier) delay(key string) time.Duration {
 		d = max(d, r.Delay)
 	}
 	return d
+}
+
+// crawlDelay returns the Crawl-delay of the host key's rules, the floor
+// of its pauses. f.mu is held.
+func (f *refFrontier) crawlDelay(key string) time.Duration {
+	if r := f.st.Rules[key]; r != nil && f.bug != "ignoreDelay" {
+		return r.Delay
+	}
+	return 0
 }
 
 // jitter returns a pause drawn from [d/2, 3d/2].
@@ -420,7 +429,7 @@ func (f *refFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) 
 		f.st.Rules[key] = o.Rules
 		h.robotsOut = false
 		if d := f.delay(key); d > 0 {
-			h.next = maxTime(h.next, rec.started.Add(jitter(d)))
+			h.next = maxTime(h.next, rec.started.Add(max(jitter(d), f.crawlDelay(key))))
 		}
 		return n, nil
 	}
