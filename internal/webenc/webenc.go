@@ -120,7 +120,7 @@ func Encoder(name string) func(s string) (_ []byte, ok bool) {
 	gb := canonical == "gb18030" || canonical == "gbk"
 	coder := enc.NewEncoder()
 	return func(s string) ([]byte, bool) {
-		if japanese || gb {
+		if japanese {
 			var b []byte
 			for _, r := range s {
 				switch {
@@ -176,6 +176,11 @@ const (
 // decodeGB decodes GB18030 (or GBK, whose decoder is the same) as the
 // Standard does.
 func decodeGB(enc encoding.Encoding, body []byte) ([]byte, bool) {
+	if !bytes.Contains(body, []byte(gbA8BC)) && !bytes.Contains(body, []byte(gb4)) {
+		// The usual page: no walk of its characters.
+		d, err := enc.NewDecoder().Bytes(body)
+		return d, err == nil
+	}
 	var out []byte
 	from := 0 // of the bytes not yet decoded
 	flush := func(to int) bool {
