@@ -27,7 +27,9 @@ type Options struct {
 	// one hash tag, or, in a crawl of several Shards, under that tag and
 	// one tag of each shard, "crawl:{Name:N}:". Empty: Start derives it
 	// from Policy.Roots and Policy.Scope (a short hash), so that the same
-	// command run on N machines shares one crawl.
+	// command run on N machines shares one crawl. It may not hold '{',
+	// '}', ':' or a control character (see CheckName): Open, OpenCluster
+	// and Start refuse it.
 	Name string
 	// Shards is the number of parts a crawl's hosts are spread over, each
 	// under a hash tag of its own, so that a Redis Cluster spreads the
@@ -264,6 +266,9 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 // the client it makes: Close closes it. Open does not contact the server:
 // Start does, and waits for it.
 func Open(ctx context.Context, redisURL string, opts *Options) (*Frontier, error) {
+	if err := checkOptName(opts); err != nil {
+		return nil, err
+	}
 	o, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return nil, fmt.Errorf("redisfrontier: %w", err)
@@ -280,6 +285,9 @@ func Open(ctx context.Context, redisURL string, opts *Options) (*Frontier, error
 // Frontier owns the client it makes: Close closes it. Like Open, it does
 // not contact the cluster: Start does, and waits for it.
 func OpenCluster(ctx context.Context, addrs []string, opts *Options) (*Frontier, error) {
+	if err := checkOptName(opts); err != nil {
+		return nil, err
+	}
 	if len(addrs) == 0 {
 		return nil, errors.New("redisfrontier: OpenCluster: no address")
 	}
@@ -320,6 +328,14 @@ func (f *Frontier) Name() string {
 // Owner returns the name of this Frontier among the crawl's processes.
 func (f *Frontier) Owner() string { return f.owner }
 
+// checkOptName checks the crawl's name opts give, if any.
+func checkOptName(opts *Options) error {
+	if opts == nil || opts.Name == "" {
+		return nil
+	}
+	return CheckName(opts.Name)
+}
+
 // crawlName derives a crawl's name from its Roots and Scope.
 func crawlName(roots []string, scope string) string {
 	h := sha256.New()
@@ -343,6 +359,9 @@ func crawlName(roots []string, scope string) string {
 func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if p.HostWorkers < 1 {
 		return errors.New("redisfrontier: policy: HostWorkers must be at least 1")
+	}
+	if err := checkOptName(&f.opts); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	if f.closed {

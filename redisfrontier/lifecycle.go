@@ -37,7 +37,31 @@ var (
 	// process holds them, or held them and died (they end with their
 	// term).
 	ErrLeased = errors.New("leases are out")
+	// ErrBadName means that a crawl's name holds a character it may not
+	// (see CheckName).
+	ErrBadName = errors.New("bad crawl name")
 )
+
+// CheckName returns an error wrapping ErrBadName, naming the problem, if
+// name may not name a crawl: it is empty, or holds '{', '}' or ':' (a
+// crawl's keys are "crawl:{NAME}:...", and its shards' "crawl:{NAME:N}:...":
+// a name with those would share keys with another crawl's, or be reset
+// with it), or a control character. Open, OpenCluster, Start, Inspect
+// and Reset check the name they are given with it.
+func CheckName(name string) error {
+	if name == "" {
+		return fmt.Errorf("redisfrontier: %w: empty", ErrBadName)
+	}
+	for _, c := range name {
+		switch {
+		case c == '{' || c == '}' || c == ':':
+			return fmt.Errorf("redisfrontier: %w %q: it may not hold %q (the crawl's keys are \"crawl:{NAME}:...\", its shards' \"crawl:{NAME:N}:...\")", ErrBadName, name, c)
+		case c < 0x20 || c == 0x7f:
+			return fmt.Errorf("redisfrontier: %w %q: it may not hold a control character", ErrBadName, name)
+		}
+	}
+	return nil
+}
 
 // isNoCrawl reports whether err is the guard's reply: the crawl's meta
 // hash is gone.
@@ -455,6 +479,9 @@ const skipScore = 9e15
 // keys of the database (of each master of a Redis Cluster). It is safe
 // for concurrent use.
 func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*Status, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
 	prefix := keyPrefix(name)
 	var (
 		meta   *redis.MapStringStringCmd
@@ -609,6 +636,9 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 // find out at once. A crawl started again once Reset has returned is a
 // new crawl.
 func Reset(ctx context.Context, client redis.UniversalClient, name string, force bool) (int, error) {
+	if err := CheckName(name); err != nil {
+		return 0, err
+	}
 	prefix := keyPrefix(name)
 	forced := "0"
 	if force {

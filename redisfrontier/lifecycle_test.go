@@ -677,3 +677,67 @@ func TestResetLeasesEnded(t *testing.T) {
 		}
 	}
 }
+
+// TestBadName: a crawl's name that would share keys with another crawl's
+// (a hash tag's braces, the colon of a shard's tag) or hold a control
+// character is refused before anything is written, by every function that
+// takes one.
+func TestBadName(t *testing.T) {
+	for _, name := range []string{"a", "a b", "site-2026", "TestX/sub_test", "été", "a.b_c"} {
+		if err := redisfrontier.CheckName(name); err != nil {
+			t.Errorf("CheckName(%q) = %v, want nil", name, err)
+		}
+	}
+	bad := []string{"", "a}:x", "{a", "a}", "a:1", "site:2026", "a\nb", "a\x7f"}
+	for _, name := range bad {
+		if err := redisfrontier.CheckName(name); !errors.Is(err, redisfrontier.ErrBadName) {
+			t.Errorf("CheckName(%q) = %v, want ErrBadName", name, err)
+		}
+	}
+	s := redistest.Start(t)
+	c := client(t, s)
+	ctx := t.Context()
+	p := crawl.Policy{HostWorkers: 1}
+	// A crawl "a", whose keys a crawl named "a}:x" ("crawl:{a}:x}:...")
+	// would have shared its prefix with, and so been reset with.
+	a := open(t, s, &redisfrontier.Options{Name: "a"})
+	if err := a.Start(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Push(ctx, siteURL(0)); err != nil {
+		t.Fatal(err)
+	}
+	keys := crawlKeys(t, c, "a")
+	for _, name := range bad[1:] {
+		if f, err := redisfrontier.Open(ctx, s.URL(), &redisfrontier.Options{Name: name}); !errors.Is(err, redisfrontier.ErrBadName) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("Open with Name %q: %v, want ErrBadName", name, err)
+		}
+		if f, err := redisfrontier.OpenCluster(ctx, []string{s.Addr()}, &redisfrontier.Options{Name: name}); !errors.Is(err, redisfrontier.ErrBadName) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("OpenCluster with Name %q: %v, want ErrBadName", name, err)
+		}
+		f := redisfrontier.New(c, &redisfrontier.Options{Name: name})
+		if err := f.Start(ctx, p); !errors.Is(err, redisfrontier.ErrBadName) {
+			t.Errorf("Start with Name %q: %v, want ErrBadName", name, err)
+		}
+		f.Close()
+		if _, err := redisfrontier.Inspect(ctx, c, name); !errors.Is(err, redisfrontier.ErrBadName) {
+			t.Errorf("Inspect(%q): %v, want ErrBadName", name, err)
+		}
+		if _, err := redisfrontier.Reset(ctx, c, name, true); !errors.Is(err, redisfrontier.ErrBadName) {
+			t.Errorf("Reset(%q): %v, want ErrBadName", name, err)
+		}
+	}
+	all, err := c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(keys) {
+		t.Errorf("keys after the refused names: %q, want crawl a's only, %q", all, keys)
+	}
+}

@@ -223,7 +223,7 @@ func newCLI(cfg *config) *cli {
 	c.group("Crawling on several machines")
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
 	c.add(&addrsFlag{p: &cfg.cluster}, "ADDR[,ADDR...]", "share the crawl, as -redis does, through the Redis Cluster whose nodes include each ADDR (HOST:PORT; a node or a few will do: the others are learnt from them); may be repeated. The crawl is spread by host over the cluster's masters (in 256 shards), so that they share its work and its keys. Exclusive with -redis; every flag that goes with -redis goes with it", "redis_cluster")
-	c.add(&stringFlag{p: &cfg.crawlName}, "NAME", "the crawl's name on -redis or -redis_cluster (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
+	c.add(&nameFlag{stringFlag{p: &cfg.crawlName}}, "NAME", "the crawl's name on -redis or -redis_cluster, without '{', '}', ':' or a control character (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
 	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis or -redis_cluster, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
 	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer, or with -redis_cluster for a node of the cluster to answer that the cluster is up (cluster_state:ok), before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
 	c.add(givenFlag{&intFlag{p: &cfg.waitReplicas, min: 0}, &cfg.waitReplicasGiven}, "N", "with -redis or -redis_cluster, make each write of the crawl wait until N replicas of its master have it (Redis's WAIT), so that a replica that takes over from a failed master has every write, and the failover loses nothing; it costs a round trip from the master to a replica per write, and while fewer than N replicas of a master are up the crawl waits for them. 0: no wait; Redis replicates asynchronously, and a failover may lose the master's last writes (their URLs are fetched again, and may get two results)", "redis_wait_replicas")
@@ -518,6 +518,25 @@ func (f *stringFlag) String() string {
 func (f *stringFlag) Set(s string) error {
 	if s == "" {
 		return errors.New("must not be empty")
+	}
+	*f.p = s
+	return nil
+}
+
+// nameFlag is a crawl's name, as redisfrontier.CheckName allows.
+type nameFlag struct{ stringFlag }
+
+func (f *nameFlag) Set(s string) error {
+	if err := redisfrontier.CheckName(s); err != nil {
+		if s == "" {
+			return errors.New("must not be empty")
+		}
+		// The problem, without the name the flag's error quotes.
+		msg := err.Error()
+		if i := strings.Index(msg, `": `); i >= 0 {
+			msg = msg[i+3:]
+		}
+		return errors.New(msg)
 	}
 	*f.p = s
 	return nil

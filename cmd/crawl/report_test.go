@@ -30,6 +30,8 @@ func TestBadStart(t *testing.T) {
 		want string // in the one line on stderr
 	}{
 		{"workers zero", []string{"-max_tasks", "0", s.base}, `-max_tasks: must be at least 1`},
+		{"crawl name with a brace", []string{"-crawl", "a}:x", s.base}, `-crawl: it may not hold '}'`},
+		{"crawl name with a colon", []string{"-crawl", "site:2026", "-redis", "redis://127.0.0.1:1/0", s.base}, `-crawl: it may not hold ':'`},
 		{"alias not a number", []string{"-workers", "many", s.base}, `-workers: not an integer`},
 		{"negative redirects", []string{"-max_redirect", "-1", s.base}, `-max_redirect: must be at least 0`},
 		{"tries zero", []string{"-max_tries=0", s.base}, `-max_tries: must be at least 1`},
