@@ -40,7 +40,7 @@ func ExampleResult_Broken() {
 	site := crawltest.New() // serves www.example.com and other.example offline
 	defer site.Close()
 	site.Page("/", "/guide", "/old", "http://other.example/spec")
-	site.Page("/guide", "/", "/faq", "http://other.example/gone")
+	site.Body("/guide", "text/html", `<img src="/logo.png"><a href="/">home</a> <a href="/faq">FAQ</a> <a href="http://other.example/gone">gone</a>`)
 	site.Redirect("/old", http.StatusMovedPermanently, "/removed")
 	site.Host("other.example").Page("/spec")
 
@@ -48,7 +48,7 @@ func ExampleResult_Broken() {
 	var broken []string
 	c, err := crawl.New(
 		crawl.WithHTTPClient(site.Client()), // leave out on the real web
-		crawl.WithCheckExternal(true),
+		crawl.WithRequisites(true), crawl.WithCheckExternal(true),
 		crawl.WithResultHook(func(r crawl.Result) {
 			if r.Broken() {
 				mu.Lock()
@@ -77,8 +77,9 @@ func ExampleResult_Broken() {
 	// Output:
 	// http://other.example/gone 404, linked from http://www.example.com/guide
 	// http://www.example.com/faq 404, linked from http://www.example.com/guide
+	// http://www.example.com/logo.png 404, linked from http://www.example.com/guide
 	// http://www.example.com/removed 404, linked from http://www.example.com/old
-	// 7 URLs checked, 3 broken
+	// 8 URLs checked, 4 broken
 	// exit status 1
 }
 

@@ -14,10 +14,11 @@ func openMyFrontier(path string) (crawl.Frontier, error) {
 	return crawl.NewMemoryFrontier(), nil
 }
 
-// A backend's tests run the suite on fresh Frontiers, and a durable
-// backend's run RunDurable as well. In the backend's own _test.go file the
-// two functions below are tests, func TestMyFrontier(t *testing.T) and
-// func TestMyFrontierDurable(t *testing.T).
+// A backend's tests run the suite on fresh Frontiers and the randomized
+// checker against its model, and a durable backend's run RunDurable as
+// well. In the backend's own _test.go file the three functions below are
+// tests, func TestMyFrontier(t *testing.T), func TestMyFrontierRandom(t
+// *testing.T) and func TestMyFrontierDurable(t *testing.T).
 func Example() {
 	testMyFrontier := func(t *testing.T) {
 		frontiertest.Run(t, func(t *testing.T) crawl.Frontier {
@@ -31,6 +32,20 @@ func Example() {
 			return f
 		})
 	}
+	testMyFrontierRandom := func(t *testing.T) {
+		// Random sequences of calls, some cancelled part way, checked
+		// against a model of the contract (a durable backend passes
+		// &frontiertest.FuzzOptions{Durable: true}: its Frontier is
+		// then closed and opened again on path between steps too).
+		frontiertest.Fuzz(t, func(t *testing.T, path string) crawl.Frontier {
+			f, err := openMyFrontier(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			return f
+		}, nil)
+	}
 	testMyFrontierDurable := func(t *testing.T) {
 		frontiertest.RunDurable(t, func(t *testing.T, path string) crawl.Frontier {
 			f, err := openMyFrontier(path)
@@ -41,5 +56,5 @@ func Example() {
 			return f
 		})
 	}
-	_, _ = testMyFrontier, testMyFrontierDurable
+	_, _, _ = testMyFrontier, testMyFrontierRandom, testMyFrontierDurable
 }

@@ -20,15 +20,18 @@ import (
 	"github.com/asyncrawl/crawl/warc"
 )
 
-// Mirror a site into a web archive: the crawl's transport records every
-// exchange, robots.txt included, as it was transferred. Then the archive is
-// read back: a .warc.gz is a gzip member per record, and a record's head
-// is a MIME header, as textproto reads it.
+// Mirror a site into a web archive, with its pages' requisites (images,
+// stylesheets, scripts) so that a replay renders them, and its CDXJ
+// index: the crawl's transport records every exchange, robots.txt
+// included, as it was transferred. Then the archive is read back: a
+// .warc.gz is a gzip member per record, and a record's head is a MIME
+// header, as textproto reads it.
 func Example() {
 	site := crawltest.New() // serves www.example.com offline
 	defer site.Close()
 	site.Page("/", "/about", "/blog/")
-	site.Page("/about", "/")
+	site.Body("/about", "text/html", `<img src="/logo.png"><a href="/">home</a>`)
+	site.Body("/logo.png", "image/png", "not really a PNG")
 	site.Page("/blog/", "/about", "/blog/first")
 	site.Body("/blog/first", "text/plain", "First post.")
 	dir, err := os.MkdirTemp("", "mirror")
@@ -37,12 +40,13 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	w, err := warc.NewWriter(warc.Options{Dir: dir, Prefix: "site"})
+	w, err := warc.NewWriter(warc.Options{File: filepath.Join(dir, "site.warc.gz"), Index: filepath.Join(dir, "site.cdxj")})
 	if err != nil {
 		log.Fatal(err)
 	}
 	c, err := crawl.New(
 		crawl.WithHTTPClient(site.Client()), // leave out on the real web
+		crawl.WithRequisites(true),
 		crawl.WithTransportWrapper(w.Transport),
 	)
 	if err != nil {
@@ -94,13 +98,20 @@ func Example() {
 	}
 	sort.Strings(responses)
 	fmt.Println(strings.Join(responses, "\n"))
+	index, err := os.ReadFile(filepath.Join(dir, "site.cdxj"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("site.cdxj:", strings.Count(string(index), "\n"), "lines, the first", strings.Fields(string(index))[0])
 	// Output:
-	// site-00000.warc.gz map[request:5 response:5 warcinfo:1]
+	// site.warc.gz map[request:6 response:6 warcinfo:1]
 	// http://www.example.com/
 	// http://www.example.com/about
 	// http://www.example.com/blog/
 	// http://www.example.com/blog/first
+	// http://www.example.com/logo.png
 	// http://www.example.com/robots.txt
+	// site.cdxj: 6 lines, the first com,example)/
 }
 
 // A client whose transport records every exchange it carries.

@@ -86,7 +86,9 @@ func splitAttr(spec string) (selector, attr string) {
 	if i <= 0 || spec[i-1] == '\\' || !isAttrName(spec[i+1:]) {
 		return spec, ""
 	}
-	return spec[:i], spec[i+1:]
+	// HTML's attribute names are lower case once parsed: @CONTENT is
+	// @content.
+	return spec[:i], strings.ToLower(spec[i+1:])
 }
 
 func isAttrName(s string) bool {

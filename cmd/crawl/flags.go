@@ -208,7 +208,7 @@ func newCLI(cfg *config) *cli {
 
 	c.group("Output")
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
-	c.add(cfg.fields, "NAME=SELECTOR[@ATTR]", `with -format jsonl, add to each HTML page's record the field NAME, in "fields": the text of the first element the CSS SELECTOR matches, its white space collapsed, or with @ATTR the value of that element's attribute ATTR (split at the last @ if a name of letters, digits, -, _, : or . follows it to the end, so a[href*="@"] is all selector); a field is left out when nothing matches or its value is empty; may be repeated. The text report ignores it`, "select")
+	c.add(cfg.fields, "NAME=SELECTOR[@ATTR]", `with -format jsonl, add to each HTML page's record the field NAME, in "fields": the text of the first element the CSS SELECTOR matches, its white space collapsed, or with @ATTR the value of that element's attribute ATTR, its white space collapsed too (ATTR in any case, as HTML's attribute names are; split at the last @ if a name follows it to the end: a letter or _, then letters, digits, -, _, : or ., so a[href*="@"] is all selector); a field is left out when nothing matches or its value is empty; may be repeated. The text report ignores it`, "select")
 	c.add(&stringFlag{p: &cfg.output}, "FILE", "write the report or the JSON lines to FILE instead of stdout", "o")
 	c.add(&stringFlag{p: &cfg.graph}, "FILE", "write the link graph to FILE in Graphviz DOT (render it with dot -Tsvg)", "graph")
 

@@ -60,6 +60,7 @@ func TestSelect(t *testing.T) {
 		"-select", "title=title",
 		"-select", "h1=h1", // the first, empty, is taken: left out
 		"-select", "desc=meta[name=description]@content",
+		"-select", "descu=meta[name=description]@Content", // as parsed: content
 		"-select", `mail=a[href*="@"]`,
 		"-select", `mailto=a[href^="mailto:"]@href`,
 		"-select", "lang=[lang]@lang",
@@ -72,6 +73,7 @@ func TestSelect(t *testing.T) {
 		"/": {
 			"title":  "Home page",
 			"desc":   "The home page, described",
+			"descu":  "The home page, described",
 			"mail":   "Write to us",
 			"mailto": "mailto:editors@example.com",
 		},
@@ -179,6 +181,7 @@ func TestSplitAttr(t *testing.T) {
 		{"a@", "a@", ""},
 		{`#a\@b`, `#a\@b`, ""},
 		{"a@href@src", "a@href", "src"},
+		{"meta@CONTENT", "meta", "content"},
 	} {
 		if sel, attr := splitAttr(tt.spec); sel != tt.selector || attr != tt.attr {
 			t.Errorf("splitAttr(%q): got %q, %q; want %q, %q", tt.spec, sel, attr, tt.selector, tt.attr)
