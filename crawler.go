@@ -192,7 +192,10 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 // which case Run returns promptly with the Stats so far. A fetch cut short
 // by the end of ctx (or by WithMaxDuration) is no failure: its URL goes
 // back to the frontier unfinished, without a Result, and is counted in
-// Stats.Todo. Run returns only after every goroutine it started has exited
+// Stats.Todo; so does a page whose render, or whose custom link extractor
+// (WithLinkExtractor, WithTypedLinkExtractor), returned an error once ctx
+// was done (a WithLinkExtractor comes after the page hook, which saw the
+// page then, and sees it again when a later Run fetches it). Run returns only after every goroutine it started has exited
 // and every hook call has returned.
 //
 // Run is Start, then Close, then Wait.
@@ -214,8 +217,17 @@ type Crawl struct {
 	added    chan struct{}   // an Add queued a URL (with a page budget)
 	close    sync.Once
 	finished chan struct{} // closed when the crawl has ended
-	stats    *Stats
-	err      error
+
+	// The Adds under way, which the crawl's end waits for (see
+	// settleAdds): an Add that began before Close or the end pushes its
+	// URLs before the end is decided, so that each is crawled or counted
+	// in Stats.Todo. ended refuses the Adds that come after.
+	amu    sync.Mutex
+	adding int
+	ended  bool
+	addsIn chan struct{} // closed when adding falls to 0 after ended
+	stats  *Stats
+	err    error
 }
 
 // Start starts a crawl from roots, as Run does, and returns at once; the
@@ -256,7 +268,12 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	}
 	rctx, cancelRun := context.WithCancel(ctx)
 	if d := cfg.maxDuration; d > 0 {
-		rctx, cancelRun = context.WithTimeoutCause(ctx, d, errDuration)
+		// Under rctx, so that one cancel ends both: a context left
+		// uncancelled stays with its parent (a goroutine of its own
+		// under a parent of another package's type).
+		tctx, cancelTimer := context.WithTimeoutCause(rctx, d, errDuration)
+		cancelParent := cancelRun
+		rctx, cancelRun = tctx, func() { cancelTimer(); cancelParent() }
 	}
 	front := cfg.frontier
 	if front == nil {
@@ -331,7 +348,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	if err := r.openRenderer(rctx); err != nil {
 		return fail(fmt.Errorf("crawl: %w", err))
 	}
-	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), added: make(chan struct{}, 1), finished: make(chan struct{})}
+	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), added: make(chan struct{}, 1), finished: make(chan struct{}), addsIn: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group
 	if cfg.leaseTerm > 0 {
@@ -430,6 +447,20 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 		return 0, ErrCrawlClosed
 	default:
 	}
+	cr.amu.Lock()
+	if cr.ended {
+		cr.amu.Unlock()
+		return 0, ErrCrawlClosed
+	}
+	cr.adding++
+	cr.amu.Unlock()
+	defer func() {
+		cr.amu.Lock()
+		if cr.adding--; cr.adding == 0 && cr.ended {
+			close(cr.addsIn)
+		}
+		cr.amu.Unlock()
+	}()
 	r := cr.r
 	var reqs []Request
 	var errs []error
@@ -467,14 +498,43 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 	return n, errors.Join(errs...)
 }
 
+// settleAdds refuses every later Add and waits for those under way to
+// return (ctx bounds the frontier calls they make): once it returns, no
+// URL enters the crawl but through its workers.
+func (cr *Crawl) settleAdds() {
+	cr.amu.Lock()
+	if !cr.ended {
+		cr.ended = true
+		if cr.adding == 0 {
+			close(cr.addsIn)
+		}
+	}
+	cr.amu.Unlock()
+	<-cr.addsIn
+}
+
 // await waits for the crawl's end: Close, then nothing left to fetch; or
 // ctx done; or, with a page budget, the budget spent (Join returns then
 // with only new Requests left, which no Add can change), Close or not.
+// Whatever the end, the Adds under way have pushed their URLs before it
+// returns (see settleAdds).
 func (cr *Crawl) await(ctx context.Context, front Frontier, maxPages int) error {
+	// After Close no Add begins: those under way finish, then the Join
+	// sees what they pushed.
+	closed := func() error {
+		cr.settleAdds()
+		return front.Join(ctx)
+	}
+	err := cr.awaitEnd(ctx, front, maxPages, closed)
+	cr.settleAdds()
+	return err
+}
+
+func (cr *Crawl) awaitEnd(ctx context.Context, front Frontier, maxPages int, closed func() error) error {
 	if maxPages <= 0 {
 		select {
 		case <-cr.closing:
-			return front.Join(ctx)
+			return closed()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -482,7 +542,7 @@ func (cr *Crawl) await(ctx context.Context, front Frontier, maxPages int) error 
 	for {
 		select {
 		case <-cr.closing: // as Run closes at once: no Join to cancel
-			return front.Join(ctx)
+			return closed()
 		default:
 		}
 		jctx, stop := context.WithCancel(ctx)
@@ -492,7 +552,7 @@ func (cr *Crawl) await(ctx context.Context, front Frontier, maxPages int) error 
 		case <-cr.closing:
 			stop()
 			<-joined
-			return front.Join(ctx)
+			return closed()
 		case <-ctx.Done():
 			stop()
 			<-joined
@@ -509,7 +569,7 @@ func (cr *Crawl) await(ctx context.Context, front Frontier, maxPages int) error 
 		}
 		select {
 		case <-cr.closing:
-			return front.Join(ctx)
+			return closed()
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-cr.added:
@@ -789,7 +849,8 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		return finished, time.Time{}
 	}
 	if cut := r.read(ctx, w, l, resp, res); cut {
-		// A render cut short by the end of the Run, as a fetch would be.
+		// A render or an extractor cut short by the end of the Run, as a
+		// fetch would be.
 		res.Tries--
 		return giveBack, time.Time{}
 	}
@@ -797,9 +858,9 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 }
 
 // read makes the Page of a response that is not a redirect, shows it to
-// the page hook and follows its links. cut reports a render that the end
-// of the Run cut short: the page is then left unread, for its URL to go
-// back unfinished.
+// the page hook and follows its links. cut reports a render or a custom
+// link extractor that the end of the Run cut short: the page is then left
+// unread, for its URL to go back unfinished.
 func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res *Result) (cut bool) {
 	// The page hook and a link extractor get their own copy of the URL,
 	// and of the document base: what they do to them does not change
@@ -853,6 +914,12 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		}
 		if r.cfg.typedExtractor != nil {
 			w.links, extractErr = r.extractTyped(ctx, p, w.links[:0])
+			if extractErr != nil && ctx.Err() != nil {
+				// Cut short by the end of the Run, as a fetch would
+				// be: the URL goes back unfinished, and no hook sees
+				// the page.
+				return true
+			}
 		}
 		typed = true
 		p.Links = w.links
@@ -931,6 +998,11 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	}
 	links, err := r.extract(ctx, p)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Cut short by the end of the Run: the URL goes back
+			// unfinished (the page hook, which comes first, saw it).
+			return true
+		}
 		res.Err = fmt.Errorf("%s: extract links: %w", res.URL, err)
 		return
 	}

@@ -658,7 +658,10 @@ func isPermanent(err error) bool {
 	)
 	return errors.As(err, &dnsErr) && dnsErr.IsNotFound ||
 		errors.As(err, &verify) || errors.As(err, &unknown) ||
-		errors.As(err, &hostname) || errors.As(err, &invalid)
+		errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		// A response head over maxHeaderBytes: net/http's error has no
+		// type of its own.
+		strings.Contains(err.Error(), "server response headers exceeded")
 }
 
 // bodyErr wraps an error met reading the body of out. The response came

@@ -205,8 +205,9 @@ type Counts struct {
 // durable or shared Frontier's calls that wait for a disk or a server)
 // returns promptly with ctx.Err() when ctx is done; a durable Frontier's
 // state is then as if the call had not been made or had completed, never
-// between. The crawler ends its leases with a ctx that is never done, so
-// that a cancelled Run still records what its workers did. After Close,
+// between. The crawler ends its leases with a ctx that outlives the Run's
+// by 5 s, so that a cancelled Run still records what its workers did, and
+// a frontier that cannot answer then does not hold the Run's end for good. After Close,
 // every method returns ErrFrontierClosed, and a Take or Join blocked when
 // Close is called returns it too.
 //

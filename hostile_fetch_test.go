@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,5 +445,28 @@ func TestStalledBodyKeepsStatus(t *testing.T) {
 	}
 	if r := res[s.URL+"/silent"]; r.Status != 0 || r.Err == nil {
 		t.Errorf("/silent: status %d, err %v; want 0 and a timeout", r.Status, r.Err)
+	}
+}
+
+// TestHugeHeaderNotRetried: a response head over the client's 1 MiB limit
+// would only come again: it is a failure at once, not retried.
+func TestHugeHeaderNotRetried(t *testing.T) {
+	var hits atomic.Int64
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("X-Big", strings.Repeat("a", 2<<20))
+		w.Write([]byte("ok"))
+	}))
+	var res []crawl.Result
+	c, err := crawl.New(crawl.WithRobots(false), crawl.WithMaxTries(4), crawl.WithBackoff(0, 0),
+		crawl.WithResultHook(func(r crawl.Result) { res = append(res, r) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(crawlerCtx(t), s.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Err == nil || res[0].Tries != 1 || hits.Load() != 1 {
+		t.Fatalf("got %d Results (%+v), %d requests; want one failed Result of 1 try, 1 request", len(res), res, hits.Load())
 	}
 }

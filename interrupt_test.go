@@ -320,3 +320,212 @@ func TestStartBudgetEnds(t *testing.T) {
 		t.Errorf("Wait: %+v, %v; want 2 done, no budget", stats, err)
 	}
 }
+
+// TestAddRacingEnd: an Add whose checks are under way when Close is
+// called, or when the page budget ends the crawl, pushes its URL before
+// the end is decided: after Close, the URL is fetched and has its Result;
+// after the budget, it is left in Stats.Todo. Neither is lost.
+func TestAddRacingEnd(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{p...}", htmlPage("leaf"))
+	s := newSite(t, mux)
+	for _, budget := range []bool{false, true} {
+		t.Run(fmt.Sprintf("budget=%v", budget), func(t *testing.T) {
+			defer checkNoLeak(t)()
+			late := s.URL + fmt.Sprintf("/late-%v", budget)
+			inFilter, release := make(chan struct{}), make(chan struct{})
+			var results sync.Map
+			opts := []crawl.Option{
+				crawl.WithWorkers(2),
+				crawl.WithResultHook(func(r crawl.Result) {
+					n, _ := results.LoadOrStore(r.URL, new(atomic.Int64))
+					n.(*atomic.Int64).Add(1)
+				}),
+				crawl.WithFilter(func(u *url.URL) bool {
+					if u.String() == late {
+						close(inFilter)
+						<-release
+					}
+					return true
+				}),
+			}
+			if budget {
+				opts = append(opts, crawl.WithMaxPages(1))
+			}
+			c, err := crawl.New(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr, err := c.Start(crawlerCtx(t), s.URL+"/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			type added struct {
+				n   int
+				err error
+			}
+			addDone := make(chan added, 1)
+			go func() {
+				n, err := cr.Add(late)
+				addDone <- added{n, err}
+			}()
+			<-inFilter // the Add is under way
+			if !budget {
+				cr.Close()
+			}
+			// The end, by Close or by the budget (the root's page), is
+			// decided while the Add checks its URL.
+			time.AfterFunc(200*time.Millisecond, func() { close(release) })
+			stats, err := cr.Wait()
+			a := <-addDone
+			if err != nil || a.err != nil || a.n != 1 {
+				t.Fatalf("Wait: %v; Add: %d, %v; want nil, and 1 added", err, a.n, a.err)
+			}
+			got := int64(0)
+			if n, ok := results.Load(late); ok {
+				got = n.(*atomic.Int64).Load()
+			}
+			if budget {
+				if got != 0 || stats.Todo != 1 || stats.Budget != "max_pages" {
+					t.Errorf("budget spent as Add ran: %d Results of %s, Todo %d, budget %q; want none, Todo 1 (it), max_pages", got, late, stats.Todo, stats.Budget)
+				}
+				return
+			}
+			if got != 1 || stats.Done != 2 {
+				t.Errorf("Close as Add ran: %d Results of %s, %d done; want 1, 2 (the root and it)", got, late, stats.Done)
+			}
+		})
+	}
+}
+
+// ownCtx is a Context of the program's own type, not one of package
+// context's, as tracing libraries make: a context made under it that is
+// never cancelled keeps a goroutine waiting on it.
+type ownCtx struct{ done chan struct{} }
+
+func (c ownCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c ownCtx) Done() <-chan struct{}       { return c.done }
+func (c ownCtx) Value(any) any               { return nil }
+func (c ownCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+// TestMaxDurationNoLeak: Run under WithMaxDuration leaves no goroutine
+// behind, whatever the type of its ctx.
+func TestMaxDurationNoLeak(t *testing.T) {
+	s := newSite(t, htmlPage("leaf"))
+	ctx := ownCtx{done: make(chan struct{})}
+	defer close(ctx.done)
+	c, err := crawl.New(crawl.WithMaxDuration(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := checkNoLeak(t)
+	for range 5 {
+		if _, err := c.Run(ctx, s.URL+"/"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check()
+}
+
+// TestInterruptExtractorGoesBack: a custom link extractor (untyped or
+// typed) that returns an error because the Run's ctx ended, by the
+// caller's cancel or WithMaxDuration, cuts the page short as a fetch would
+// be: no Result, the URL in Todo, and a later Run on the same frontier
+// reads its links, so that the resumed crawl finds the whole site.
+func TestInterruptExtractorGoesBack(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a", "/b")))
+	mux.Handle("/a", htmlPage(crawlerLinks("/a1", "/a2")))
+	mux.HandleFunc("/{p}", htmlPage("leaf"))
+	s := newSite(t, mux)
+	var block atomic.Bool
+	entered := make(chan struct{}, 1)
+	wait := func(ctx context.Context, p *crawl.Page) error {
+		if block.Load() && p.URL.Path == "/" {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	untyped := crawl.WithLinkExtractor(func(ctx context.Context, p *crawl.Page) ([]*url.URL, error) {
+		if err := wait(ctx, p); err != nil {
+			return nil, err
+		}
+		return crawl.ExtractLinks(ctx, p)
+	})
+	typed := crawl.WithTypedLinkExtractor(func(ctx context.Context, p *crawl.Page) ([]crawl.Link, error) {
+		if err := wait(ctx, p); err != nil {
+			return nil, err
+		}
+		return crawl.ExtractTypedLinks(ctx, p)
+	})
+	for _, tc := range []struct {
+		name     string
+		ext      crawl.Option
+		deadline bool // WithMaxDuration, not the caller's cancel
+	}{
+		{"untyped", untyped, false},
+		{"typed", typed, false},
+		{"typed,max_duration", typed, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			block.Store(true)
+			front := crawl.NewMemoryFrontier()
+			var mu sync.Mutex
+			results := map[string]int{}
+			hook := crawl.WithResultHook(func(r crawl.Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				results[r.URL]++
+				if r.Err != nil {
+					t.Errorf("%s: Result with error %v, want none or a clean one", r.URL, r.Err)
+				}
+			})
+			opts := []crawl.Option{crawl.WithFrontier(front), hook, tc.ext}
+			ctx, cancel := context.WithCancel(crawlerCtx(t))
+			defer cancel()
+			if tc.deadline {
+				opts = append(opts, crawl.WithMaxDuration(300*time.Millisecond))
+			} else {
+				go func() { <-entered; cancel() }()
+			}
+			c, err := crawl.New(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats, err := c.Run(ctx, s.URL+"/")
+			if tc.deadline && (err != nil || stats.Budget != "max_duration") || !tc.deadline && !errors.Is(err, context.Canceled) {
+				t.Fatalf("first Run: %v, budget %q", err, stats.Budget)
+			}
+			if stats.Done != 0 || stats.Todo != 1 {
+				t.Errorf("first Run: %d done, Todo %d; want 0, 1 (the root, back unfinished)", stats.Done, stats.Todo)
+			}
+			block.Store(false)
+			c, err = crawl.New(crawl.WithFrontier(front), hook, tc.ext)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Run(crawlerCtx(t), s.URL+"/"); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range []string{"/", "/a", "/b", "/a1", "/a2"} {
+				if n := results[s.URL+p]; n != 1 {
+					t.Errorf("%s: %d Results over both Runs, want 1", p, n)
+				}
+			}
+		})
+	}
+}

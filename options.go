@@ -256,7 +256,8 @@ func WithMaxRedirects(n int) Option {
 // status is a Result at once. A network failure that would only happen
 // again is not retried: a host name that does not exist (NXDOMAIN), a
 // server certificate that does not verify, an address refused by
-// WithBlockPrivateNetworks, a body whose compression is corrupt. The
+// WithBlockPrivateNetworks, a body whose compression is corrupt, a
+// response head over 1 MiB. The
 // default is 4; 1 means no retry; n must be at least 1. Each request sent
 // counts, those net/http sends again by itself included: it sends a GET
 // again on a new connection when a kept-alive one fails before any
@@ -462,7 +463,11 @@ func WithPageHook(f func(p *Page)) Option {
 }
 
 // WithResultHook sets a function called exactly once for every URL taken
-// from the queue, whatever the outcome, when the crawler is done with it.
+// from the queue, whatever the outcome, when the crawler is done with it;
+// but not for a URL whose fetch (or render, or custom link extraction) the
+// end of the Run cut short, which goes back unfinished, counted in
+// Stats.Todo, for a later Run to fetch; nor one whose lease was lost (see
+// WithLeaseTerm), whose new holder delivers its Result.
 // It may be called from several goroutines at once. A panic in it is
 // recovered and logged. The option may be given many times: the hooks run
 // in the order given. The default is none.

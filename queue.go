@@ -105,8 +105,10 @@ func (q *Queue[T]) TryPut(item T) error {
 }
 
 // Get removes and returns the item at the head of the queue, blocking while
-// the queue is empty. If ctx is done, Get returns ctx.Err() and takes no
-// item, even if one is queued.
+// the queue is empty. If ctx is done when Get is called, or while it waits
+// before an item is handed to it, Get returns ctx.Err() and takes no item,
+// even if one is queued; an item a Put hands to it as ctx ends is
+// returned, with a nil error, so that no item is lost.
 func (q *Queue[T]) Get(ctx context.Context) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {

@@ -16,7 +16,8 @@ import (
 
 // Result is the record of one URL taken from the queue, the twin of the
 // FetchStatistic of "500 Lines or Less". Every URL taken from the queue gets
-// exactly one Result, whatever happens to it.
+// exactly one Result, whatever happens to it, but for those the end of a
+// Run cut short, which go back unfinished (see the package's Guarantees).
 type Result struct {
 	// URL is the URL as it was sent: the WHATWG URL Standard's
 	// serialisation of the first spelling the crawl met (see Link.URL);
