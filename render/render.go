@@ -80,7 +80,9 @@ type Options struct {
 	Tabs int
 	// Timeout bounds the render of one page, from its load to the read
 	// of its DOM, clicks included; 0 means DefaultTimeout. A page cut at
-	// it gives what was found until then and an error.
+	// it gives what was found until then and an error. It also bounds a
+	// browser's start: one that does not answer by then fails the Run at
+	// its start.
 	Timeout time.Duration
 	// Quiet is how long the page's requests must have been quiet before
 	// the clicks begin (half of it after each click), and, after the
@@ -162,6 +164,11 @@ func (r *Renderer) Open(ctx context.Context) (crawl.RenderSession, error) {
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
 		chromedp.Flag("dns-prefetch-disable", true),
+		// WebRTC sends UDP (STUN, TURN, its media) to literal addresses
+		// past the proxy and the resolver: only through the proxy, which
+		// is not there.
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	}
 	if os.Geteuid() == 0 {
 		// Chromium's sandbox refuses to run as root.
@@ -204,11 +211,17 @@ func (s *session) start(ctx context.Context) (*browser, error) {
 	// that ends (it would stop the browser), so ctx only bounds the wait.
 	started := make(chan error, 1)
 	go func() { started <- chromedp.Do(bctx) }()
+	// A program that starts and never answers (a browser stuck at its
+	// start, a wrong Exec) must not hold the Run for good.
+	limit := time.NewTimer(s.r.opts.Timeout)
+	defer limit.Stop()
 	var err error
 	select {
 	case err = <-started:
 	case <-ctx.Done():
 		err = ctx.Err()
+	case <-limit.C:
+		err = fmt.Errorf("no answer within %v (Options.Timeout)", s.r.opts.Timeout)
 	}
 	if err != nil {
 		b.stop()
@@ -311,6 +324,13 @@ func (b *browser) newTab() (*tab, error) {
 	ctx, cancel := chromedp.NewContext(b.bctx)
 	t := &tab{ctx: ctx, cancel: cancel}
 	err := chromedp.Listen(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			// An alert, confirm, prompt or beforeunload dialog holds
+			// the page's scripts, and every read of it, until it is
+			// answered: dismissed, as a user who closes it would.
+			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			return
+		}
 		if e, ok := ev.(*runtime.EventBindingCalled); ok && e.Name == "__crawlRecord" {
 			var rec [2]string
 			t.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -798,6 +799,11 @@ fetch("http://other" + ".example/x` + n + `", {mode: "no-cors"}).then(() => add(
 // Run at its start, before any request, with an error wrapping ErrRender;
 // with no browser on PATH, wrapping render.ErrNoBrowser too.
 func TestRenderOpenFails(t *testing.T) {
+	// A program that starts and never answers.
+	mute := filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(mute, []byte("#!/bin/sh\nexec sleep 120\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name      string
 		opts      render.Options
@@ -806,6 +812,7 @@ func TestRenderOpenFails(t *testing.T) {
 	}{
 		{"no such program", render.Options{Exec: filepath.Join(t.TempDir(), "chromium")}, false, false},
 		{"none on PATH", render.Options{}, true, true},
+		{"never answers", render.Options{Exec: mute, Timeout: 2 * time.Second}, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.path {
@@ -817,7 +824,9 @@ func TestRenderOpenFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Run(context.Background(), "http://spa.example/")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err = c.Run(ctx, "http://spa.example/")
 			if !errors.Is(err, crawl.ErrRender) || errors.Is(err, render.ErrNoBrowser) != tt.noBrowser {
 				t.Errorf("Run: got %v, want an error wrapping ErrRender (and ErrNoBrowser: %v)", err, tt.noBrowser)
 			}
@@ -860,5 +869,80 @@ const a = document.createElement("a"); a.href = "/" + ["after"].join(""); docume
 		if pids := alive(tree); len(pids) > 0 {
 			t.Errorf("browser processes after Run returned: %v", pids)
 		}
+	}
+}
+
+// TestRenderDialogs: an alert, or a confirm a click opens, is dismissed as
+// a user would: the page's scripts go on, the render ends without waiting
+// for its deadline, and what the scripts built is followed.
+func TestRenderDialogs(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><a href="/confirm">next</a><script>
+const a = document.createElement("a"); a.href = "/" + ["before", "alert"].join("-"); document.body.appendChild(a);
+alert("Welcome!");
+const b = document.createElement("a"); b.href = "/" + ["after", "alert"].join("-"); document.body.appendChild(b);
+</script></body></html>`)
+	h.Body("/confirm", "text/html", `<!doctype html><body><button onclick="if (confirm('Leave?')) location.href = '/' + ['left'].join('')">go</button><script>
+const a = document.createElement("a"); a.href = "/" + ["by", "script"].join("-"); document.body.appendChild(a);
+prompt("Your name?");
+</script></body></html>`)
+	for _, p := range []string{"/before-alert", "/after-alert", "/by-script", "/left"} {
+		h.Page(p)
+	}
+	res, _, _ := crawlRendered(t, site, render.Options{Timeout: 15 * time.Second}, "http://spa.example/", crawl.WithRobots(false))
+	for _, u := range []string{"http://spa.example/", "http://spa.example/confirm"} {
+		if r, ok := res[u]; !ok || r.Err != nil {
+			t.Errorf("%s: got %+v, want a Result without error (the dialog dismissed)", u, r)
+		}
+	}
+	for _, p := range []string{"/before-alert", "/after-alert", "/by-script"} {
+		if n := h.Count(p); n != 1 {
+			t.Errorf("%s: %d requests, want 1: what the scripts built was followed", p, n)
+		}
+	}
+	if n := h.Count("/left"); n != 0 {
+		t.Errorf("/left: %d requests, want 0: the confirm was dismissed", n)
+	}
+}
+
+// TestRenderNoWebRTC: a page's WebRTC, which sends UDP to literal
+// addresses (a STUN server here, on loopback), reaches no address: the
+// browser itself sends nothing.
+func TestRenderNoWebRTC(t *testing.T) {
+	needBrowser(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	var packets atomic.Int64
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			packets.Add(1)
+		}
+	}()
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script>
+const c = new RTCPeerConnection({iceServers: [{urls: "stun:`+pc.LocalAddr().String()+`"}]});
+c.createDataChannel("d");
+c.createOffer().then((o) => c.setLocalDescription(o));
+// Keep the render going while ICE gathers.
+setTimeout(() => fetch("/" + ["later"].join("")), 300);
+</script></body></html>`)
+	h.Body("/later", "text/plain", "ok")
+	crawlRendered(t, site, render.Options{Quiet: time.Second}, "http://spa.example/", crawl.WithRobots(false))
+	if h.Count("/later") != 1 {
+		t.Errorf("/later: %d requests, want 1: the page's scripts did not run on", h.Count("/later"))
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := packets.Load(); n != 0 {
+		t.Errorf("the STUN server got %d UDP packets from the page, want 0", n)
 	}
 }
