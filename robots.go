@@ -298,7 +298,15 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			// In a coding the crawler cannot decode: no rules to read.
 			return nil, hops, nil
 		case resp.status >= 200 && resp.status <= 299:
-			return bytes.Clone(resp.body), hops, nil
+			body := resp.body
+			if resp.truncated {
+				// Cut at robots.MaxSize: its last line may be a part
+				// of a rule ("Allow: /" of "Allow: /public-only"),
+				// which would say what the file does not. It is left
+				// out.
+				body = body[:bytes.LastIndexAny(body, "\r\n")+1]
+			}
+			return bytes.Clone(body), hops, nil
 		case resp.status == http.StatusTooManyRequests || resp.status >= 500:
 			return nil, hops, &robotsStatusError{url: u, status: resp.status, header: resp.header}
 		default:

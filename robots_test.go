@@ -230,6 +230,30 @@ func TestRobotsSizeLimit(t *testing.T) {
 	s.wantHits(t, "/late", 1)
 }
 
+// TestRobotsSizeLimitCutLine: the line the 500 KiB limit cuts is left
+// out: "Allow: /secret" of "Allow: /secretive-but-public" would tie with
+// "Disallow: /secret" and win, allowing what the file disallows.
+func TestRobotsSizeLimitCutLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /secret\n")
+	const cut = "Allow: /secret"
+	for b.Len() < 500<<10-len(cut)-80 {
+		b.WriteString("# padding padding padding padding padding padding padding\n")
+	}
+	b.WriteString("#" + strings.Repeat("p", 500<<10-len(cut)-b.Len()-2) + "\n")
+	b.WriteString(cut + "ive-but-public\n")
+	if i := strings.Index(b.String(), cut); i+len(cut) != 500<<10 {
+		t.Fatalf("the limit cuts at %d, want right after %q at %d", 500<<10, cut, i+len(cut))
+	}
+	s := newSite(t, robotsSite("/secret"))
+	s.setRobots(b.String(), nil)
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantDisallowed(t, s, res, "/secret")
+}
+
 func TestRobotsCrawlDelay(t *testing.T) {
 	var st startTimes
 	s := newSite(t, st.wrap(flatSite(5, 0)))

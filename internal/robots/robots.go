@@ -271,6 +271,11 @@ func newRobotsRule(allow bool, value string) robotsRule {
 	if p[0] != '/' && p[0] != '*' {
 		p = "/" + p
 	}
+	// A "$" before the last character is no end: a literal dollar, in
+	// the form paths are compared in (see Allowed).
+	if i := strings.IndexByte(p, '$'); i >= 0 && i < len(p)-1 {
+		p = strings.ReplaceAll(p[:len(p)-1], "$", "%24") + p[len(p)-1:]
+	}
 	return robotsRule{allow: allow, pattern: p}
 }
 
@@ -378,6 +383,12 @@ func (r *Rules) Allowed(pathQuery string) bool {
 	path := robotsEscape(pathQuery)
 	if path == "/robots.txt" {
 		return true
+	}
+	// A path's "*" and "$" are characters, which a pattern names by
+	// their escapes, its own being a wildcard and an end (RFC 9309,
+	// section 2.2.3).
+	if strings.ContainsAny(path, "*$") {
+		path = strings.NewReplacer("*", "%2A", "$", "%24").Replace(path)
 	}
 	return r.match.allowed(path)
 }

@@ -192,6 +192,17 @@ func TestRobotsPercentEncoding(t *testing.T) {
 		{"escaped star is literal", "user-agent: *\ndisallow: /a%2Ab", "", "/axb", true},
 		{"escaped star matches escape", "user-agent: *\ndisallow: /a%2Ab", "", "/a%2ab", false},
 		{"escaped dollar is literal", "user-agent: *\ndisallow: /a%24", "", "/a%24x", false},
+		// RFC 9309, section 2.2.3: a special character is matched
+		// verbatim by its escape.
+		{"RFC escaped star matches the star", "user-agent: *\ndisallow: /path/file-with-a-%2A.html", "", "/path/file-with-a-*.html", false},
+		{"RFC escaped dollar matches the dollar", "user-agent: *\ndisallow: /path/foo-%24", "", "/path/foo-$", false},
+		{"escaped dollar is not an end", "user-agent: *\ndisallow: /path/foo-%24", "", "/path/foo-$x", false},
+		{"escaped star is no wildcard", "user-agent: *\ndisallow: /a%2A", "", "/ab", true},
+		{"star in the query", "user-agent: *\ndisallow: /q?x=%2A", "", "/q?x=*", false},
+		{"wildcard matches a star", "user-agent: *\ndisallow: /a*c", "", "/a*c", false},
+		{"dollar inside a pattern is literal", "user-agent: *\ndisallow: /a$b", "", "/a$b", false},
+		{"dollar inside a pattern is not an end", "user-agent: *\ndisallow: /a$b", "", "/a", true},
+		{"final dollar ends", "user-agent: *\ndisallow: /a$", "", "/a$", true},
 		{"space in pattern", "user-agent: *\ndisallow: /a b", "", "/a%20b", false},
 		{"lone percent", "user-agent: *\ndisallow: /100%", "", "/100%25", false},
 		{"lone percent in path", "user-agent: *\ndisallow: /100%25", "", "/100%", false},
