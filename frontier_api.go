@@ -92,8 +92,8 @@ type HostRules struct {
 	// the host has none, which allows every URL.
 	Robots []byte
 	// Denied, when not empty, says why the robots.txt could not be
-	// fetched (a 5xx, a 429 or a network error after every try): every URL of the host is
-	// disallowed, with this reason.
+	// fetched (a 5xx, a 429 or a network error after every try): every
+	// URL of the host is disallowed, with this reason.
 	Denied string
 	// Delay is the host's Crawl-delay, capped at MaxCrawlDelay: the
 	// Frontier spaces the starts of the host's requests by the larger of
