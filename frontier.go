@@ -154,7 +154,9 @@ func NewMemoryFrontier() *MemoryFrontier {
 }
 
 // Start sets the policy of the Run about to begin. Hosts already known
-// keep their robots.txt rules and their place in the schedule.
+// keep their place in the schedule; with Policy.Robots, each asks for its
+// robots.txt again before its next URL, once in the Run, so that no Run
+// goes by rules (or a robots.txt found unavailable) of an earlier one.
 func (f *MemoryFrontier) Start(ctx context.Context, p Policy) error {
 	if p.HostWorkers < 1 {
 		return errors.New("crawl: frontier policy: HostWorkers must be at least 1")
@@ -171,8 +173,11 @@ func (f *MemoryFrontier) Start(ctx context.Context, p Policy) error {
 		if h.rules != nil {
 			h.delay = max(h.delay, h.rules.Delay)
 		}
-		if p.Robots && h.gate == gateOpen && !h.opened {
+		if p.Robots && h.gate == gateOpen {
 			h.gate = gateRobots
+			if h.opened {
+				h.robotsTries = 0 // a first try in this Run
+			}
 		}
 		f.settle(h, now)
 	}

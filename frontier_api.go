@@ -224,7 +224,12 @@ type Frontier interface {
 	// Start readies the Frontier for a Run under p, before any other
 	// call of the Run. A durable Frontier whose state was made under
 	// other Roots or Scope returns an error that says so, and is left as
-	// it was.
+	// it was. Under p.Robots, a Frontier may then ask each host whose
+	// rules it keeps for its robots.txt once more, before the host's
+	// next Request, as for a new host: MemoryFrontier and boltfrontier
+	// do, so that each Run goes by the robots.txt of its own time (and
+	// one found unavailable is tried again); a shared Frontier, whose
+	// Start is one process's joining the crawl, may keep them.
 	Start(ctx context.Context, p Policy) error
 
 	// Push admits each Request whose URL was never admitted before (nor

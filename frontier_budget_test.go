@@ -324,7 +324,8 @@ func budgetRandom(t *testing.T, seed uint64) {
 		}
 		m.policy = p
 		for _, h := range m.hosts {
-			if p.Robots && h.robots == 0 && !h.rules {
+			// Each Run asks for every host's robots.txt again.
+			if p.Robots && h.robots == 0 {
 				h.robots = 1
 			}
 		}

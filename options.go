@@ -508,8 +508,11 @@ func WithHostDelay(d time.Duration) Option {
 
 // WithRobots sets whether robots.txt is obeyed, as RFC 9309 specifies. When
 // on (the default), /robots.txt is fetched once per host per Run before any
-// other URL of that host, and a URL it disallows for the User-Agent is not
-// fetched: its Result's Err wraps ErrDisallowed. A robots.txt that answers
+// other URL of that host (a Run that resumes a crawl, on a MemoryFrontier
+// reused or a boltfrontier, fetches it anew; a crawl shared through
+// redisfrontier fetches it once for all its processes; no Run fetches it
+// again however long it lasts, where RFC 9309 asks for at most a day), and
+// a URL it disallows for the User-Agent is not fetched: its Result's Err wraps ErrDisallowed. A robots.txt that answers
 // 4xx allows everything; one that fails with a 5xx, a 429 or a network
 // error after WithMaxTries attempts disallows the whole host: its URLs'
 // Results have a RobotsUnavailableError. Unless WithRobotsDirectives says

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -194,6 +195,25 @@ func (e *RobotsUnavailableError) Error() string {
 // Unwrap returns the failure, for errors.Is and errors.As to look into.
 func (e *RobotsUnavailableError) Unwrap() error { return e.Err }
 
+// deniedError remakes the error whose text a HostRules.Denied of the
+// robots.txt at url holds: its status again, if it had one, and else the
+// failure as text, without the prefix its Error adds once more.
+func deniedError(url, denied string) *RobotsUnavailableError {
+	e := &RobotsUnavailableError{URL: url}
+	rest, ok := strings.CutPrefix(denied, "robots.txt unavailable: "+url+": ")
+	if !ok {
+		rest = denied // another crawler's, or an older version's
+	}
+	if s, ok := strings.CutPrefix(rest, "status "); ok {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			e.Status = n
+			return e
+		}
+	}
+	e.Err = errors.New(rest)
+	return e
+}
+
 // Is reports whether target is ErrRobotsUnavailable or ErrDisallowed.
 func (e *RobotsUnavailableError) Is(target error) bool {
 	return target == ErrRobotsUnavailable || target == ErrDisallowed
@@ -232,7 +252,7 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 		h = &hostRobots{}
 		switch {
 		case l.Rules.Denied != "":
-			h.deny = &RobotsUnavailableError{URL: key + "/robots.txt", Err: errors.New(l.Rules.Denied)}
+			h.deny = deniedError(key+"/robots.txt", l.Rules.Denied)
 		case l.Rules.Robots != nil:
 			h.rules = robots.Parse(l.Rules.Robots, r.cfg.userAgent, MaxCrawlDelay)
 		}

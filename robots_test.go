@@ -368,3 +368,53 @@ func TestRobotsBlockedKind(t *testing.T) {
 			crawl.FailKind(back.Err), errors.Is(back.Err, crawl.ErrDisallowed), errors.Is(back.Err, crawl.ErrRobotsUnavailable), back.Broken(), r.Broken())
 	}
 }
+
+// TestRobotsPerRun: a Run on a frontier an earlier Run left goes by the
+// robots.txt of its own time: rules changed between the Runs apply, and a
+// robots.txt found unavailable is tried again.
+func TestRobotsPerRun(t *testing.T) {
+	s := newSite(t, robotsSite("/a", "/b", "/c"))
+	front := crawl.NewMemoryFrontier()
+	s.setRobots("User-agent: *\nDisallow: /b\n", nil)
+	// The first Run: the root and /a only, by its budget.
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL + "/"}, crawl.WithFrontier(front), crawl.WithMaxPages(2), crawl.WithWorkers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 {
+		t.Fatalf("the first Run: Results %v, want / and /a", res)
+	}
+	s.setRobots("User-agent: *\nDisallow: /c\n", nil)
+	_, res, err = crawlSite(t, context.Background(), []string{s.URL + "/"}, crawl.WithFrontier(front))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDisallowed(t, s, res, "/c")
+	if r := res[s.URL+"/b"]; r.Status != 200 {
+		t.Errorf("/b in the second Run, robots.txt no longer disallowing it: %+v, want fetched", r)
+	}
+	if n := s.robotsHits.Load(); n != 2 {
+		t.Errorf("robots.txt fetched %d times, want 2: once a Run", n)
+	}
+
+	// Unavailable in the first Run, back in the second.
+	s2 := newSite(t, robotsSite("/a"))
+	front = crawl.NewMemoryFrontier()
+	s2.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	_, res, err = crawlSite(t, context.Background(), []string{s2.URL + "/"}, crawl.WithFrontier(front), crawl.WithMaxTries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[s2.URL+"/"]; !errors.Is(r.Err, crawl.ErrRobotsUnavailable) {
+		t.Fatalf("/ with robots.txt answering 503: Err %v, want ErrRobotsUnavailable", r.Err)
+	}
+	s2.setRobots("User-agent: *\nDisallow:\n", nil)
+	front.Push(context.Background(), crawl.Request{URL: s2.URL + "/a"})
+	_, res, err = crawlSite(t, context.Background(), []string{s2.URL + "/"}, crawl.WithFrontier(front), crawl.WithMaxTries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := res[s2.URL+"/a"]; !ok || r.Err != nil || r.Status != 200 {
+		t.Errorf("/a in a Run after robots.txt came back: %+v, want fetched", r)
+	}
+}

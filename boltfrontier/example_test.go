@@ -13,7 +13,8 @@ import (
 
 // A crawl kept in a state file: a Run cut short by its page budget (as a
 // crash or a Ctrl-C would cut it) leaves the rest in the file, and the
-// next Run on it goes on from there, fetching only what was left (the
+// next Run on it goes on from there, fetching only what was left, and the
+// site's robots.txt again, as each Run goes by the rules of its time (the
 // site counts what it was sent); its Stats cover the whole crawl.
 func Example() {
 	site := crawltest.New()
@@ -52,5 +53,5 @@ func Example() {
 	// Output:
 	// done 2, todo 2, pages fetched so far 2
 	// done 4, todo 0, pages fetched so far 4
-	// map[/:1 /a:1 /b:1 /c:1 /robots.txt:1]
+	// map[/:1 /a:1 /b:1 /c:1 /robots.txt:2]
 }

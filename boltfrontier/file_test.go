@@ -122,7 +122,7 @@ func TestReopen(t *testing.T) {
 	var got []string
 	seen := map[string]*crawl.Lease{}
 	deadline := time.Now().Add(5 * time.Second)
-	for len(got) < 8 && time.Now().Before(deadline) {
+	for len(got) < 9 && time.Now().Before(deadline) {
 		l := takeNow(t, f)
 		if l == nil {
 			continue
@@ -130,22 +130,26 @@ func TestReopen(t *testing.T) {
 		got = append(got, l.URL)
 		seen[l.URL] = l
 		switch {
+		case l.URL == "http://a.test/robots.txt":
+			// Asked again in this Run: its rules are the last Run's.
+			f.Ack(ctx, l, crawl.Outcome{Rules: rules})
 		case l.Kind == crawl.RobotsRequest:
 			f.Ack(ctx, l, crawl.Outcome{Rules: &crawl.HostRules{}})
 		default:
 			f.Ack(ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL}})
 		}
 	}
-	// a's URLs in order of admission, then the retry at its time; b and
-	// c each robots.txt first (b's with its tries), then their URL.
+	// a's robots.txt again (a new Run), its URLs in order of admission,
+	// then the retry at its time; b and c each robots.txt first (b's with
+	// its tries), then their URL.
 	var a []string
 	for _, u := range got {
 		if strings.HasPrefix(u, "http://a.test/") {
 			a = append(a, u)
 		}
 	}
-	if strings.Join(a, " ") != "http://a.test/3 http://a.test/4 http://a.test/5 http://a.test/2" {
-		t.Errorf("a's URLs taken in order %q, want 3 4 5 then the retry 2", a)
+	if strings.Join(a, " ") != "http://a.test/robots.txt http://a.test/3 http://a.test/4 http://a.test/5 http://a.test/2" {
+		t.Errorf("a's URLs taken in order %q, want robots.txt, 3 4 5 then the retry 2", a)
 	}
 	if l := seen["http://a.test/2"]; l == nil || l.Tries != 2 || !l.First.Equal(time.Unix(1700000000, 5)) || l.Redirects != 5 {
 		t.Errorf("retried lease %+v, want Tries 2, First kept, Redirects 5", l)
@@ -156,8 +160,8 @@ func TestReopen(t *testing.T) {
 	if l := seen["http://b.test/robots.txt"]; l == nil || l.Tries != 1 {
 		t.Errorf("b's robots.txt lease %+v, want Tries 1", l)
 	}
-	if len(got) != 8 {
-		t.Errorf("taken %q, want 8 (a 3 4 5 2, b and c each robots.txt then 1)", got)
+	if len(got) != 9 {
+		t.Errorf("taken %q, want 9 (a robots.txt 3 4 5 2, b and c each robots.txt then 1)", got)
 	}
 	var results []crawl.Result
 	if err := f.Results(ctx, func(r crawl.Result) bool { results = append(results, r); return true }); err != nil {

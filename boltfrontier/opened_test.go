@@ -12,9 +12,11 @@ import (
 
 // TestRobotsAckedNilRulesKept checks that a host whose robots.txt was
 // acked with nil Rules (no rules: every URL allowed, as Frontier.Ack's doc
-// says) stays open across a reopen and a new Start under Policy.Robots:
-// its robots.txt is not handed out again (it was, from the file's point of
-// view a host with no rules had never been opened).
+// says), or found unavailable, is open: after a reopen and a new Start
+// under Policy.Robots its robots.txt is asked for once more, as a new
+// Run's (a first try: an unavailable one is tried again), and once acked
+// in that Run, not again (it was, from the file's point of view a host
+// with no rules had never been opened).
 func TestRobotsAckedNilRulesKept(t *testing.T) {
 	for _, rules := range []*crawl.HostRules{nil, {Denied: "robots.txt answered 503"}} {
 		ctx := context.Background()
@@ -48,10 +50,17 @@ func TestRobotsAckedNilRulesKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
 		l, err = f.Take(tctx)
-		cancel()
+		if err != nil || l.Kind != crawl.RobotsRequest || l.Tries != 0 {
+			t.Fatalf("rules %+v: Take after reopen: got %v, %v; want the robots.txt again, a first try in the new Run", rules, l, err)
+		}
+		if _, err := f.Ack(ctx, l, crawl.Outcome{Rules: rules}); err != nil {
+			t.Fatal(err)
+		}
+		l, err = f.Take(tctx)
 		if err != nil || l.URL != "http://c.example/p" {
-			t.Fatalf("rules %+v: Take after reopen: got %v, %v; want http://c.example/p (its robots.txt was acked)", rules, l, err)
+			t.Fatalf("rules %+v: Take after the robots.txt acked again: got %v, %v; want http://c.example/p (its robots.txt was acked in this Run)", rules, l, err)
 		}
 	}
 }

@@ -133,8 +133,14 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		if h.rules != nil {
 			h.delay = max(h.delay, h.rules.Delay)
 		}
-		if p.Robots && h.gate == gateOpen && !h.opened {
+		// Each Run asks for every host's robots.txt again, once, before
+		// its next URL: no Run goes by rules (or a robots.txt found
+		// unavailable) of an earlier one.
+		if p.Robots && h.gate == gateOpen {
 			h.gate = gateRobots
+			if h.opened {
+				h.robotsTries = 0 // a first try in this Run
+			}
 		}
 		f.settle(h, now)
 	}
@@ -303,8 +309,13 @@ func (f *Frontier) readHost(key string, tx *bolt.Tx) (*host, error) {
 			h.delay = max(h.delay, h.rules.Delay)
 		}
 	}
-	if f.policy.Robots && !h.opened {
+	// A host read now was not in memory at the Run's Start: its rules,
+	// if any, are an earlier Run's, asked for again (see Start).
+	if f.policy.Robots {
 		h.gate = gateRobots
+		if h.opened {
+			h.robotsTries = 0 // a first try in this Run
+		}
 	}
 	return h, nil
 }

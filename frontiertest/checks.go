@@ -547,21 +547,32 @@ func checkPause(t *testing.T, f crawl.Frontier) {
 }
 
 // checkRobotsNilRules checks that a host whose robots.txt was acked with
-// nil Rules (no rules: every URL allowed) stays open when a new Start
-// under Policy.Robots reuses the Frontier: its robots.txt is not handed
-// out again.
+// nil Rules (no rules: every URL allowed) stays open: its robots.txt is
+// not handed out again in the Run, and a new Start under Policy.Robots
+// that reuses the Frontier asks for it at most once more.
 func checkRobotsNilRules(t *testing.T, f crawl.Frontier) {
 	p := crawl.Policy{HostWorkers: 2, Robots: true}
 	start(t, f, p)
-	push(t, f, 1, "a1 is new", page(hostA+"/1"))
+	push(t, f, 2, "a1, a2 are new", page(hostA+"/1"), page(hostA+"/2"))
 	l := take(t, f, "a1 queued, its host new")
 	if !isRobots(l) {
 		t.Fatalf("Take: got %s, want %s/robots.txt first", desc(l), hostA)
 	}
 	ack(t, f, l, crawl.Outcome{})
+	l = take(t, f, "a1, a2 queued, their robots.txt acked with nil Rules")
+	if isRobots(l) {
+		t.Fatalf("Take: got %s, want a1: its robots.txt was acked already", desc(l))
+	}
+	ack(t, f, l, crawl.Outcome{})
 	start(t, f, p)
-	if l := take(t, f, "a1 queued, its robots.txt acked with nil Rules"); isRobots(l) {
-		t.Errorf("Take after a new Start: got %s, want a1: its robots.txt was acked already", desc(l))
+	l = take(t, f, "a2 queued, its robots.txt acked with nil Rules in the Run before")
+	if isRobots(l) {
+		// Asked again in the new Run, once.
+		ack(t, f, l, crawl.Outcome{})
+		l = take(t, f, "a2 queued, its robots.txt acked with nil Rules in this Run")
+	}
+	if isRobots(l) {
+		t.Errorf("Take after a new Start: got %s twice, want a2: its robots.txt was acked already in this Run", desc(l))
 	}
 }
 

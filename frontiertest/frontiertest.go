@@ -46,7 +46,8 @@
 //     Policy.HostDelay apart (its pauses are drawn from [d/2, 3d/2]).
 //   - Pause: Pause holds a host back until its time.
 //   - RobotsNilRules: a host whose robots.txt was acked with nil Rules
-//     stays open across a new Start: its robots.txt is not asked for again.
+//     stays open: its robots.txt is not asked for again in the Run, and at
+//     most once more after a new Start.
 //   - PauseUnsent: a Pause made while a lease of the host is out still
 //     holds it back after that lease is acked Unsent (which gives back the
 //     delay its Take charged, not the pause).

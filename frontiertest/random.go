@@ -593,6 +593,7 @@ func (r *runner) start() {
 	if err != nil {
 		r.fail("Start(%s): got error %v, want nil", policyString(r.m.p), err)
 	}
+	r.m.started()
 }
 
 // bounded runs fn with a context that ends after mustWithin, and fails the
@@ -718,6 +719,7 @@ func (r *runner) apply(op fuzzOp) {
 			m.ended = m.ended[n-16:]
 		}
 		r.m = m
+		m.started()
 	case opSleep:
 		for _, l := range r.m.held { // as a holder counts a try it has not made yet
 			l.l.Tries++

@@ -49,6 +49,7 @@ type mLease struct {
 // mHost is what the model knows of a host.
 type mHost struct {
 	open        bool // its robots.txt acked
+	regate      bool // open, and may ask for its robots.txt again (a Start since)
 	rules       *crawl.HostRules
 	robots      *mLease // its robots.txt lease held
 	robotsAt    time.Time
@@ -464,22 +465,31 @@ func (r *runner) took(l *crawl.Lease, began, ended time.Time) {
 		rec.safeUntil = began.Add(m.p.LeaseTerm)
 	}
 	if rec.robots {
+		wantTries := h.robotsTries
+		if h.open {
+			wantTries = 0 // asked again in a new Run: a first try
+		}
 		switch {
 		case !m.p.Robots:
 			r.fail("Take handed out %s, want no robots.txt: Policy.Robots is false", desc(l))
 		case l.URL != key+"/robots.txt":
 			r.fail("Take handed out %s, want the URL %s/robots.txt", desc(l), key)
-		case h.open:
-			r.fail("Take handed out %s, want none: the host's robots.txt was acked already", desc(l))
+		case h.open && !h.regate:
+			r.fail("Take handed out %s, want none: the host's robots.txt was acked already, and no Start came since", desc(l))
 		case h.robots != nil && !m.expirable(h.robots, ended):
 			r.fail("Take handed out %s while %s holds it, want one holder at a time", desc(l), desc(h.robots.l))
 		case ended.Add(slack).Before(h.robotsAt):
 			r.fail("Take handed out %s %v before the time of its Retry", desc(l), h.robotsAt.Sub(ended))
-		case h.robotsTries >= 0 && l.Tries != h.robotsTries:
-			r.fail("Take handed out %s, want Tries %d as put back", desc(l), h.robotsTries)
+		case wantTries >= 0 && l.Tries != wantTries:
+			r.fail("Take handed out %s, want Tries %d as put back (0 asked again in a new Run)", desc(l), wantTries)
 		}
 		if h.robots != nil {
 			m.lose(h.robots)
+		}
+		if h.open {
+			// Asked again in this Run: the host's URLs wait for it, as
+			// a new host's do.
+			h.open, h.regate, h.robotsTries = false, false, 0
 		}
 		if spent, sure := m.spent(); spent && sure && !m.hasItem(key, ended.Add(time.Hour), true) && !m.hasItem(key, ended.Add(time.Hour), false) {
 			r.fail("Take handed out %s while the page budget is spent, want only the robots.txt of a host with a retry", desc(l))
@@ -493,6 +503,8 @@ func (r *runner) took(l *crawl.Lease, began, ended time.Time) {
 		if m.p.Robots && !h.open {
 			r.fail("Take handed out %s before its host's robots.txt was acked", desc(l))
 		}
+		// A page first: the Frontier keeps the host's rules in this Run.
+		h.regate = false
 		switch u.state {
 		case finished:
 			r.fail("Take handed out %s, a URL acked already", desc(l))
@@ -949,6 +961,20 @@ func (r *runner) parallel(op fuzzOp) {
 			}
 		case opPause:
 			r.pauseResult(a.op.host, a.at, a.err, false)
+		}
+	}
+}
+
+// started records a Start: each host whose robots.txt was acked may ask
+// for it again before its next page (MemoryFrontier and boltfrontier do,
+// once a Run), or keep its rules (a shared Frontier).
+func (m *model) started() {
+	if !m.p.Robots {
+		return
+	}
+	for _, h := range m.hosts {
+		if h.open {
+			h.regate = true
 		}
 	}
 }
