@@ -1044,7 +1044,12 @@ func (r *run) redirect(l *Lease, resp *response, res *Result, w *worker) {
 		return
 	}
 	kind := l.Kind
-	if !r.scope.contains(next) {
+	// A requisite is fetched on any host (see WithRequisites), and so is
+	// where it redirects: a CDN's asset moved to its versioned name. (A
+	// reference, also a resource, then may leave scope too: fetched, it
+	// leads only to its own requisites.)
+	anyHost := kind == ResourceRequest && r.cfg.requisites && urlstd.IsHTTP(next)
+	if !anyHost && !r.scope.contains(next) {
 		if !r.cfg.checkExternal || !urlstd.IsHTTP(next) {
 			return
 		}

@@ -350,19 +350,31 @@ func (f *fetcher) retryable(resp *response, err error, try int) (time.Duration, 
 		return 0, false
 	}
 	if err != nil {
+		// A status that is retried is, whatever its body: one over the
+		// cap, which the status says is no page anyway.
+		if resp != nil && resp.status != 0 && errors.Is(err, ErrBodyTooLarge) && retriedStatus(resp.status) {
+			return f.retryWait(resp.header, try), true
+		}
 		var ne *netError
 		if !errors.As(err, &ne) || ne.permanent {
 			return 0, false
 		}
 		return f.backoff(try), true
 	}
-	switch resp.status {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-	default:
+	if !retriedStatus(resp.status) {
 		return 0, false
 	}
 	return f.retryWait(resp.header, try), true
+}
+
+// retriedStatus reports whether a response of this status is retried.
+func retriedStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // retryWait returns the pause after failed attempt number try: what the

@@ -532,8 +532,10 @@ func WithRobots(on bool) Option {
 // the exclude patterns and filters apply; scope does not), at its page's
 // depth (they do not count toward WithMaxDepth), as a ResourceRequest: it
 // gets a Result, and its links are not followed, but for a stylesheet's
-// own requisites (url(), @import), which are fetched too. The default is
-// off: no requisite is fetched.
+// own requisites (url(), @import), which are fetched too. Where a
+// requisite redirects is fetched as one, on any host too (a reference, the
+// other ResourceRequest, then also leaves scope when it redirects). The
+// default is off: no requisite is fetched.
 func WithRequisites(on bool) Option {
 	return optionFunc(func(c *config) { c.requisites = on })
 }
