@@ -747,7 +747,8 @@ func (r *run) process(ctx, wctx context.Context, w *worker, l *Lease, h *held) (
 	if l.First.IsZero() {
 		l.First = time.Now()
 	}
-	res := Result{URL: wireURL(&l.Request), Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries}
+	res := Result{URL: wireURL(&l.Request), Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries,
+		probe: l.Kind == SitemapRequest && l.Referrer == ""}
 	v, at := r.try(ctx, w, l, &res)
 	if r.lost(h) {
 		return nil

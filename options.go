@@ -607,9 +607,13 @@ func WithRobotsDirectives(on bool) Option {
 // sitemap file is read up to 50,000 URLs and 50 MB (MaxSitemapURLs,
 // MaxSitemapBytes, the limits of sitemaps.org, whatever WithMaxBodySize
 // says); of a larger one, the URLs found up to the limit are queued and its
-// Result's Err wraps ErrSitemapTooLarge. With WithRobots(false), the root
-// hosts' robots.txt is fetched as a sitemap request (a Result of its own)
-// for its Sitemap lines. The default is off.
+// Result's Err wraps ErrSitemapTooLarge; a file that is not a sitemap, or
+// has an XML token over 256 KiB (a huge comment), fails with the URLs
+// found before it queued. With WithRobots(false), the root hosts'
+// robots.txt is fetched as a sitemap request (a Result of its own) for its
+// Sitemap lines. A /sitemap.xml (or robots.txt) the crawler tries on its
+// own has no Referrer, and its Result is never Broken: no page named it.
+// The default is off.
 func WithSitemaps(on bool) Option {
 	return optionFunc(func(c *config) { c.sitemaps = on })
 }

@@ -59,7 +59,10 @@ const maxSitemapNesting = 1
 // WithSitemaps, it is the only one.
 func (r *run) sitemaps(key string, named []string) []Request {
 	var reqs []Request
-	add := func(s string) {
+	// add queues the sitemap s, named by robots.txt (the Referrer); or,
+	// from "", tried on the crawler's own, no Referrer (a probe: see
+	// Result.Broken).
+	add := func(s, from string) {
 		u, err := urlstd.Resolve(nil, s)
 		if err != nil || !r.scope.contains(u) {
 			return
@@ -77,18 +80,18 @@ func (r *run) sitemaps(key string, named []string) []Request {
 				return
 			}
 		}
-		reqs = append(reqs, Request{URL: uk, Wire: wireField(wire, uk), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: key + "/robots.txt"})
+		reqs = append(reqs, Request{URL: uk, Wire: wireField(wire, uk), Kind: SitemapRequest, Redirects: r.cfg.maxRedirects, Referrer: from})
 	}
 	if !r.cfg.robots {
-		add(key + "/robots.txt")
+		add(key+"/robots.txt", "")
 	}
 	if !r.cfg.sitemaps {
 		return reqs // robots.txt only, for WithSpeculative's paths
 	}
 	for _, s := range named {
-		add(s)
+		add(s, key+"/robots.txt")
 	}
-	add(key + "/sitemap.xml")
+	add(key+"/sitemap.xml", "")
 	return reqs
 }
 

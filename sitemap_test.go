@@ -194,3 +194,34 @@ func TestSitemapsExcluded(t *testing.T) {
 		})
 	}
 }
+
+// TestSitemapProbeNotBroken: the /sitemap.xml the crawler tries on its own
+// is no link: its 404 has no Referrer and is not broken, in the Result
+// delivered and in the one a ResultStore keeps; a sitemap robots.txt
+// names that is missing is a broken link of robots.txt.
+func TestSitemapProbeNotBroken(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home")) // and nothing else
+	s := newSite(t, mux)
+	named := s.URL + "/named.xml"
+	s.setRobots("User-agent: *\nSitemap: "+named+"\n", nil)
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL + "/"}, crawl.WithSitemaps(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, ok := res[s.URL+"/sitemap.xml"]
+	if !ok || probe.Status != 404 || probe.Referrer != "" || probe.Broken() {
+		t.Errorf("/sitemap.xml, tried on the crawler's own: %+v, Broken %v; want 404, no Referrer, not broken", probe, probe.Broken())
+	}
+	b, err := probe.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept crawl.Result
+	if err := kept.UnmarshalBinary(b); err != nil || kept.Broken() {
+		t.Errorf("/sitemap.xml as a ResultStore keeps it: Broken %v (%v), want false", kept.Broken(), err)
+	}
+	if r, ok := res[named]; !ok || r.Referrer != s.URL+"/robots.txt" || !r.Broken() {
+		t.Errorf("%s, named by robots.txt: %+v, Broken %v; want robots.txt its Referrer, broken", named, r, r.Broken())
+	}
+}

@@ -61,6 +61,11 @@ type Result struct {
 	Depth      int // 0 for roots; a redirect keeps its source's depth
 	Tries      int // requests sent: 1 unless retried (see WithMaxTries)
 	Elapsed    time.Duration
+
+	// probe: the crawler tried the URL on its own, no page naming it (a
+	// host's /sitemap.xml; robots.txt as a sitemap): not broken, whatever
+	// came of it.
+	probe bool
 }
 
 // Kind returns the report's category of the Result, as crawl.py's
@@ -93,8 +98,13 @@ func (r *Result) Kind() string {
 // ErrDisallowed) holds for both, so that a link checker can report them
 // apart as not checked, or check them with WithRobots(false). A page
 // fetched whose render failed (ErrRender) is broken only by its status:
-// the browser's trouble is not the link's.
+// the browser's trouble is not the link's. Nor is a URL the crawler tried
+// on its own, which no page or robots.txt named (WithSitemaps' /sitemap.xml
+// of a host, its Referrer empty): a site without one has no broken link.
 func (r *Result) Broken() bool {
+	if r.probe {
+		return false
+	}
 	if r.Err != nil && !errors.Is(r.Err, ErrRender) {
 		return !errors.Is(r.Err, ErrDisallowed)
 	}
@@ -411,6 +421,7 @@ type resultJSON struct {
 	Tries       int    `json:"tries,omitempty"`
 	Elapsed     int64  `json:"elapsed_ns,omitempty"`
 	Robots      bool   `json:"robots_unavailable,omitempty"`
+	Probe       bool   `json:"probe,omitempty"`
 }
 
 // MarshalBinary encodes r for a ResultStore to keep. Err is kept as its
@@ -423,7 +434,7 @@ func (r *Result) MarshalBinary() ([]byte, error) {
 	j := resultJSON{
 		URL: r.URL, Referrer: r.Referrer, NextURL: r.NextURL, Status: r.Status, Size: r.Size, Truncated: r.Truncated,
 		ContentType: r.ContentType, Encoding: r.Encoding, NumURLs: r.NumURLs,
-		NumNewURLs: r.NumNewURLs, Depth: r.Depth, Tries: r.Tries, Elapsed: int64(r.Elapsed),
+		NumNewURLs: r.NumNewURLs, Depth: r.Depth, Tries: r.Tries, Elapsed: int64(r.Elapsed), Probe: r.probe,
 	}
 	if r.Err != nil {
 		j.Err, j.FailKind = r.Err.Error(), FailKind(r.Err)
@@ -443,7 +454,7 @@ func (r *Result) UnmarshalBinary(b []byte) error {
 	*r = Result{
 		URL: j.URL, Referrer: j.Referrer, NextURL: j.NextURL, Status: j.Status, Size: j.Size, Truncated: j.Truncated,
 		ContentType: j.ContentType, Encoding: j.Encoding, NumURLs: j.NumURLs,
-		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed),
+		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed), probe: j.Probe,
 	}
 	if j.Err != "" || j.FailKind != "" {
 		r.Err = &storedError{msg: j.Err, kind: j.FailKind, robots: j.Robots}

@@ -13,6 +13,7 @@ import (
 	"github.com/asyncrawl/crawl/frontiertest"
 	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // openCluster returns a Frontier of the crawl opts names on cluster c,
@@ -112,5 +113,14 @@ func TestOneNodeOfACluster(t *testing.T) {
 	err = f.Start(ctx, crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.example/"}})
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
 		t.Fatalf("Start on one node, the crawl's keys on another: %v (ctx %v); want at once an error saying to open the cluster", err, ctx.Err())
+	}
+	// Inspect and Reset (the command's -status and -reset) say the same.
+	one := redis.NewClient(&redis.Options{Addr: node})
+	defer one.Close()
+	if _, err := redisfrontier.Inspect(ctx, one, name); err == nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
+		t.Errorf("Inspect on one node, the crawl's keys on another: %v; want an error saying to open the cluster", err)
+	}
+	if _, err := redisfrontier.Reset(ctx, one, name, false); err == nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
+		t.Errorf("Reset on one node, the crawl's keys on another: %v; want an error saying to open the cluster", err)
 	}
 }

@@ -1919,7 +1919,8 @@ func num(v any) int64 {
 
 // Counts returns the counters of the whole crawl, over every process; the
 // leases this process holds ahead (see the package's Speed), which no
-// caller has, count as queued, not leased nor taken.
+// caller has, count as queued, not leased nor taken. It returns an error
+// wrapping ErrCrawlDeleted if the crawl was deleted.
 func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 	prefix, _, _, _, err := f.state()
 	if err != nil {
@@ -1945,7 +1946,7 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 	)
 	err = f.retryRead(ctx, func() error {
 		_, err := f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			hm = p.HMGet(ctx, prefix+"meta", "queued", "done", "pages")
+			hm = p.HMGet(ctx, prefix+"meta", "queued", "done", "pages", "sb")
 			hl = p.HLen(ctx, prefix+"leases")
 			if len(ahead) > 0 {
 				ha = p.HMGet(ctx, prefix+"leases", ahead...)
@@ -1958,6 +1959,11 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 		return crawl.Counts{}, err
 	}
 	v := hm.Val()
+	if v[3] == nil {
+		// Every crawl's meta hash has sb: gone, the crawl was deleted
+		// (reset, or its keys expired), not empty.
+		return crawl.Counts{}, f.deleted()
+	}
 	c := crawl.Counts{Queued: int(num(v[0])), Leased: int(hl.Val()), Done: int(num(v[1])), Pages: int(num(v[2]))}
 	if ha != nil {
 		for _, x := range ha.Val() {
@@ -1974,7 +1980,8 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 // Stats returns the counters of the whole crawl, over every process: every
 // Result acked (Done, HTML, HTMLBytes, Other, OtherBytes, Redirects,
 // Errors, ErrorBytes, Failures, FailKinds, StatusCounts) and the refusals
-// acked (Refused).
+// acked (Refused). It returns an error wrapping ErrCrawlDeleted if the
+// crawl was deleted: its counters are gone.
 func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 	prefix, _, _, _, err := f.state()
 	if err != nil {
@@ -1986,12 +1993,16 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 		prefixes = f.sprefix
 	}
 	f.mu.Unlock()
-	var cmds []*redis.MapStringStringCmd
+	var (
+		cmds  []*redis.MapStringStringCmd
+		alive []*redis.BoolCmd
+	)
 	err = f.retryRead(ctx, func() error {
-		cmds = cmds[:0]
+		cmds, alive = cmds[:0], alive[:0]
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pre := range prefixes {
 				cmds = append(cmds, p.HGetAll(ctx, pre+"stats"))
+				alive = append(alive, p.HExists(ctx, pre+"meta", "sb"))
 			}
 			return nil
 		})
@@ -1999,6 +2010,12 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 	})
 	if err != nil {
 		return crawl.Stats{}, err
+	}
+	for _, a := range alive {
+		if !a.Val() {
+			// The crawl was deleted: its counters are gone, not 0.
+			return crawl.Stats{}, f.deleted()
+		}
 	}
 	s := crawl.Stats{FailKinds: map[string]int{}, StatusCounts: map[int]int{}, Refused: map[string]int{}}
 	counts := map[string]*int{"done": &s.Done, "html": &s.HTML, "other": &s.Other,

@@ -409,6 +409,17 @@ func globEscape(s string) string {
 	return b.String()
 }
 
+// oneNode says what a cluster node's redirection (MOVED, ASK; in a
+// transaction, EXECABORT with the command's MOVED) means to a client of
+// one server: it was pointed at one node of a Redis Cluster. Else it
+// returns err.
+func oneNode(err error) error {
+	if isRedirect(err) || redis.HasErrorPrefix(err, "EXECABORT") {
+		return fmt.Errorf("the server is a node of a Redis Cluster, which keeps the crawl's keys on another (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
+	}
+	return err
+}
+
 // keyPrefix returns the prefix of the keys of crawl name.
 func keyPrefix(name string) string { return "crawl:{" + name + "}:" }
 
@@ -499,7 +510,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, err)
+		return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, oneNode(err))
 	}
 	local := time.Now()
 	m := meta.Val()
@@ -531,7 +542,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, err)
+			return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, oneNode(err))
 		}
 		recs = map[string]string{}
 		for v := range shards {
@@ -609,7 +620,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, err)
+		return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, oneNode(err))
 	}
 	return s, nil
 }
@@ -646,7 +657,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 	}
 	shards, err := client.HGet(ctx, prefix+"meta", "shards").Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, oneNode(err))
 	}
 	if shards > maxShards {
 		return 0, errCorrupt
@@ -657,7 +668,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		// its process's next call, which finds the crawl deleted.
 		n, err := shardLeases(ctx, client, name, shards)
 		if err != nil {
-			return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+			return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, oneNode(err))
 		}
 		cut, _ := client.HExists(ctx, prefix+"meta", "reset").Result()
 		if n > 0 && !force && !cut {
@@ -667,7 +678,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 	}
 	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases", prefix + "exp"}, forced).Int64Slice()
 	if err != nil {
-		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, oneNode(err))
 	}
 	if len(v) != 2 {
 		return 0, errCorrupt
@@ -689,7 +700,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 			return nil
 		})
 		if err != nil {
-			return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+			return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, oneNode(err))
 		}
 		for _, d := range dels {
 			deleted += int(d.Val())
@@ -719,7 +730,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		client.Publish(ctx, shardPrefix(name, v)+"ev", "j")
 	}
 	if err != nil {
-		return deleted, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, err)
+		return deleted, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, oneNode(err))
 	}
 	if deleted == 0 {
 		return 0, fmt.Errorf("redisfrontier: crawl %q: %w", name, ErrNoCrawl)

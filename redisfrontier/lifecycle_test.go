@@ -741,3 +741,34 @@ func TestBadName(t *testing.T) {
 		t.Errorf("keys after the refused names: %q, want crawl a's only, %q", all, keys)
 	}
 }
+
+// TestCountsDeleted: the counters of a crawl deleted under its processes
+// are not 0 but unknown: Counts and Stats return ErrCrawlDeleted, so that
+// the crawler reports what its process did and Todo as not known.
+func TestCountsDeleted(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	ctx := t.Context()
+	for _, shards := range []int{1, 8} {
+		name := fmt.Sprintf("counts-deleted-%d", shards)
+		f := open(t, s, &redisfrontier.Options{Name: name, Shards: shards})
+		if err := f.Start(ctx, crawl.Policy{HostWorkers: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Push(ctx, siteURL(0), siteURL(1)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := f.Counts(ctx); err != nil || got.Queued != 2 {
+			t.Fatalf("%d shards: Counts before the Reset: %+v, %v", shards, got, err)
+		}
+		if _, err := redisfrontier.Reset(ctx, c, name, true); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := f.Counts(ctx); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+			t.Errorf("%d shards: Counts after the Reset: %+v, %v; want ErrCrawlDeleted", shards, got, err)
+		}
+		if got, err := f.Stats(ctx); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
+			t.Errorf("%d shards: Stats after the Reset: %+v, %v; want ErrCrawlDeleted", shards, got, err)
+		}
+	}
+}

@@ -747,7 +747,7 @@ func (f *Frontier) countShards(ctx context.Context) (crawl.Counts, error) {
 		hm, hl = hm[:0], hl[:0]
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pre := range prefixes {
-				hm = append(hm, p.HMGet(ctx, pre+"meta", "queued", "done", "pages"))
+				hm = append(hm, p.HMGet(ctx, pre+"meta", "queued", "done", "pages", "sb"))
 				hl = append(hl, p.HLen(ctx, pre+"leases"))
 			}
 			return nil
@@ -760,6 +760,11 @@ func (f *Frontier) countShards(ctx context.Context) (crawl.Counts, error) {
 	var c crawl.Counts
 	for i := range hm {
 		v := hm[i].Val()
+		if v[3] == nil {
+			// Every crawl's meta hash has sb: gone, the crawl was
+			// deleted (reset, or its keys expired), not empty.
+			return crawl.Counts{}, f.deleted()
+		}
 		c.Queued += int(num(v[0]))
 		c.Done += int(num(v[1]))
 		c.Pages += int(num(v[2]))

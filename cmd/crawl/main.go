@@ -455,7 +455,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return interruptedCode(ctx)
 	}
 	if stats.Budget == "" {
-		if roots := answers.unanswered(stats); roots != "" {
+		if roots := answers.unanswered(stats, cfg.roots); roots != "" {
 			return fail("no root got a response: %s", roots)
 		}
 	}

@@ -56,12 +56,25 @@ func (a *reach) result(r *crawl.Result) {
 // root and why; "" when one did, or when that cannot be told. stats are
 // the crawl's: a response counted there that this process did not see (a
 // crawl shared through -redis, or resumed with -state and -format jsonl)
-// is one too.
-func (a *reach) unanswered(stats *crawl.Stats) string {
+// is one too. roots are the command line's, named when this process got
+// no Result of a root (another process of a shared crawl did) and the
+// crawl's counters hold no response at all.
+func (a *reach) unanswered(stats *crawl.Stats, roots []string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.answered || len(a.roots) == 0 {
+	if a.answered {
 		return ""
+	}
+	if len(a.roots) == 0 {
+		for _, n := range stats.StatusCounts {
+			if n > 0 {
+				return ""
+			}
+		}
+		if stats.Done == 0 {
+			return "" // nothing done: nothing to tell by
+		}
+		return strings.Join(roots, ", ") + ": no URL of the crawl got a response (another process took the roots: its report says why)"
 	}
 	for status, n := range stats.StatusCounts {
 		if n > 0 && (status < 300 || status > 399) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl"
 )
 
 // closedURL returns the URL of a loopback port nothing listens on, where a
@@ -156,5 +159,29 @@ func TestBadRootLeavesNoFile(t *testing.T) {
 	}
 	if r := runCrawl(t, append([]string{"-q", s.URL("/")}, files...)...); r.code != 0 {
 		t.Errorf("the root corrected: exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestUnansweredShared: a process of a shared crawl that got no Result of
+// a root (another process took them) tells by the crawl's counters: no
+// response anywhere in the crawl is no root answered; any response, or
+// nothing done yet, is not.
+func TestUnansweredShared(t *testing.T) {
+	roots := []string{"http://h0.test/", "http://h1.test/"}
+	a := newReach()
+	a.result(&crawl.Result{URL: "http://h0.test/p", Referrer: "http://h0.test/", Depth: 1, Err: errors.New("timeout")})
+	for _, tt := range []struct {
+		stats *crawl.Stats
+		want  bool // a line naming the roots
+	}{
+		{&crawl.Stats{Done: 3, StatusCounts: map[int]int{}}, true},
+		{&crawl.Stats{Done: 3, StatusCounts: map[int]int{503: 1}}, false},
+		{&crawl.Stats{Done: 3, StatusCounts: map[int]int{301: 1}}, false},
+		{&crawl.Stats{}, false},
+	} {
+		got := a.unanswered(tt.stats, roots)
+		if (got != "") != tt.want || tt.want && !strings.Contains(got, strings.Join(roots, ", ")) {
+			t.Errorf("unanswered(%+v) = %q, want a line naming %v: %v", tt.stats, got, roots, tt.want)
+		}
 	}
 }
