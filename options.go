@@ -613,7 +613,8 @@ func WithRobotsDirectives(on bool) Option {
 // robots.txt is fetched as a sitemap request (a Result of its own) for its
 // Sitemap lines. A /sitemap.xml (or robots.txt) the crawler tries on its
 // own has no Referrer, and its Result is never Broken: no page named it.
-// The default is off.
+// A sitemap whose URL the crawl met first as a link of a page is fetched
+// as that link, once, and not read as a sitemap. The default is off.
 func WithSitemaps(on bool) Option {
 	return optionFunc(func(c *config) { c.sitemaps = on })
 }
