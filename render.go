@@ -91,8 +91,13 @@ type BrowserResponse struct {
 type Rendered struct {
 	// DOM is the document after its scripts ran, serialised as HTML.
 	// The crawler extracts its links as it does a page's (Source "render
-	// dom" for those the static page did not have).
+	// dom" for those the static page did not have), resolved against URL.
 	DOM []byte
+	// URL is the document's URL when DOM was read, as the browser
+	// resolved the DOM's relative links against it: the page's, or the
+	// last one a pushState or replaceState put in its place. "" means
+	// the page's.
+	URL string
 	// Links are the URLs the browser met: each request it made (Source
 	// "render request"), each URL the page put in its history by
 	// pushState or replaceState ("render history"), each main-frame
@@ -282,7 +287,15 @@ func (r *run) renderPage(ctx context.Context, l *Lease, resp *response, p *Page,
 		links = append(links, lk)
 	}
 	if len(rd.DOM) > 0 {
-		dom, _, _, _ := scanLinksMax(nil, resp.url, nil, rd.DOM, "text/html", 4*r.cfg.maxLinksPerPage, false, p.Encoding)
+		// Against the document's URL as the browser had it: a pushState
+		// moves it, and the relative links with it.
+		docURL := resp.url
+		if rd.URL != "" {
+			if u, err := urlstd.Resolve(nil, rd.URL); err == nil && urlstd.IsHTTP(u) {
+				docURL = u
+			}
+		}
+		dom, _, _, _ := scanLinksMax(nil, docURL, nil, rd.DOM, "text/html", 4*r.cfg.maxLinksPerPage, false, p.Encoding)
 		for _, lk := range dom {
 			lk.Source = "render dom"
 			add(lk)

@@ -816,12 +816,39 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 		defer cancel()
 	}
 	rd := &crawl.Rendered{}
-	dom, derr := chromedp.Run(rctx, chromedp.Evaluate[string](fmt.Sprintf(
-		`document.documentElement ? document.documentElement.outerHTML.slice(0, %d) : ""`, MaxDOM)))
-	if derr == nil {
+	// The DOM, the document's URL its relative links resolve against
+	// (a pushState moves it), and the links in open shadow roots, which
+	// outerHTML leaves out (as the browser resolved them).
+	read, derr := chromedp.Run(rctx, chromedp.Evaluate[[]any](fmt.Sprintf(`(() => {
+  const hrefs = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) {
+        for (const a of el.shadowRoot.querySelectorAll("a[href], area[href]")) hrefs.push(a.href);
+        walk(el.shadowRoot);
+      }
+    }
+  };
+  try { walk(document); } catch (e) {}
+  const dom = document.documentElement ? document.documentElement.outerHTML.slice(0, %d) : "";
+  return [dom, location.href, hrefs.slice(0, %d)];
+})()`, MaxDOM, MaxLinks)))
+	if derr == nil && len(read) == 3 {
+		dom, _ := read[0].(string)
 		rd.DOM = []byte(dom)
+		rd.URL, _ = read[1].(string)
+		if hrefs, ok := read[2].([]any); ok {
+			for _, h := range hrefs {
+				if s, ok := h.(string); ok {
+					pr.record(crawl.Navigation, "dom", s)
+				}
+			}
+		}
 	} else if err == nil {
 		err = derr
+		if err == nil {
+			err = errors.New("the DOM read gave no answer")
+		}
 	}
 	pr.mu.Lock()
 	rd.Links = pr.links

@@ -946,3 +946,28 @@ setTimeout(() => fetch("/" + ["later"].join("")), 300);
 		t.Errorf("the STUN server got %d UDP packets from the page, want 0", n)
 	}
 }
+
+// TestRenderDocumentURL: the DOM's relative links resolve against the
+// document's URL as the browser had it when the DOM was read (a pushState
+// moved it), and the links in open shadow roots, which the DOM's
+// serialisation leaves out, are followed.
+func TestRenderDocumentURL(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/spa/", "text/html", `<!doctype html><body><div id="host"></div><script>
+history.pushState({}, "", "/spa/" + ["section", "list"].join("/"));
+const a = document.createElement("a"); a.href = ["item1", "html"].join("."); document.body.appendChild(a);
+const root = document.getElementById("host").attachShadow({mode: "open"});
+root.innerHTML = '<a href="/' + ['open', 'shadow'].join('-') + '">in the shadow</a>';
+</script></body></html>`)
+	for _, p := range []string{"/spa/section/item1.html", "/spa/item1.html", "/spa/section/list", "/open-shadow"} {
+		h.Page(p)
+	}
+	crawlRendered(t, site, render.Options{}, "http://spa.example/spa/", crawl.WithRobots(false), crawl.WithMaxDepth(1))
+	for p, want := range map[string]int{"/spa/section/item1.html": 1, "/spa/item1.html": 0, "/open-shadow": 1} {
+		if n := h.Count(p); n != want {
+			t.Errorf("%s: %d requests, want %d", p, n, want)
+		}
+	}
+}
