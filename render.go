@@ -163,7 +163,8 @@ func WithRenderer(r Renderer, policy RenderPolicy) Option {
 }
 
 // NeedsRender reports whether the static page of HTML body looks built by
-// its scripts, which RenderAuto renders. The page must have a script and
+// its scripts, which RenderAuto renders. The page must have a script that
+// runs (not one of data, such as JSON-LD, nor one inside a <template>) and
 // no <meta http-equiv="refresh"> (a redirect, which a static parse
 // follows), and one of: less than 256 bytes of text and fewer than 2
 // links; an application's root element (id "root", "app", "__next",

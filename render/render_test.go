@@ -262,6 +262,12 @@ func TestNeedsRenderCases(t *testing.T) {
 		{"noscript", `<html><body><noscript>You need to enable JavaScript to run this app.</noscript><p>` + strings.Repeat("word ", 60) + `</p><script src=x.js></script></body></html>`, true},
 		{"docs", `<html><body><nav><a href="/a">A</a><a href="/b">B</a><a href="/c">C</a></nav><p>` + strings.Repeat("documentation text ", 100) + `</p><script src="/search.js"></script></body></html>`, false},
 		{"no script", `<html><body><div id="app"></div></body></html>`, false},
+		// Scripts that do not run: data, or inside a template.
+		{"JSON-LD only", `<html><body><p>Hi</p><script type="application/ld+json">{"@type": "Thing"}</script></body></html>`, false},
+		{"script in a template", `<html><body><div id="app"></div><template><script src="/x.js"></script></template></body></html>`, false},
+		{"a module", `<html><body><div id="app"></div><script type="module" src="/main.js"></script></body></html>`, true},
+		{"a JavaScript type", `<html><body><div id="app"></div><script type=" Text/JavaScript ">go()</script></body></html>`, true},
+		{"after a template", `<html><body><template><p></p></template><div id="app"></div><script src="/main.js"></script></body></html>`, true},
 	} {
 		if got := crawl.NeedsRender([]byte(c.body)); got != c.want {
 			t.Errorf("%s: NeedsRender = %v, want %v", c.name, got, c.want)

@@ -39,6 +39,7 @@ func NeedsRender(body []byte) bool {
 		refresh              bool // a <meta http-equiv="refresh">
 		noscriptJS           bool
 		skip                 int // inside script, style, template
+		tmpl                 int // inside template, whose scripts do not run
 		inNoscript           bool
 		buf                  [32]byte
 	)
@@ -65,13 +66,15 @@ func NeedsRender(body []byte) bool {
 			name := lowerTagName(&buf, z.Raw())
 			switch string(name) {
 			case "script":
-				scripts++
 				if tt == html.StartTagToken {
 					skip++
 				}
 			case "style", "template":
 				if tt == html.StartTagToken {
 					skip++
+					if string(name) == "template" {
+						tmpl++
+					}
 				}
 			case "noscript":
 				// Read as markup, so that its text is seen.
@@ -80,9 +83,17 @@ func NeedsRender(body []byte) bool {
 			case "app-root":
 				appRoot = true
 			}
+			// A script runs unless it is data (a type of its own: JSON-LD,
+			// a template language) or inside a template.
+			runs := string(name) == "script" && tmpl == 0
 			for {
 				k, v, more := z.TagAttr()
 				switch string(k) {
+				case "type":
+					if string(name) == "script" {
+						t := string(bytes.ToLower(bytes.TrimSpace(v)))
+						runs = runs && (t == "" || t == "module" || IsJavaScript(t))
+					}
 				case "href":
 					if string(name) == "a" || string(name) == "area" {
 						links++
@@ -103,11 +114,17 @@ func NeedsRender(body []byte) bool {
 					break
 				}
 			}
+			if runs {
+				scripts++
+			}
 		case html.EndTagToken:
-			switch string(lowerTagName(&buf, z.Raw())) {
+			switch n := string(lowerTagName(&buf, z.Raw())); n {
 			case "script", "style", "template":
 				if skip > 0 {
 					skip--
+				}
+				if n == "template" && tmpl > 0 {
+					tmpl--
 				}
 			case "noscript":
 				inNoscript = false
