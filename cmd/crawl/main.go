@@ -50,6 +50,7 @@ import (
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/boltfrontier"
 	"github.com/asyncrawl/crawl/redisfrontier"
+	"github.com/asyncrawl/crawl/render"
 	"github.com/asyncrawl/crawl/warc"
 )
 
@@ -373,7 +374,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if shared != nil {
 		// A Run stopped while Redis cannot be reached returns all the
 		// same, a few seconds later, its URLs left to expire.
-		if name := shared.Name(); name != "" {
+		if name := shared.Name(); name != "" && started && !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
 			keys := "crawl:{" + name + "}:*"
 			if len(cfg.cluster) > 0 {
 				keys += " crawl:{" + name + ":*}:*" // its shards'
@@ -392,6 +393,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	}
 	interrupted := err != nil && ctx.Err() != nil || stopped != nil
 	switch {
+	case err != nil && !interrupted && errors.Is(err, render.ErrNoBrowser):
+		return fail("-render: no chromium on PATH: install Debian's chromium package (apt-get install chromium)")
 	case err != nil && !interrupted:
 		return fail("%v", err)
 	case stats == nil:

@@ -195,3 +195,21 @@ func TestRenderKilled(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestRenderNoChromium: -render where no chromium is on PATH exits 1 at
+// once, with one line saying what to install, before anything is fetched.
+func TestRenderNoChromium(t *testing.T) {
+	s := startSite(t)
+	s.Page("/")
+	cmd := crawlCmd(t, "-render", s.base)
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	r := wait(t, cmd, &stdout, &stderr, cmd.Run())
+	if r.code != 1 || !strings.Contains(r.stderr, "-render: no chromium on PATH: install Debian's chromium package") || strings.Contains(r.stderr, "Options.Exec") {
+		t.Errorf("exit %d, stderr %q; want 1 and a line saying to install chromium", r.code, r.stderr)
+	}
+	if n := s.Total(); n != 0 {
+		t.Errorf("the site got %d requests, want 0", n)
+	}
+}
