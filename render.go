@@ -429,6 +429,16 @@ func (r *run) browserRobots(ctx context.Context, h *browserHost, hkey, key strin
 			default:
 				h.robots = &hostRobots{}
 			}
+			// The robots.txt was a request to the host: the next waits
+			// its turn after it, under the delay it may have set.
+			floor := h.robots.rules.CrawlDelay()
+			if d := max(r.cfg.hostDelay, floor); d > 0 {
+				h.mu.Lock()
+				if n := time.Now().Add(sched.Pause(d, floor)); n.After(h.next) {
+					h.next = n
+				}
+				h.mu.Unlock()
+			}
 		}
 	}
 	hr := h.robots

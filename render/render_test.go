@@ -977,3 +977,28 @@ root.innerHTML = '<a href="/' + ['open', 'shadow'].join('-') + '">in the shadow<
 		}
 	}
 }
+
+// TestRenderRobotsThenDelay: on a host the crawl has no rules of, the
+// robots.txt fetched for the browser's request is a request to the host:
+// the browser's request waits the host's Crawl-delay after it, as a
+// crawl's page does after its robots.txt.
+func TestRenderRobotsThenDelay(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><img src="http://cdn.example/a.png"></body></html>`)
+	cdn := site.Host("cdn.example")
+	cdn.Robots("User-agent: *\nCrawl-delay: 1\n")
+	cdn.Body("/a.png", "image/png", "png")
+	const floor = time.Second
+	crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/", crawl.WithRequisites(true), crawl.WithMaxDepth(0))
+	reqs := cdn.Requests()
+	slices.SortFunc(reqs, func(a, b crawltest.Request) int { return a.Time.Compare(b.Time) })
+	if len(reqs) < 2 || reqs[0].URI != "/robots.txt" {
+		t.Fatalf("cdn.example got %v, want its robots.txt then /a.png", reqs)
+	}
+	// 20 ms for a loaded machine's scheduling.
+	if gap := reqs[1].Time.Sub(reqs[0].Time); gap < floor-20*time.Millisecond {
+		t.Errorf("%s came %v after the robots.txt, want at least its Crawl-delay %v", reqs[1].URI, gap, floor)
+	}
+}
