@@ -324,6 +324,22 @@ func (b *browser) newTab() (*tab, error) {
 	ctx, cancel := chromedp.NewContext(b.bctx)
 	t := &tab{ctx: ctx, cancel: cancel}
 	err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*page.EventWindowOpen); ok {
+			// A new window the page opens by a way the hook script does
+			// not see (a link with a target, a frame's window.open):
+			// recorded as window.open is; the window's own requests,
+			// not intercepted, reach only the proxy that is not there.
+			t.mu.Lock()
+			pr := t.cur
+			t.mu.Unlock()
+			if pr != nil && e.URL != "" {
+				pr.mu.Lock()
+				phase := pr.phase
+				pr.mu.Unlock()
+				pr.record(crawl.Navigation, phase, e.URL)
+			}
+			return
+		}
 		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 			// An alert, confirm, prompt or beforeunload dialog holds
 			// the page's scripts, and every read of it, until it is

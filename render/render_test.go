@@ -1002,3 +1002,29 @@ func TestRenderRobotsThenDelay(t *testing.T) {
 		t.Errorf("%s came %v after the robots.txt, want at least its Crawl-delay %v", reqs[1].URI, gap, floor)
 	}
 }
+
+// TestRenderNewWindow: a new window the page opens past the hook on
+// window.open (a link with a target, clicked by a handler; a frame's own
+// window.open) is recorded as a navigation, and crawled.
+func TestRenderNewWindow(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><iframe id="f" src="/frame"></iframe>
+<button onclick="const a = document.createElement('a'); a.target = '_blank'; a.href = '/' + ['popup', 'target'].join('-'); document.body.appendChild(a); a.click(); a.remove()">go</button>
+<script>
+document.getElementById("f").addEventListener("load", () => {
+  try { document.getElementById("f").contentWindow.open("/" + ["frame", "open"].join("-")); } catch (e) {}
+});
+</script></body></html>`)
+	h.Body("/frame", "text/html", `<!doctype html><body>frame</body></html>`)
+	h.Page("/popup-target")
+	h.Page("/frame-open")
+	res, _, _ := crawlRendered(t, site, render.Options{}, "http://spa.example/", crawl.WithRobots(false), crawl.WithMaxDepth(1))
+	if _, ok := res["http://spa.example/popup-target"]; !ok {
+		t.Errorf("/popup-target, opened in a new window by a click's link: not crawled (Results %v)", slices.Collect(maps.Keys(res)))
+	}
+	if _, ok := res["http://spa.example/frame-open"]; !ok {
+		t.Errorf("/frame-open, a frame's window.open: not crawled (Results %v)", slices.Collect(maps.Keys(res)))
+	}
+}
