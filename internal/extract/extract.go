@@ -354,6 +354,12 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			s.closeAnchor()
 			return
 		case html.TextToken:
+			if template > 0 {
+				// A template's content is inert: nothing of it is
+				// fetched until a script puts it in the document.
+				next = textOther
+				break
+			}
 			switch next {
 			case textStyle:
 				s.css(z.Text(), "style url", "style @import", level, res)
@@ -373,7 +379,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			}
 			next = textOther
 		case html.CommentToken:
-			if level < maxNest {
+			if level < maxNest && template == 0 {
 				if inner, ok := conditionalComment(z.Text()); ok {
 					s.html(inner, level+1, res, xml)
 				}
@@ -442,11 +448,11 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				// <script/> in XML has no content; in HTML it would.
 				z.NextIsNotRawText()
 			}
-			if len(attrs) > 0 {
-				// A <base> in <svg> or <math> is not HTML's, and one in a
-				// <template> is not in the document: neither sets its
-				// base URL.
-				s.inert = foreign || template > 0
+			if len(attrs) > 0 && template == 0 {
+				// A <base> in <svg> or <math> is not HTML's: it sets no
+				// base URL. (What a <template> holds is not read at all:
+				// inert, the browser fetches none of it.)
+				s.inert = foreign
 				s.element(name, attrs, level, res)
 				if s.spec {
 					s.otherAttrs(name, attrs, level, res)
@@ -1318,8 +1324,20 @@ func percentDecode(b []byte) []byte {
 // escapes) and parses nothing else.
 func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uint8) {
 	imp := false // inside an @import rule, before its URL
+	// Inside image-set() (or -webkit-image-set()), the depth of its
+	// parentheses: a string at depth 1 is an image's URL, one deeper
+	// (type("image/png")) is not.
+	set := 0
 	for i := 0; i < len(b); {
 		c := b[i]
+		if set > 0 {
+			switch c {
+			case '(':
+				set++
+			case ')':
+				set--
+			}
+		}
 		switch {
 		case c == '/' && i+1 < len(b) && b[i+1] == '*':
 			end := bytes.Index(b[i+2:], []byte("*/"))
@@ -1329,11 +1347,17 @@ func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uin
 			i += end + 4
 		case c == '"' || c == '\'':
 			str, n := cssString(b, i)
-			if imp {
+			switch {
+			case imp:
 				s.add(str, Requisite, srcImport, "", level, res)
 				imp = false
+			case set == 1:
+				s.add(str, Requisite, srcURL, "", level, res)
 			}
 			i = n
+		case set == 0 && (c|0x20 == 'i' || c == '-') && (i == 0 || !cssNameByte(b[i-1])) && imageSet(b[i:]) > 0:
+			i += imageSet(b[i:])
+			set = 1
 		case c == '\\':
 			i += 2
 		case c|0x20 == 'u' && i+4 <= len(b) && NameIs(b[i:i+3], "url") && b[i+3] == '(' &&
@@ -1358,6 +1382,17 @@ func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uin
 			i++
 		}
 	}
+}
+
+// imageSet returns the length of "image-set(" or "-webkit-image-set(",
+// in any case, at the start of b, or 0.
+func imageSet(b []byte) int {
+	for _, f := range []string{"image-set(", "-webkit-image-set("} {
+		if len(b) >= len(f) && NameIs(b[:len(f)-1], f[:len(f)-1]) && b[len(f)-1] == '(' {
+			return len(f)
+		}
+	}
+	return 0
 }
 
 // cssNameByte reports whether c may be part of a CSS identifier.
@@ -1393,7 +1428,9 @@ func cssString(b []byte, i int) ([]byte, int) {
 
 // cssURL reads the argument of a url( whose parenthesis ends before b[i]
 // and returns it, escapes resolved, with the index past the closing
-// parenthesis; nil if it has no argument.
+// parenthesis; nil if it has no argument, or is no URL to CSS (white space
+// inside an unquoted one, "url(a b)", or anything after its string: a
+// bad URL, which a browser ignores).
 func cssURL(b []byte, i int) ([]byte, int) {
 	for i < len(b) && isSpace(b[i]) {
 		i++
@@ -1416,6 +1453,12 @@ func cssURL(b []byte, i int) ([]byte, int) {
 		if escaped {
 			ref = cssUnescape(ref)
 		}
+	}
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i < len(b) && b[i] != ')' {
+		ref = nil // a bad URL: read on to its end
 	}
 	for i < len(b) && b[i] != ')' {
 		i++
