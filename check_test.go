@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/asyncrawl/crawl"
 )
@@ -88,5 +89,51 @@ func TestBrokenRobotsUnavailable(t *testing.T) {
 	}
 	if got := ext.Requested(); len(got) != 0 || ext.robotsHits.Load() == 0 {
 		t.Errorf("the other host was sent %v and robots.txt %d times, want only robots.txt", got, ext.robotsHits.Load())
+	}
+}
+
+// TestCheckExternalGetAfterHead: where a host refuses HEAD, the GET a
+// check sends then is a request of its own: it waits the host's delay
+// after the HEAD, and counts in Result.Tries.
+func TestCheckExternalGetAfterHead(t *testing.T) {
+	type hit struct {
+		method string
+		at     time.Time
+	}
+	var mu sync.Mutex
+	hits := map[string][]hit{}
+	ext := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path] = append(hits[r.URL.Path], hit{r.Method, time.Now()})
+		mu.Unlock()
+		if r.Method == http.MethodHead {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		htmlPage("fine")(w, r)
+	}))
+	extURL := strings.Replace(ext.URL, "127.0.0.1", "localhost", 1)
+	s := newSite(t, htmlPage(crawlerLinks(extURL+"/x0", extURL+"/x1")))
+	const d = 300 * time.Millisecond
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithCheckExternal(true), crawl.WithHostDelay(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range []string{"/x0", "/x1"} {
+		h := hits[p]
+		if len(h) != 2 || h[0].method != http.MethodHead || h[1].method != http.MethodGet {
+			t.Errorf("%s: got %v, want HEAD then GET", p, h)
+			continue
+		}
+		// Each pause is drawn from [d/2, 3d/2]; 20 ms for a loaded
+		// machine's scheduling.
+		if gap := h[1].at.Sub(h[0].at); gap < d/2-20*time.Millisecond {
+			t.Errorf("%s: the GET came %v after the HEAD, want at least %v (WithHostDelay %v)", p, gap, d/2, d)
+		}
+		if r := res[extURL+p]; r.Tries != 2 || r.Status != 200 {
+			t.Errorf("%s: Result Tries %d, status %d; want 2 (HEAD and GET), 200", p, r.Tries, r.Status)
+		}
 	}
 }

@@ -136,6 +136,10 @@ type task struct {
 	// resends, when not nil, counts the requests the transport sent
 	// again by itself (see send).
 	resends *resends
+	// delay and floor are the host's (WithHostDelay, its Crawl-delay):
+	// a second request of one attempt (a check's GET after a refused
+	// HEAD) waits its turn as any request of the host does.
+	delay, floor time.Duration
 }
 
 const (
@@ -821,7 +825,12 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	}
 	res.Tries++
 	w.sent.n = 0
-	resp, err := r.fetch.attempt(ctx, &w.buf, task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost, resends: &w.sent}, limit)
+	t := task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost, resends: &w.sent, delay: r.cfg.hostDelay}
+	if l.Rules != nil {
+		t.floor = l.Rules.Delay
+		t.delay = max(t.delay, t.floor)
+	}
+	resp, err := r.fetch.attempt(ctx, &w.buf, t, limit)
 	// A request the transport sent again reached the server again: a try.
 	res.Tries += w.sent.n
 	release()

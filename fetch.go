@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/asyncrawl/crawl/internal/extract"
+	"github.com/asyncrawl/crawl/internal/sched"
 	"github.com/asyncrawl/crawl/internal/sitemap"
 	"github.com/asyncrawl/crawl/internal/urlstd"
 	"github.com/asyncrawl/crawl/internal/webenc"
@@ -442,7 +443,21 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 	// server answers HEAD.
 	resp, err := f.send(ctx, buf, t, limit, http.MethodHead)
 	if err == nil && (resp.status == http.StatusMethodNotAllowed || resp.status == http.StatusNotImplemented) {
-		return f.send(ctx, buf, t, limit, http.MethodGet)
+		// The GET is a request of its own to the host: after the
+		// host's delay, and counted in Result.Tries once written.
+		if t.delay > 0 {
+			timer := time.NewTimer(sched.Pause(t.delay, t.floor))
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, ctx.Err()
+			}
+		}
+		resp, err = f.send(ctx, buf, t, limit, http.MethodGet)
+		if rs := t.resends; rs != nil && (err == nil || rs.wrote.Load() > 0) {
+			rs.n++
+		}
 	}
 	return resp, err
 }

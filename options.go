@@ -512,15 +512,18 @@ func WithHostDelay(d time.Duration) Option {
 // reused or a boltfrontier, fetches it anew; a crawl shared through
 // redisfrontier fetches it once for all its processes; no Run fetches it
 // again however long it lasts, where RFC 9309 asks for at most a day), and
-// a URL it disallows for the User-Agent is not fetched: its Result's Err wraps ErrDisallowed. A robots.txt that answers
-// 4xx allows everything; one that fails with a 5xx, a 429 or a network
-// error after WithMaxTries attempts disallows the whole host: its URLs'
-// Results have a RobotsUnavailableError. Unless WithRobotsDirectives says
-// otherwise, links marked rel="nofollow", and every link of a page whose
-// <meta name="robots"> says nofollow, are not followed. robots.txt
-// requests are not Results and do not count in Stats or budgets, but they
-// do count against WithHostWorkers and WithHostDelay, a redirect of one
-// included, and they go through the request hook.
+// a URL it disallows for the User-Agent is not fetched: its Result's Err
+// wraps ErrDisallowed. A robots.txt that answers 4xx allows everything; one
+// that fails with a 5xx, a 429 or a network error after WithMaxTries
+// attempts disallows the whole host: its URLs' Results have a
+// RobotsUnavailableError. Unless WithRobotsDirectives says otherwise, links
+// marked rel="nofollow", and every link of a page whose <meta
+// name="robots"> says nofollow, are not followed. robots.txt requests are
+// not Results and do not count in Stats or budgets, but they do count
+// against WithHostWorkers and WithHostDelay, a redirect of one to the same
+// host included (a hop to another host, at most 5 once per host and Run,
+// is made at once, outside that host's limits, whose next request then
+// waits its delay after it), and they go through the request hook.
 func WithRobots(on bool) Option {
 	return optionFunc(func(c *config) { c.robots = on })
 }
