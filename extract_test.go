@@ -110,6 +110,11 @@ func TestExtractTypedLinksMaze(t *testing.T) {
 			want: []string{m + "w.webp requisite source srcset", m + "w2.webp requisite source srcset", m + "p.jpg requisite img src"}},
 		{name: "script src", ct: "text/html", body: `<script src="/s.js"></script><script>var a = "<a href='/no'>";</script>`,
 			want: []string{m + "s.js requisite script src"}},
+		{name: "scripts a browser does not run", ct: "text/html",
+			body: `<script type=module src="/m.js"></script><script nomodule src="/n.js"></script><script type="text/template" src="/t.js"></script>` +
+				`<script type="Text/JavaScript; charset=utf-8" src="/c.js"></script><script type="application/ld+json" src="/d.json"></script>`,
+			want: []string{m + "m.js requisite script src", m + "n.js reference script src", m + "t.js reference script src",
+				m + "c.js requisite script src", m + "d.json reference script src"}},
 		{name: "media", ct: "text/html",
 			body: `<video src="/v.mp4" poster="/v.jpg"><source src="/v.webm"><track src="/v.vtt"></video><audio src="/a.mp3"></audio>`,
 			want: []string{m + "v.mp4 requisite video src", m + "v.jpg requisite video poster", m + "v.webm requisite source src",

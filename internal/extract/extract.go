@@ -664,9 +664,15 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.srcset(v, Requisite, "source srcset", level, res)
 		}
 	case "script":
-		s.addAttr(attrs, "src", Requisite, "script src", level, res)
-		if !s.addAttr(attrs, "href", Requisite, "script href", level, res) {
-			s.addAttr(attrs, "xlink:href", Requisite, "script xlink:href", level, res)
+		// One a browser runs is a requisite; one it does not (data, a
+		// template language's, nomodule) only a reference.
+		role := Reference
+		if scriptRuns(attrs) {
+			role = Requisite
+		}
+		s.addAttr(attrs, "src", role, "script src", level, res)
+		if !s.addAttr(attrs, "href", role, "script href", level, res) {
+			s.addAttr(attrs, "xlink:href", role, "script xlink:href", level, res)
 		}
 	case "use", "feimage":
 		if v, ok := getAttr(attrs, "href"); ok {
@@ -1382,6 +1388,30 @@ func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uin
 			i++
 		}
 	}
+}
+
+// scriptRuns reports whether a browser runs the script element of attrs:
+// its type is none, "module" or a JavaScript MIME type (the HTML
+// standard's list, parameters aside), and it is not nomodule, which a
+// browser that runs modules skips.
+func scriptRuns(attrs []attr) bool {
+	if _, ok := getAttr(attrs, "nomodule"); ok {
+		return false
+	}
+	v, ok := getAttr(attrs, "type")
+	if !ok {
+		return true
+	}
+	t := string(bytes.ToLower(trimSpace(v)))
+	if i := strings.IndexByte(t, ';'); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	switch t {
+	case "", "module", "text/jscript", "text/livescript", "text/x-javascript", "text/x-ecmascript", "application/x-ecmascript",
+		"text/javascript1.0", "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4", "text/javascript1.5":
+		return true
+	}
+	return IsJavaScript(t)
 }
 
 // imageSet returns the length of "image-set(" or "-webkit-image-set(",
