@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -473,11 +474,53 @@ func checkHostWorkers(t *testing.T, f crawl.Frontier) {
 	wantCounts(t, f, "taking 2 URLs of each of 3 hosts", crawl.Counts{Queued: 12, Leased: 6, Pages: 6})
 
 	ack(t, f, out[hostB][0], crawl.Outcome{})
+	out[hostB] = out[hostB][1:]
 	l := take(t, f, "host b has a free slot")
 	if k := crawl.HostKey(l.URL); k != hostB {
 		t.Errorf("Take after acking one of b's 2 leases: got %s, want a URL of %s (hosts a, c have 2 leases out)", desc(l), hostB)
 	}
+	out[crawl.HostKey(l.URL)] = append(out[crawl.HostKey(l.URL)], l)
 	noTake(t, f, quiet, "each host has 2 leases out again")
+	// Slot by slot, the rest: a lease acked frees one slot of its host,
+	// which the next Take fills with a URL of that host (the others are
+	// full), and never more.
+	queued := map[string]int{hostA: 4, hostB: 3, hostC: 4}
+	hosts := []string{hostA, hostB, hostC}
+	for i := range 11 {
+		k := hosts[i%3]
+		for queued[k] == 0 {
+			k = hosts[(slices.Index(hosts, k)+1)%3]
+		}
+		ack(t, f, out[k][0], crawl.Outcome{})
+		out[k] = out[k][1:]
+		l := take(t, f, fmt.Sprintf("host %s has a free slot and %d URLs queued, the others none free", k, queued[k]))
+		queued[k]--
+		lk := crawl.HostKey(l.URL)
+		out[lk] = append(out[lk], l)
+		if lk != k || len(out[lk]) > 2 {
+			t.Fatalf("Take %d after an ack of %s: handed out %s, a lease of a host with 2 out already, Policy.HostWorkers is 2", i+1, k, desc(l))
+		}
+	}
+}
+
+// checkLeaseIDs checks that a lease's ID is never one handed out before,
+// across Starts too: an ID a holder kept from an earlier Run must not end
+// another's lease.
+func checkLeaseIDs(t *testing.T, f crawl.Frontier) {
+	p := crawl.Policy{HostWorkers: 4}
+	ids := map[string]string{}
+	for run := range 3 {
+		start(t, f, p)
+		push(t, f, 2, "2 new URLs", page(fmt.Sprintf("%s/run%d-1", hostA, run)), page(fmt.Sprintf("%s/run%d-2", hostB, run)))
+		for range 2 {
+			l := take(t, f, "URLs of this Run are queued")
+			if prev, dup := ids[l.ID]; dup {
+				t.Fatalf("Start %d: Take handed out %s with the ID of %s, handed out before", run+1, desc(l), prev)
+			}
+			ids[l.ID] = l.URL
+			ack(t, f, l, crawl.Outcome{})
+		}
+	}
 }
 
 // checkTurns checks that hosts take turns: a host with many URLs queued
@@ -513,12 +556,19 @@ func checkSpacing(t *testing.T, what string, starts []span, least time.Duration)
 // checkHostDelay checks that the starts of one host's requests are at
 // least half of Policy.HostDelay apart.
 func checkHostDelay(t *testing.T, f crawl.Frontier) {
-	const d = 200 * time.Millisecond
+	// Many gaps, short ones: a delay kept but now and then is caught.
+	const d = 60 * time.Millisecond
 	start(t, f, crawl.Policy{HostWorkers: 4, HostDelay: d})
-	push(t, f, 8, "8 new URLs", append(pages(hostA, "/1", "/2", "/3", "/4"), pages(hostB, "/1", "/2", "/3", "/4")...)...)
+	var reqs []crawl.Request
+	for _, h := range []string{hostA, hostB, hostC} {
+		for i := range 10 {
+			reqs = append(reqs, page(fmt.Sprintf("%s/%d", h, i)))
+		}
+	}
+	push(t, f, len(reqs), "30 new URLs", reqs...)
 	starts := map[string][]span{}
-	for range 8 {
-		l, began, ended := timedTake(t, f, "URLs of a and b are queued")
+	for range len(reqs) {
+		l, began, ended := timedTake(t, f, "URLs of a, b and c are queued")
 		k := crawl.HostKey(l.URL)
 		starts[k] = append(starts[k], span{began, ended})
 		ack(t, f, l, crawl.Outcome{})

@@ -39,7 +39,9 @@
 //     return ErrLeaseLost and change nothing, except that such an Ack
 //     admits its Links all the same.
 //   - HostWorkers: never more than Policy.HostWorkers leases of a host out,
-//     and a Take is served by another host meanwhile.
+//     and a Take is served by another host meanwhile; slot by slot, as
+//     leases are acked.
+//   - LeaseIDs: no lease's ID is one handed out before, across Starts too.
 //   - Turns: hosts take turns: a host with many URLs queued does not hold
 //     back another host's.
 //   - HostDelay: the starts of a host's requests are at least half of
@@ -234,6 +236,7 @@ var checks = []struct {
 	{"Retry", checkRetry},
 	{"LeaseLost", checkLeaseLost},
 	{"HostWorkers", checkHostWorkers},
+	{"LeaseIDs", checkLeaseIDs},
 	{"Turns", checkTurns},
 	{"HostDelay", checkHostDelay},
 	{"Pause", checkPause},
