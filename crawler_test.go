@@ -1611,6 +1611,8 @@ func TestCrawlLegacyEncodingBrowserBytes(t *testing.T) {
 		"/w/": "<meta charset=\"windows-1252\"><a href=\"/p\x81\">a</a><a href=\"/q?x=&#129;\">b</a>",
 		"/b/": "<meta charset=\"windows-1252\"><base href=\"/base/?q=\xe9\"><a href=\"#f\">a</a>",
 		"/s/": "<meta charset=\"shift_jis\"><a href=\"/s?y=&yen;&minus;\">a</a>",
+		// An iframe's srcdoc document is UTF-8, whatever its page's.
+		"/d/": "<meta charset=\"windows-1252\"><iframe srcdoc=\"<a href=/in-doc?q=\xe9>i</a>\"></iframe><a href=\"/out-doc?q=\xe9\">o</a>",
 	}
 	mux.HandleFunc("/{dir}/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -1618,12 +1620,12 @@ func TestCrawlLegacyEncodingBrowserBytes(t *testing.T) {
 	})
 	mux.HandleFunc("/", htmlPage("<p>page</p>"))
 	site := newSite(t, mux)
-	roots := []string{site.URL + "/w/", site.URL + "/b/", site.URL + "/s/"}
+	roots := []string{site.URL + "/w/", site.URL + "/b/", site.URL + "/s/", site.URL + "/d/"}
 	if _, _, err := crawlSite(t, crawlerCtx(t), roots); err != nil {
 		t.Fatalf("Run: got %v, want nil", err)
 	}
 	got := site.Requested()
-	for _, want := range []string{"/p%C2%81", "/q?x=%81", "/base/?q=%E9", `/s?y=\%81|`} {
+	for _, want := range []string{"/p%C2%81", "/q?x=%81", "/base/?q=%E9", `/s?y=\%81|`, "/in-doc?q=%C3%A9", "/out-doc?q=%E9"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("the server was not sent %s; it was sent %q", want, got)
 		}

@@ -152,7 +152,7 @@ func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, bo
 			b = &std[k]
 		}
 		ref := pl.ref
-		if query != nil {
+		if query != nil && !pl.utf8 {
 			ref = query(ref)
 		}
 		su, err := urlstd.Parse(ref, b)
@@ -202,6 +202,7 @@ type pendingLink struct {
 	text   string
 	spec   bool // guessed by speculate
 	alt    bool // another reading of the link before it: left out if the same URL
+	utf8   bool // of an iframe's srcdoc, a document in UTF-8: its query too
 }
 
 // attr is an attribute of the current tag, its key and value slices of the
@@ -217,6 +218,7 @@ type linkScanner struct {
 	text  []byte                         // the open anchor's text
 	meta  Meta
 
+	srcdoc   int // iframe srcdoc documents open, nested
 	baseRef  string
 	baseSeen bool
 	inert    bool // the element being read is in <svg>, <math> or a <template>
@@ -280,7 +282,7 @@ func (s *linkScanner) add(ref []byte, role Role, source, rel string, level int, 
 		s.over++
 		return -1
 	}
-	s.pend = append(s.pend, pendingLink{ref: string(ref), role: role, res: res, source: source, rel: rel})
+	s.pend = append(s.pend, pendingLink{ref: string(ref), role: role, res: res, source: source, rel: rel, utf8: s.srcdoc > 0})
 	return len(s.pend) - 1
 }
 
@@ -630,8 +632,11 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.add(v, Navigation, string(name)+" longdesc", "", level, res)
 		}
 		if v, ok := getAttr(attrs, "srcdoc"); ok && level < maxNest {
-			// about:srcdoc documents take their parent's base URL.
+			// about:srcdoc documents take their parent's base URL, and
+			// are UTF-8, whatever the page's encoding.
+			s.srcdoc++
 			s.html(v, level+1, res, false)
+			s.srcdoc--
 		}
 	case "img", "image":
 		for _, a := range attrs {
