@@ -607,6 +607,9 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			rel = normRel(v)
 		}
 		role := relRole(rel)
+		if role == Requisite && !linkLoads(rel, attrs) {
+			role = Reference // named, not fetched by a browser
+		}
 		if v, ok := getAttr(attrs, "href"); ok {
 			s.add(v, role, "link href", rel, level, res)
 		}
@@ -639,7 +642,13 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.srcdoc--
 		}
 	case "img", "image":
+		// In <svg>, an <image> is SVG's: its href is its one URL (in
+		// HTML, the parser makes <image> an <img>).
+		svgImage := s.inert && string(name) == "image"
 		for _, a := range attrs {
+			if svgImage && string(a.key) != "href" && string(a.key) != "xlink:href" {
+				continue
+			}
 			switch string(a.key) {
 			case "src":
 				s.add(a.val, Requisite, "img src", "", level, res)
@@ -769,7 +778,8 @@ func (s *linkScanner) metaTag(attrs []attr, level int, res uint8) {
 		return
 	}
 	if v, ok := getAttr(attrs, "http-equiv"); ok {
-		v = trimSpace(v)
+		// Its keyword as written, in any case: " refresh" is none,
+		// as a browser reads it.
 		switch {
 		case NameIs(v, "refresh"):
 			if ref, ok := parseRefresh(content); ok {
@@ -976,6 +986,38 @@ func normRel(v []byte) string {
 // a resource of the page is a requisite, a connection hint or pingback
 // endpoint a reference, any other relation (next, alternate, canonical,
 // author, ...) a document to navigate to.
+// linkLoads reports whether a browser fetches what a <link> of a
+// requisite's rel names: not a stylesheet that is disabled or of a type
+// that is not CSS, nor a preload without a destination it knows ("as").
+func linkLoads(rel string, attrs []attr) bool {
+	for tok := range strings.FieldsSeq(rel) {
+		switch tok {
+		case "stylesheet":
+			if _, ok := getAttr(attrs, "disabled"); ok {
+				return false
+			}
+			if v, ok := getAttr(attrs, "type"); ok {
+				t := string(bytes.ToLower(trimSpace(v)))
+				if i := strings.IndexByte(t, ';'); i >= 0 {
+					t = strings.TrimSpace(t[:i])
+				}
+				if t != "" && t != "text/css" {
+					return false
+				}
+			}
+		case "preload":
+			v, _ := getAttr(attrs, "as")
+			switch string(bytes.ToLower(trimSpace(v))) {
+			case "audio", "document", "embed", "fetch", "font", "image", "object",
+				"script", "style", "track", "video", "worker":
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func relRole(rel string) Role {
 	role := Navigation
 	for tok := range strings.FieldsSeq(rel) {
@@ -1334,7 +1376,8 @@ func percentDecode(b []byte) []byte {
 // its tokenizer does in the respects that matter here (comments, strings,
 // escapes) and parses nothing else.
 func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uint8) {
-	imp := false // inside an @import rule, before its URL
+	imp := false   // inside an @import rule, before its URL
+	rules := false // a rule with a block came: an @import now is invalid
 	// Inside image-set() (or -webkit-image-set()), the depth of its
 	// parentheses: a string at depth 1 is an image's URL, one deeper
 	// (type("image/png")) is not.
@@ -1384,10 +1427,12 @@ func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uin
 			i = n
 		case c == '@' && i+7 <= len(b) && NameIs(b[i+1:i+7], "import") &&
 			(i+7 == len(b) || !cssNameByte(b[i+7])):
-			imp = true
+			// After a rule, an @import is invalid: a browser ignores it.
+			imp = !rules
 			i += 7
 		case c == ';' || c == '{' || c == '}':
 			imp = false
+			rules = rules || c == '{'
 			i++
 		default:
 			i++

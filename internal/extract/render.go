@@ -106,7 +106,7 @@ func NeedsRender(body []byte) bool {
 				case "ng-app", "data-ng-app", "ng-version", "data-reactroot", "data-v-app":
 					marker = true
 				case "http-equiv":
-					if string(name) == "meta" && NameIs(bytes.TrimSpace(v), "refresh") {
+					if string(name) == "meta" && NameIs(v, "refresh") {
 						refresh = true
 					}
 				}
