@@ -1,10 +1,12 @@
 package crawl_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,5 +137,44 @@ func TestCheckExternalGetAfterHead(t *testing.T) {
 		if r := res[extURL+p]; r.Tries != 2 || r.Status != 200 {
 			t.Errorf("%s: Result Tries %d, status %d; want 2 (HEAD and GET), 200", p, r.Tries, r.Status)
 		}
+	}
+}
+
+// TestCheckExternalCancelBeforeGet: a Run cancelled while a check waits
+// the host's delay between its refused HEAD and its GET returns at once;
+// the GET is not sent, and the URL goes back unfinished, without a Result.
+func TestCheckExternalCancelBeforeGet(t *testing.T) {
+	headed := make(chan struct{}, 1)
+	var gets atomic.Int64
+	ext := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			select {
+			case headed <- struct{}{}:
+			default:
+			}
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		gets.Add(1)
+		htmlPage("fine")(w, r)
+	}))
+	extURL := strings.Replace(ext.URL, "127.0.0.1", "localhost", 1)
+	s := newSite(t, htmlPage(crawlerLinks(extURL+"/x")))
+	ctx, cancel := context.WithCancel(crawlerCtx(t))
+	defer cancel()
+	go func() { <-headed; cancel() }()
+	began := time.Now()
+	stats, res, err := crawlSite(t, ctx, []string{s.URL + "/"}, crawl.WithCheckExternal(true), crawl.WithHostDelay(20*time.Second), crawl.WithRobots(false))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("Run returned %v after its start, want at once after the cancel (the pause is 10 to 30 s)", d)
+	}
+	if r, ok := res[extURL+"/x"]; ok {
+		t.Errorf("%s: a Result %+v, want none: cut short, it goes back", extURL+"/x", r)
+	}
+	if n := gets.Load(); n != 0 || stats.Todo < 1 {
+		t.Errorf("%d GETs sent, Todo %d; want none, and the URL left", n, stats.Todo)
 	}
 }

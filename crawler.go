@@ -199,8 +199,9 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 // Stats.Todo; so does a page whose render, or whose custom link extractor
 // (WithLinkExtractor, WithTypedLinkExtractor), returned an error once ctx
 // was done (a WithLinkExtractor comes after the page hook, which saw the
-// page then, and sees it again when a later Run fetches it). Run returns only after every goroutine it started has exited
-// and every hook call has returned.
+// page then, and sees it again when a later Run fetches it). Run returns
+// only after every goroutine it started has exited and every hook call
+// has returned.
 //
 // Run is Start, then Close, then Wait.
 func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
@@ -825,11 +826,8 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 	}
 	res.Tries++
 	w.sent.n = 0
-	t := task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost, resends: &w.sent, delay: r.cfg.hostDelay}
-	if l.Rules != nil {
-		t.floor = l.Rules.Delay
-		t.delay = max(t.delay, t.floor)
-	}
+	t := task{url: wireURL(&l.Request), kind: l.Kind, crossHost: l.CrossHost, resends: &w.sent}
+	t.delay, t.floor = r.pauseOf(l.Rules.crawlDelay())
 	resp, err := r.fetch.attempt(ctx, &w.buf, t, limit)
 	// A request the transport sent again reached the server again: a try.
 	res.Tries += w.sent.n

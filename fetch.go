@@ -353,7 +353,7 @@ func (f *fetcher) retryable(resp *response, err error, try int) (time.Duration, 
 	if err != nil {
 		// A status that is retried is, whatever its body: one over the
 		// cap, which the status says is no page anyway.
-		if resp != nil && resp.status != 0 && errors.Is(err, ErrBodyTooLarge) && retriedStatus(resp.status) {
+		if resp != nil && retriedStatus(resp.status) && errors.Is(err, ErrBodyTooLarge) {
 			return f.retryWait(resp.header, try), true
 		}
 		var ne *netError
@@ -446,12 +446,8 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 		// The GET is a request of its own to the host: after the
 		// host's delay, and counted in Result.Tries once written.
 		if t.delay > 0 {
-			timer := time.NewTimer(sched.Pause(t.delay, t.floor))
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				timer.Stop()
-				return nil, ctx.Err()
+			if err := sleepUntil(ctx, time.Now().Add(sched.Pause(t.delay, t.floor))); err != nil {
+				return nil, err
 			}
 		}
 		resp, err = f.send(ctx, buf, t, limit, http.MethodGet)
@@ -460,6 +456,22 @@ func (f *fetcher) attempt(ctx context.Context, buf *[]byte, t task, limit int64)
 		}
 	}
 	return resp, err
+}
+
+// sleepUntil waits until t, or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // resends counts the requests a worker's fetch had net/http send again by

@@ -101,6 +101,15 @@ type HostRules struct {
 	Delay time.Duration
 }
 
+// crawlDelay returns the Crawl-delay of h, 0 for none (h nil: robots.txt
+// not obeyed, or none).
+func (h *HostRules) crawlDelay() time.Duration {
+	if h == nil {
+		return 0
+	}
+	return h.Delay
+}
+
 // Outcome is how a leased Request ended, as Ack records it.
 type Outcome struct {
 	// Result is the URL's Result; nil for a RobotsRequest. A Frontier

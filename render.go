@@ -347,14 +347,13 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 	}
 	hkey := HostKey(key)
 	h := r.render.host(hkey)
-	d, floor := r.cfg.hostDelay, time.Duration(0)
+	d, floor := r.pauseOf(0)
 	if r.cfg.robots {
 		rules, err := r.browserRobots(ctx, h, hkey, key)
 		if err != nil {
 			return nil, err
 		}
-		floor = rules.CrawlDelay()
-		d = max(d, floor)
+		d, floor = r.pauseOf(rules.CrawlDelay())
 	}
 	// The host's politeness, with the crawl's own requests (see fetching).
 	release, next, err := h.enter(ctx, d, floor)
@@ -377,33 +376,20 @@ func (r *run) browserFetch(ctx context.Context, l *Lease, req *BrowserRequest) (
 	return &BrowserResponse{Status: resp.status, Header: resp.header, Body: resp.body, Truncated: resp.truncated}, nil
 }
 
+// pauseOf returns the pause between two starts of a host's requests and
+// its floor, for a host of Crawl-delay cd: the larger of WithHostDelay and
+// cd, never under cd (see sched.Pause).
+func (r *run) pauseOf(cd time.Duration) (d, floor time.Duration) {
+	return max(r.cfg.hostDelay, cd), cd
+}
+
 // fetching makes the crawl's own request to l's host, about to be sent,
 // one of the host's requests that the browser's count with (see enter):
 // release gives its slot back once the response is read.
 func (r *run) fetching(ctx context.Context, l *Lease) (release func(), err error) {
-	d, floor := r.cfg.hostDelay, time.Duration(0)
-	if l.Rules != nil {
-		floor = l.Rules.Delay
-		d = max(d, floor)
-	}
+	d, floor := r.pauseOf(l.Rules.crawlDelay())
 	release, _, err = r.render.host(HostKey(l.URL)).enter(ctx, d, floor)
 	return release, err
-}
-
-// sleepUntil waits until t, or until ctx ends.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	wait := time.Until(t)
-	if wait <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // browserRobots checks key, a URL of the host hkey, against the host's
@@ -431,8 +417,7 @@ func (r *run) browserRobots(ctx context.Context, h *browserHost, hkey, key strin
 			}
 			// The robots.txt was a request to the host: the next waits
 			// its turn after it, under the delay it may have set.
-			floor := h.robots.rules.CrawlDelay()
-			if d := max(r.cfg.hostDelay, floor); d > 0 {
+			if d, floor := r.pauseOf(h.robots.rules.CrawlDelay()); d > 0 {
 				h.mu.Lock()
 				if n := time.Now().Add(sched.Pause(d, floor)); n.After(h.next) {
 					h.next = n

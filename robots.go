@@ -187,10 +187,14 @@ type RobotsUnavailableError struct {
 
 func (e *RobotsUnavailableError) Error() string {
 	if e.Status != 0 {
-		return fmt.Sprintf("robots.txt unavailable: %s: status %d", e.URL, e.Status)
+		return fmt.Sprintf("%sstatus %d", robotsUnavailable(e.URL), e.Status)
 	}
-	return fmt.Sprintf("robots.txt unavailable: %s: %v", e.URL, e.Err)
+	return fmt.Sprintf("%s%v", robotsUnavailable(e.URL), e.Err)
 }
+
+// robotsUnavailable is the start of the text of a RobotsUnavailableError
+// of the robots.txt at url, which deniedError reads back.
+func robotsUnavailable(url string) string { return "robots.txt unavailable: " + url + ": " }
 
 // Unwrap returns the failure, for errors.Is and errors.As to look into.
 func (e *RobotsUnavailableError) Unwrap() error { return e.Err }
@@ -200,7 +204,7 @@ func (e *RobotsUnavailableError) Unwrap() error { return e.Err }
 // failure as text, without the prefix its Error adds once more.
 func deniedError(url, denied string) *RobotsUnavailableError {
 	e := &RobotsUnavailableError{URL: url}
-	rest, ok := strings.CutPrefix(denied, "robots.txt unavailable: "+url+": ")
+	rest, ok := strings.CutPrefix(denied, robotsUnavailable(url))
 	if !ok {
 		rest = denied // another crawler's, or an older version's
 	}
@@ -306,12 +310,8 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			if f.hostDelay > 0 {
 				// A redirect is one more request to the host: it waits
 				// its turn as any other would.
-				t := time.NewTimer(sched.Jitter(f.hostDelay))
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return nil, hops, ctx.Err()
+				if err := sleepUntil(ctx, time.Now().Add(sched.Jitter(f.hostDelay))); err != nil {
+					return nil, hops, err
 				}
 			}
 		case resp.status >= 200 && resp.status <= 299 && resp.encoded:

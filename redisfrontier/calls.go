@@ -91,9 +91,15 @@ func isRedirect(err error) bool {
 // redirection means to a client of one server.
 func fatal(err error) error {
 	if isRedirect(err) {
-		return fmt.Errorf("redisfrontier: the server is a node of a Redis Cluster, which sends the crawl's keys elsewhere (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
+		return fmt.Errorf("redisfrontier: %w", nodeOfCluster(err))
 	}
 	return fmt.Errorf("redisfrontier: %w", err)
+}
+
+// nodeOfCluster wraps err, a cluster node's redirection, saying what it
+// means to a client of one server.
+func nodeOfCluster(err error) error {
+	return fmt.Errorf("the server is a node of a Redis Cluster, which keeps the crawl's keys on another (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
 }
 
 // callArgs returns the keys and arguments of call c on its shard (-1: the

@@ -409,13 +409,13 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// oneNode says what a cluster node's redirection (MOVED, ASK; in a
-// transaction, EXECABORT with the command's MOVED) means to a client of
-// one server: it was pointed at one node of a Redis Cluster. Else it
+// oneNode says what a cluster node's redirection means to a client of one
+// server (see nodeOfCluster): MOVED or ASK, or, in the read-only
+// transactions of Inspect, EXECABORT for the command's MOVED. Else it
 // returns err.
 func oneNode(err error) error {
 	if isRedirect(err) || redis.HasErrorPrefix(err, "EXECABORT") {
-		return fmt.Errorf("the server is a node of a Redis Cluster, which keeps the crawl's keys on another (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
+		return nodeOfCluster(err)
 	}
 	return err
 }

@@ -329,14 +329,8 @@ func (b *browser) newTab() (*tab, error) {
 			// not see (a link with a target, a frame's window.open):
 			// recorded as window.open is; the window's own requests,
 			// not intercepted, reach only the proxy that is not there.
-			t.mu.Lock()
-			pr := t.cur
-			t.mu.Unlock()
-			if pr != nil && e.URL != "" {
-				pr.mu.Lock()
-				phase := pr.phase
-				pr.mu.Unlock()
-				pr.record(crawl.Navigation, phase, e.URL)
+			if pr := t.page(); pr != nil && e.URL != "" {
+				pr.recordNow(crawl.Navigation, e.URL)
 			}
 			return
 		}
@@ -349,23 +343,18 @@ func (b *browser) newTab() (*tab, error) {
 		}
 		if e, ok := ev.(*runtime.EventBindingCalled); ok && e.Name == "__crawlRecord" {
 			var rec [2]string
-			t.mu.Lock()
-			pr := t.cur
-			t.mu.Unlock()
-			if pr != nil && json.Unmarshal([]byte(e.Payload), &rec) == nil {
-				source, role := rec[0], crawl.Navigation
-				if source == "navigation" || source == "post" {
+			if pr := t.page(); pr != nil && json.Unmarshal([]byte(e.Payload), &rec) == nil {
+				switch rec[0] {
+				case "navigation":
 					// window.open, or a navigation that starts: named
-					// by what the renderer is doing. A POST is named,
-					// as its request is (see handle).
-					if source == "post" {
-						role = crawl.Reference
-					}
-					pr.mu.Lock()
-					source = pr.phase
-					pr.mu.Unlock()
+					// by what the renderer is doing.
+					pr.recordNow(crawl.Navigation, rec[1])
+				case "post":
+					// Named as its request is (see handle).
+					pr.recordNow(crawl.Reference, rec[1])
+				default:
+					pr.record(crawl.Navigation, rec[0], rec[1])
 				}
-				pr.record(role, source, rec[1])
 			}
 			return
 		}
@@ -576,6 +565,24 @@ type pageRun struct {
 	links    []crawl.Link
 }
 
+// page returns the page in render in t, nil between pages.
+func (t *tab) page() *pageRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cur
+}
+
+// recordNow records raw as record does, its source what the renderer is
+// doing now (its phase: before the first click, or a click).
+func (pr *pageRun) recordNow(role crawl.LinkRole, raw string) {
+	pr.mu.Lock()
+	phase := pr.phase
+	pr.mu.Unlock()
+	pr.record(role, phase, raw)
+}
+
+// record keeps raw, a URL the browser met, as a link of role and Source
+// "render "+source, up to MaxLinks; one not http or https is dropped.
 func (pr *pageRun) record(role crawl.LinkRole, source, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
@@ -736,6 +743,17 @@ func (pr *pageRun) settle() error {
 	return nil
 }
 
+// elementsJS is a part of a script: it puts in all every element of the
+// document, those of its open shadow roots too, in document order.
+const elementsJS = `  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      all.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);`
+
 // clickScript clicks the page's next element to click, and reports
 // whether there was one. The elements to click, in open shadow roots too,
 // are those with a click handler (the onclick property or attribute, a
@@ -747,14 +765,7 @@ func (pr *pageRun) settle() error {
 // revealed, before anything else can hide it); otherwise document order.
 const clickScript = `(() => {
   const S = window.__crawlClicks || (window.__crawlClicks = {sig: new WeakMap(), seen: new WeakSet()});
-  const all = [];
-  const walk = (root) => {
-    for (const el of root.querySelectorAll("*")) {
-      all.push(el);
-      if (el.shadowRoot) walk(el.shadowRoot);
-    }
-  };
-  walk(document);
+` + elementsJS + `
   const sigOf = (el) => {
     let ls = {};
     try { ls = getEventListeners(el); } catch (e) {}
@@ -837,15 +848,12 @@ func (pr *pageRun) run(t *tab, clicks int) (*crawl.Rendered, error) {
 	// outerHTML leaves out (as the browser resolved them).
 	read, derr := chromedp.Run(rctx, chromedp.Evaluate[[]any](fmt.Sprintf(`(() => {
   const hrefs = [];
-  const walk = (root) => {
-    for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) {
-        for (const a of el.shadowRoot.querySelectorAll("a[href], area[href]")) hrefs.push(a.href);
-        walk(el.shadowRoot);
-      }
+  try {
+`+elementsJS+`
+    for (const el of all) {
+      if (el.getRootNode() !== document && el.matches("a[href], area[href]")) hrefs.push(el.href);
     }
-  };
-  try { walk(document); } catch (e) {}
+  } catch (e) {}
   const dom = document.documentElement ? document.documentElement.outerHTML.slice(0, %d) : "";
   return [dom, location.href, hrefs.slice(0, %d)];
 })()`, MaxDOM, MaxLinks)))

@@ -986,38 +986,6 @@ func normRel(v []byte) string {
 // a resource of the page is a requisite, a connection hint or pingback
 // endpoint a reference, any other relation (next, alternate, canonical,
 // author, ...) a document to navigate to.
-// linkLoads reports whether a browser fetches what a <link> of a
-// requisite's rel names: not a stylesheet that is disabled or of a type
-// that is not CSS, nor a preload without a destination it knows ("as").
-func linkLoads(rel string, attrs []attr) bool {
-	for tok := range strings.FieldsSeq(rel) {
-		switch tok {
-		case "stylesheet":
-			if _, ok := getAttr(attrs, "disabled"); ok {
-				return false
-			}
-			if v, ok := getAttr(attrs, "type"); ok {
-				t := string(bytes.ToLower(trimSpace(v)))
-				if i := strings.IndexByte(t, ';'); i >= 0 {
-					t = strings.TrimSpace(t[:i])
-				}
-				if t != "" && t != "text/css" {
-					return false
-				}
-			}
-		case "preload":
-			v, _ := getAttr(attrs, "as")
-			switch string(bytes.ToLower(trimSpace(v))) {
-			case "audio", "document", "embed", "fetch", "font", "image", "object",
-				"script", "style", "track", "video", "worker":
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func relRole(rel string) Role {
 	role := Navigation
 	for tok := range strings.FieldsSeq(rel) {
@@ -1031,6 +999,33 @@ func relRole(rel string) Role {
 		}
 	}
 	return role
+}
+
+// linkLoads reports whether a browser fetches what a <link> of a
+// requisite's rel names: not a stylesheet that is disabled or of a type
+// that is not CSS, nor a preload without a destination it knows ("as").
+func linkLoads(rel string, attrs []attr) bool {
+	for tok := range strings.FieldsSeq(rel) {
+		switch tok {
+		case "stylesheet":
+			if _, ok := getAttr(attrs, "disabled"); ok {
+				return false
+			}
+			v, _ := getAttr(attrs, "type")
+			if t := typeEssence(v); t != "" && t != "text/css" {
+				return false
+			}
+		case "preload":
+			v, _ := getAttr(attrs, "as")
+			switch string(bytes.ToLower(trimSpace(v))) {
+			case "audio", "document", "embed", "fetch", "font", "image", "object",
+				"script", "style", "track", "video", "worker":
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // forEachSrcset calls fn with the URL of each image candidate of a srcset
@@ -1409,9 +1404,13 @@ func (s *linkScanner) css(b []byte, srcURL, srcImport string, level int, res uin
 				s.add(str, Requisite, srcURL, "", level, res)
 			}
 			i = n
-		case set == 0 && (c|0x20 == 'i' || c == '-') && (i == 0 || !cssNameByte(b[i-1])) && imageSet(b[i:]) > 0:
-			i += imageSet(b[i:])
-			set = 1
+		case set == 0 && (c|0x20 == 'i' || c == '-') && (i == 0 || !cssNameByte(b[i-1])):
+			if n := imageSet(b[i:]); n > 0 {
+				i += n
+				set = 1
+			} else {
+				i++
+			}
 		case c == '\\':
 			i += 2
 		case c|0x20 == 'u' && i+4 <= len(b) && NameIs(b[i:i+3], "url") && b[i+3] == '(' &&
@@ -1448,20 +1447,8 @@ func scriptRuns(attrs []attr) bool {
 	if _, ok := getAttr(attrs, "nomodule"); ok {
 		return false
 	}
-	v, ok := getAttr(attrs, "type")
-	if !ok {
-		return true
-	}
-	t := string(bytes.ToLower(trimSpace(v)))
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = strings.TrimSpace(t[:i])
-	}
-	switch t {
-	case "", "module", "text/jscript", "text/livescript", "text/x-javascript", "text/x-ecmascript", "application/x-ecmascript",
-		"text/javascript1.0", "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4", "text/javascript1.5":
-		return true
-	}
-	return IsJavaScript(t)
+	v, _ := getAttr(attrs, "type")
+	return scriptType(typeEssence(v))
 }
 
 // imageSet returns the length of "image-set(" or "-webkit-image-set(",
@@ -1607,14 +1594,34 @@ const (
 )
 
 // IsJavaScript reports whether a media type (lower case, no parameters) is
-// JavaScript, under one of the names servers send it with.
+// JavaScript: one of the HTML standard's JavaScript MIME types.
 func IsJavaScript(mt string) bool {
 	switch mt {
 	case "application/javascript", "text/javascript", "application/x-javascript",
-		"application/ecmascript", "text/ecmascript":
+		"application/ecmascript", "text/ecmascript", "application/x-ecmascript",
+		"text/x-javascript", "text/x-ecmascript", "text/jscript", "text/livescript",
+		"text/javascript1.0", "text/javascript1.1", "text/javascript1.2",
+		"text/javascript1.3", "text/javascript1.4", "text/javascript1.5":
 		return true
 	}
 	return false
+}
+
+// typeEssence returns the media type an HTML type attribute's value v
+// names: lower case, without white space or parameters.
+func typeEssence(v []byte) string {
+	t := trimSpace(v)
+	if i := bytes.IndexByte(t, ';'); i >= 0 {
+		t = trimSpace(t[:i])
+	}
+	return string(bytes.ToLower(t))
+}
+
+// scriptType reports whether a browser runs a script of type t (see
+// typeEssence): none, a module or JavaScript; not data (JSON-LD) nor a
+// template language's.
+func scriptType(t string) bool {
+	return t == "" || t == "module" || IsJavaScript(t)
 }
 
 // script guesses the URLs of a script, inline or fetched: its string

@@ -91,8 +91,7 @@ func NeedsRender(body []byte) bool {
 				switch string(k) {
 				case "type":
 					if string(name) == "script" {
-						t := string(bytes.ToLower(bytes.TrimSpace(v)))
-						runs = runs && (t == "" || t == "module" || IsJavaScript(t))
+						runs = runs && scriptType(typeEssence(v))
 					}
 				case "href":
 					if string(name) == "a" || string(name) == "area" {
