@@ -380,17 +380,26 @@ func (r *Rules) Allowed(pathQuery string) bool {
 	if pathQuery == "" {
 		pathQuery = "/"
 	}
-	path := robotsEscape(pathQuery)
+	path := pathForm(pathQuery)
 	if path == "/robots.txt" {
 		return true
 	}
-	// A path's "*" and "$" are characters, which a pattern names by
-	// their escapes, its own being a wildcard and an end (RFC 9309,
-	// section 2.2.3).
-	if strings.ContainsAny(path, "*$") {
-		path = strings.NewReplacer("*", "%2A", "$", "%24").Replace(path)
-	}
 	return r.match.allowed(path)
+}
+
+// specials escapes a path's "*" and "$" (see pathForm).
+var specials = strings.NewReplacer("*", "%2A", "$", "%24")
+
+// pathForm returns the form rules are matched against of a path and
+// query: robotsEscape's, with "*" and "$" escaped too, since they are
+// characters of the path, which a pattern names by their escapes, its own
+// being a wildcard and an end (RFC 9309, section 2.2.3).
+func pathForm(pathQuery string) string {
+	path := robotsEscape(pathQuery)
+	if strings.ContainsAny(path, "*$") {
+		path = specials.Replace(path)
+	}
+	return path
 }
 
 // robotsMatcher decides paths against the rules of a robots.txt, compiled
