@@ -9,6 +9,13 @@ import (
 	"github.com/asyncrawl/crawl"
 )
 
+// usualAck returns the usual ack of lease id with Result r and the
+// refusals refused, as Ack makes it.
+func usualAck(id string, r crawl.Result, refused map[string]int) *pendingAck {
+	return &pendingAck{args: []any{id, "0", "0", "", int64(0), 0, "", ""},
+		stats: appendStats(nil, crawl.Outcome{Result: &r, Refused: refused})}
+}
+
 // TestAckStatsMixed: one ack call sums its acks' stats counters once,
 // and an ack in it whose lease is lost, or that acks a lease the call
 // acked already, takes its own counters back: the crawl's Stats count
@@ -37,10 +44,7 @@ func TestAckStatsMixed(t *testing.T) {
 		{Status: 404, ContentType: "text/plain", Size: 20},
 		{Status: 301, NextURL: "https://b.example/x"},
 	}
-	ack := func(id string, r crawl.Result, refused map[string]int) *pendingAck {
-		return &pendingAck{args: []any{id, "0", "0", "", int64(0), 0, "", ""},
-			stats: appendStats(nil, crawl.Outcome{Result: &r, Refused: refused})}
-	}
+	ack := usualAck
 	lost := crawl.Result{Status: 500, ContentType: "text/html", Size: 7}
 	batch := []*pendingAck{
 		ack(ls[0].ID, results[0], map[string]int{"max_depth": 2}),
@@ -49,16 +53,7 @@ func TestAckStatsMixed(t *testing.T) {
 		ack(ls[0].ID, lost, map[string]int{"url_length": 4}), // acked twice
 		ack(ls[2].ID, results[2], map[string]int{"max_depth": 1}),
 	}
-	args := appendAcks([]any{"-"}, batch, func(int) []admission { return nil })
-	seq, low := f.beginOp()
-	reply, err := f.evalAs(ctx, ackScript, seq, low, args...)
-	f.endOp(seq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := fields{s: reply}
-	r.next() // the run
-	if acked := r.next(); acked != "10 00 10 00 10 " {
+	if acked := ackCall(t, f, appendAcks([]any{"-"}, batch, func(int) []admission { return nil })); acked != "10 00 10 00 10 " {
 		t.Errorf("acks: reply %q, want \"10 00 10 00 10 \" (owned, lost, owned, twice, owned)", acked)
 	}
 	want := crawl.Stats{Refused: map[string]int{"max_depth": 3}}

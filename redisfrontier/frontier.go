@@ -1450,9 +1450,9 @@ func (f *Frontier) flushAcks() {
 		// The acks are the crawl's record: they wait for the server as
 		// long as the Frontier is open, whatever their callers' ctx.
 		sent := time.Now()
+		var once linksOnce
 		r, err := f.evalAdmitting(context.Background(), script, batch, bits, func(args []any) []any {
-			args = appendAcks(args, batch, func(i int) []admission { return batch[i].links })
-			return append(args, take...)
+			return append(appendAcksOnce(args, batch, &once), take...)
 		})
 		acked := r.next()
 		if err == nil {
@@ -1669,6 +1669,48 @@ func appendStats(st []stat, o crawl.Outcome) []stat {
 		}
 	}
 	return st
+}
+
+// linksOnce drops a link that an earlier ack of the same call sends: the
+// script admits it with the first (pages of one site fetched together
+// share many links), and the second's SADD would find it seen, admitting
+// nothing. The counts are the same: a link counts as new for the first
+// ack that sends it.
+type linksOnce struct{ sent map[uint64]struct{} }
+
+func (o *linksOnce) reset() { clear(o.sent) }
+
+// drop returns links without those sent already in the call, and notes
+// the rest as sent; links itself if none is dropped.
+func (o *linksOnce) drop(links []admission) []admission {
+	if o.sent == nil {
+		o.sent = make(map[uint64]struct{})
+	}
+	var out []admission
+	copied := false
+	for i, l := range links {
+		if _, ok := o.sent[l.fp]; ok {
+			if !copied {
+				out, copied = append(make([]admission, 0, len(links)-1), links[:i]...), true
+			}
+			continue
+		}
+		o.sent[l.fp] = struct{}{}
+		if copied {
+			out = append(out, l)
+		}
+	}
+	if !copied {
+		return links
+	}
+	return out
+}
+
+// appendAcksOnce is appendAcks for one call: a link an earlier ack of the
+// call sends is not sent again (see linksOnce).
+func appendAcksOnce(args []any, batch []*pendingAck, once *linksOnce) []any {
+	once.reset()
+	return appendAcks(args, batch, func(i int) []admission { return once.drop(batch[i].links) })
 }
 
 // appendAcks appends the acks of batch as ackScript reads them, links(i)

@@ -220,14 +220,26 @@ end
 
 local function jitter(d, r) return math.floor(d / 2 + r * (d + 1)) end
 
+-- queueAll queues the new Requests of q (see admit), host by host: one
+-- RPUSH a host.
+local function queueAll(q)
+  for _, h in ipairs(q.hosts) do
+    local l = q.byHost[h]
+    -- A host whose queue was empty may have become ready.
+    if redis.call('RPUSH', qkey(h), unpack(l)) == #l then settle(h) end
+  end
+end
 -- admit admits the Requests framed in ARGV from i on (a count, then per
 -- Request: seen bucket, fingerprint, host key, encoding) and returns how
--- many were new, and the index after them.
-local function admit(i)
+-- many were new, and the index after them. With q, the new ones are
+-- added to q's hosts for one queueAll of several admits; else queued.
+local function admit(i, q)
   local k = tonumber(A[i])
   i = i + 1
   local added = 0
-  local byHost, hosts = {}, {}
+  local own = not q
+  q = q or {byHost = {}, hosts = {}}
+  local byHost, hosts = q.byHost, q.hosts
   for _ = 1, k do
     if redis.call('SADD', P .. 's:' .. A[i], A[i + 1]) == 1 then
       local h = A[i + 2]
@@ -242,11 +254,7 @@ local function admit(i)
     end
     i = i + 4
   end
-  for _, h in ipairs(hosts) do
-    local l = byHost[h]
-    -- A host whose queue was empty may have become ready.
-    if redis.call('RPUSH', qkey(h), unpack(l)) == #l then settle(h) end
-  end
+  if own then queueAll(q) end
   add('unfinished', added)
   add('fresh', added)
   add('queued', added)
@@ -286,6 +294,23 @@ local function unrec(raw)
   return {k = k, t = string.byte(raw, 2) == 49 and 1 or 0, x = string.byte(raw, 3) == 49 or nil,
     pn = num(string.sub(raw, 5, b - 1)), nx = num(string.sub(raw, b + 1, c - 1)),
     o = string.sub(raw, p, p + ol - 1), h = string.sub(raw, p + ol, p + ol + hl - 1), e = string.sub(raw, p + ol + hl)}
+end
+
+-- peek reads, of a record mkrec made, what the usual ack needs: if it
+-- is a page lease ('P') of the caller's, its host and whether it is
+-- timed; else nil (the caller reads it with unrec).
+local function peek(raw)
+  ownerLen = ownerLen or S(#owner)
+  if string.byte(raw, 1) ~= 80 or string.byte(raw, 4) ~= 32 then return nil end
+  local b = string.find(raw, ' ', 5, true)
+  local c = b and string.find(raw, ' ', b + 1, true)
+  local d = c and string.find(raw, ' ', c + 1, true)
+  local e = d and string.find(raw, ' ', d + 1, true)
+  if not e or string.sub(raw, c + 1, d - 1) ~= ownerLen then return nil end
+  local ol = #owner
+  if string.sub(raw, e + 1, e + ol) ~= owner then return nil end
+  local hl = tonumber(string.sub(raw, d + 1, e - 1))
+  return string.sub(raw, e + ol + 1, e + ol + hl), string.byte(raw, 3) == 49
 end
 
 -- endLease removes lease id and returns its record, or nil if it is not
@@ -712,7 +737,8 @@ return done(ns(run) .. ns(added))
 `)
 
 // takeScript takes back the expired leases and leases up to ARGV[10]
-// Requests that may start now, hosts taking turns; ARGV[11] is the call's
+// Requests that may start now, hosts taking turns (a host with room and no
+// delay gives a run of up to 16 in its turn); ARGV[11] is the call's
 // token, random, which every lease ID it makes carries after the counter
 // lseq and a dash; ARGV[12..] are random numbers in [0, 1) for the hosts'
 // pauses.
@@ -726,6 +752,13 @@ local TAKEPRE = {'lseq', 'fresh', 'pages', 'queued'}
 -- drained is set when a take found no host ready at all: nothing is left
 -- that another Take could start now.
 local drained = false
+-- RUN is how many leases a host gives at most in its turn: a host with
+-- room (below HostWorkers), no delay (Policy.HostDelay, Crawl-delay) and
+-- no retry due gives its next new Requests in a run, popped at once, and
+-- its leases out counted once, rather than one a turn; its next lease is
+-- after the other hosts' turns. A call's acks then come mostly from few
+-- hosts, which the ack counts down once each (see ackBody).
+local RUN = 16
 local function takeBody()
 -- A[10] is the number of leases wanted, then, for leases ahead too (see
 -- aheadOf), an 'a' and how many a lease may have.
@@ -756,6 +789,16 @@ local recs, terms = {}, {}
 load({'lseq', 'fresh', 'pages', 'queued'})
 local termAt = S(now + TERM)
 local nextID = base.lseq
+-- keep adds lease id, of record rec, to those written at the end, with
+-- its term if x is '1'.
+local function keep(id, rec, x)
+  recs[#recs + 1] = id
+  recs[#recs + 1] = rec
+  if x == '1' then
+    terms[#terms + 1] = termAt
+    terms[#terms + 1] = id
+  end
+end
 
 -- The queue's length of the host takeFrom serves, asked only where it
 -- matters: a new Request is popped without it (nil: not known, taken as
@@ -770,7 +813,9 @@ local NOTOP = {}
 -- takeFrom leases the Request host h would start now, if any, and
 -- returns true and the host's time after it (nil: it has nothing it may
 -- start whatever the time), as settle would find it.
+local ran = 0
 local function takeFrom(h)
+  ran = 0
   local hk = hkey(h)
   local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
   local n = tonumber(st[1]) or 0
@@ -791,7 +836,7 @@ local function takeFrom(h)
   end
   nextID = nextID + 1
   local id = S(nextID) .. token
-  local kind, tk, enc
+  local kind, tk, enc, rules, es
   local robots = ROBOTS and not st[4]
   if robots then
     if not (qlen(h) > 0 and not spent() or top[1]) then return false end
@@ -815,20 +860,35 @@ local function takeFrom(h)
       end
       top = NOTOP
       if rn ~= 0 then top = redis.call('ZRANGE', rkey(h), 0, 0, 'WITHSCORES') end
-    else
-      enc = not spent() and redis.call('LPOP', qkey(h))
+    elseif not spent() then
+      -- A run: up to RUN new Requests of a host with room and no delay
+      -- in its turn, with one LPOP.
+      local k = 1
+      if DELAY == 0 and (tonumber(st[6]) or 0) == 0 and MAXPAGES >= 0 then
+        k = math.min(RUN, want - got, HW - n)
+        if MAXPAGES > 0 then k = math.min(k, MAXPAGES - base.pages - (cnt.pages or 0)) end
+      end
+      if k > 1 then
+        es = redis.call('LPOP', qkey(h), k)
+        enc = es and es[1]
+        if es and #es < k then llen = 0 end
+      else
+        enc = redis.call('LPOP', qkey(h))
+      end
       if not enc then
-        if not spent() then llen = 0 end
+        llen = 0
         return false
       end
-      if llen then llen = llen - 1 end
+      if llen then llen = llen - (es and #es or 1) end
       tk = '0'
       add('fresh', -1)
       add('pages', 1)
+    else
+      return false
     end
     add('queued', -1)
     -- ns('P' .. id .. ' ' .. rules .. ' ' .. enc), in pieces.
-    local rules = st[4] or ''
+    rules = st[4] or ''
     nout = nout + 1
     out[#out + 1] = S(3 + #id + #rules + #enc) .. ':P'
     out[#out + 1] = id
@@ -849,14 +909,6 @@ local function takeFrom(h)
     hset[#hset + 1] = 'nx'
     hset[#hset + 1] = nxs
   end
-  if not hset then
-    -- The usual case: no number to turn into text (a sprintf).
-    redis.call('HINCRBY', hk, 'n', '1')
-  else
-    hset[#hset + 1] = 'n'
-    hset[#hset + 1] = S(n + 1)
-    redis.call('HSET', hk, unpack(hset))
-  end
   local x = '0'
   if TERM > 0 then
     x = '1'
@@ -865,6 +917,40 @@ local function takeFrom(h)
   end
   recs[#recs + 1] = id
   recs[#recs + 1] = mkrec(kind, tk, x, pn, nxs, h, enc)
+  -- A run: more new Requests of the host in the same turn, with one LPOP,
+  -- for a host with room and no delay (see RUN).
+  local m = 0
+  if es and #es > 1 then
+    do
+      m = #es - 1
+      add('fresh', -m)
+      add('pages', m)
+      add('queued', -m)
+      local rp = rules == '' and '  ' or ' ' .. rules .. ' '
+      -- mkrec('P', '0', x, pn, nxs, h, e), its start made once a run.
+      local rh = mkrec('P', '0', x, pn, nxs, h, '')
+      for j = 2, #es do
+        local e = es[j]
+        nextID = nextID + 1
+        local rid = S(nextID) .. token
+        nout = nout + 1
+        out[#out + 1] = S(3 + #rid + #rules + #e) .. ':P'
+        out[#out + 1] = rid
+        out[#out + 1] = rp
+        out[#out + 1] = e
+        keep(rid, rh .. e, x)
+      end
+    end
+  end
+  if not hset then
+    -- The usual case: no number to turn into text (a sprintf).
+    redis.call('HINCRBY', hk, 'n', m == 0 and '1' or S(m + 1))
+  else
+    hset[#hset + 1] = 'n'
+    hset[#hset + 1] = S(n + 1 + m)
+    redis.call('HSET', hk, unpack(hset))
+  end
+  n = n + m
   -- A lease ahead only for a host this lease fills: one with room would
   -- have a Take wait for the Request held ahead.
   if kind == 'P' and n + 1 >= HW then
@@ -879,15 +965,11 @@ local function takeFrom(h)
       end
       nout = nout + 1
       out[#out + 1] = field
-      recs[#recs + 1] = sid
-      recs[#recs + 1] = rec
-      if x == '1' then
-        terms[#terms + 1] = termAt
-        terms[#terms + 1] = sid
-      end
+      keep(sid, rec, x)
       if llen then llen = llen - 1 end
     end
   end
+  ran = m
   -- The host's time now, as wake would compute it.
   if robots or n + 1 >= HW then return true, nil end
   if llen ~= 0 and not spent() then return true, nx end
@@ -897,8 +979,8 @@ local function takeFrom(h)
 end
 
 -- Each pass serves the hosts ready, in order of their time, one lease
--- each; a host served goes behind the hosts waiting (its time is at least
--- vt, past theirs): hosts take turns. One that could not serve is not
+-- or one run each; a host served goes behind the hosts waiting (its time
+-- is at least vt, past theirs): hosts take turns. One that could not serve is not
 -- asked again in this pass.
 local pass, unparked = 0, false
 while got < want and pass < 8 do
@@ -918,9 +1000,10 @@ while got < want and pass < 8 do
   end
   local zadd, zrem = {}, {}
   for _, h in ipairs(cands) do
+    if got >= want then break end
     local ok, w = takeFrom(h)
     if ok then
-      got = got + 1
+      got = got + 1 + ran
       vt = vt + 1
       if w then
         zadd[#zadd + 1] = S(math.max(w, vt))
@@ -1014,17 +1097,22 @@ local stats = {}
 local any = false
 local ents, ids = {}, {}
 local acking = {}
+-- The links of all the leases, queued once a host after the acks (the
+-- Requests the call's leases ahead take are those queued before it).
+local q = {byHost = {}, hosts = {}}
 for e = 1, tonumber(A[11]) do
   local ent
   if A[i + 1] == '' then
-    ent = {id = A[i], unsent = '0', hasRules = '0', rules = '', rd = 0, r = 0, op = '', ahead = '', st = A[i + 2]}
+    -- The usual ack: its other fields are filled in only if the loop
+    -- below needs them (see usual).
+    ent = {id = A[i], st = A[i + 2], u = true}
     i = i + 3
   else
     ent = {id = A[i], unsent = A[i + 2], hasRules = A[i + 3], rules = A[i + 4],
       rd = tonumber(A[i + 5]), r = tonumber(A[i + 6]), op = A[i + 7], ahead = A[i + 8], st = A[i + 9]}
     i = i + 10
   end
-  ent.added, i = admit(i)
+  ent.added, i = admit(i, q)
   ents[e] = ent
   ids[e] = ent.id
   acking[ent.id] = true
@@ -1036,7 +1124,7 @@ end
 ackEnd = i + 1
 -- The leases ahead to promote, read with the leases acked.
 for _, ent in ipairs(ents) do
-  if ent.op ~= '' then
+  if not ent.u and ent.op ~= '' then
     ent.sop, ent.sid = string.sub(ent.op, 1, 1), string.sub(ent.op, 2)
     if ent.sop == '+' then
       -- The IDs after the first are the rest of its chain, renewed.
@@ -1053,6 +1141,7 @@ end
 local raws = {}
 if #ids > 0 then raws = redis.call('HMGET', leases, unpack(ids)) end
 local ended, timed = {}, false
+local dec, decHosts = {}, {}
 -- The leases promoted by this call, by ID: their records as they are
 -- now; and those written at the end, with their terms.
 local promoted, precs, pterms, aouts, renews = {}, {}, {}, {}, {}
@@ -1102,6 +1191,25 @@ local function promote(ent, srec)
 end
 for e, ent in ipairs(ents) do
   local id = ent.id
+  -- The usual ack of a page lease of the caller's, the most of a call:
+  -- it needs its host only, read with no table made.
+  local h, x
+  if ent.u and not promoted[id] and raws[e] and not ended[id] then h, x = peek(raws[e]) end
+  if h then
+    ended[id] = true
+    ended[#ended + 1] = id
+    timed = timed or x
+    any = true
+    local d = dec[h]
+    if not d then decHosts[#decHosts + 1] = h end
+    dec[h] = (d or 0) + 1
+    add('unfinished', -1)
+    add('done', 1)
+    out[#out + 1] = '1' .. digits(ent.added) .. ' '
+  else
+  if ent.u then
+    ent.unsent, ent.hasRules, ent.rules, ent.rd, ent.r, ent.op, ent.ahead = '0', '0', '', 0, 0, '', ''
+  end
   local rec = promoted[id] or raws[e] and unrec(raws[e])
   -- The lease ahead this ack promotes, if it is still the caller's.
   local srec
@@ -1127,6 +1235,12 @@ for e, ent in ipairs(ents) do
       -- A lease ahead acked unpromoted (the call that was to promote it
       -- failed): it holds no slot of its host.
       if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
+    elseif rec.k == 'P' and not srec and ent.unsent ~= '1' then
+      -- The usual ack: its host's leases out are counted down once
+      -- for all the call's usual acks of the host, after the loop.
+      local d = dec[rec.h]
+      if not d then decHosts[#decHosts + 1] = rec.h end
+      dec[rec.h] = (d or 0) + 1
     else
       local left = redis.call('HINCRBY', hk, 'n', '-1')
       must = left + 1 >= HW
@@ -1175,7 +1289,18 @@ for e, ent in ipairs(ents) do
   elseif ent.sop == '-' then
     giveBack(ent.sid)
   end
+  end
 end
+for _, h in ipairs(decHosts) do
+  local d = dec[h]
+  -- A host at its limit before has room now: it may serve the other
+  -- processes' Takes.
+  if redis.call('HINCRBY', hkey(h), 'n', S(-d)) + d >= HW then
+    settle(h)
+    wakeup = true
+  end
+end
+queueAll(q)
 if #ended > 0 then
   redis.call('HDEL', leases, unpack(ended))
   if timed or TERM > 0 then redis.call('ZREM', exp, unpack(ended)) end

@@ -1,0 +1,270 @@
+package redisfrontier
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncrawl/crawl"
+)
+
+// commandCalls returns the calls of command cmd (lower case) the server
+// of f counted since its stats were last reset (INFO commandstats),
+// those the scripts made included.
+func commandCalls(t *testing.T, f *Frontier, cmd string) int {
+	t.Helper()
+	info, err := f.rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(info, "cmdstat_"+cmd+":calls=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(after[:strings.IndexByte(after, ',')])
+	return n
+}
+
+// takeCall runs the take script once for want leases and returns what it
+// leased, by URL, in order.
+func takeCall(t *testing.T, f *Frontier, want int) []string {
+	t.Helper()
+	ctx := context.Background()
+	seq, low := f.beginOp()
+	reply, err := f.evalAs(ctx, takeScript, seq, low, takeArgs(want, false)...)
+	f.endOp(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := parseTake(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, l := range got {
+		r, err := decodeRequest(l.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, r.URL)
+	}
+	return urls
+}
+
+// ackCall runs the ack script once with args and returns its field of
+// the acks (see ackScript).
+func ackCall(t *testing.T, f *Frontier, args []any) string {
+	t.Helper()
+	seq, low := f.beginOp()
+	reply, err := f.evalAs(context.Background(), ackScript, seq, low, args...)
+	f.endOp(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fields{s: reply}
+	r.next() // the server's run
+	return r.next()
+}
+
+// pagesOf returns n Requests of host, /1 to /n.
+func pagesOf(host string, n int) []crawl.Request {
+	var rs []crawl.Request
+	for i := 1; i <= n; i++ {
+		rs = append(rs, crawl.Request{URL: fmt.Sprintf("https://%s/%d", host, i), Depth: 1})
+	}
+	return rs
+}
+
+// TestTakeRuns: a host with room and no delay gives a take several
+// leases in its turn (a run), popped from its queue at once, in their
+// order; never beyond its HostWorkers, the page budget or the leases the
+// call wants, and one lease a turn for a host with a delay.
+func TestTakeRuns(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		p         crawl.Policy
+		want      int
+		leases    string // hosts of the leases, in order
+		lpopCalls int
+	}{
+		// a is first in the ready set (pushed first): its run fills the
+		// call.
+		{"room", crawl.Policy{HostWorkers: 100}, 8, "aaaaaaaa", 1},
+		// a run stops at a's 3 slots; b's turn gives the rest.
+		{"host workers", crawl.Policy{HostWorkers: 3}, 8, "aaabbb", 2},
+		// 5 pages in all: a's run is cut by the budget.
+		{"budget", crawl.Policy{HostWorkers: 100, MaxPages: 5}, 8, "aaaaa", 1},
+		// A host with a delay gives one lease a turn.
+		{"delay", crawl.Policy{HostWorkers: 100, HostDelay: time.Hour}, 8, "ab", 2},
+		// A run is at most 16 long (RUN): b has its turn after.
+		{"long", crawl.Policy{HostWorkers: 100}, 30, strings.Repeat("a", 16) + strings.Repeat("b", 10) + "aaaa", 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := startFrontier(t, "runs", c.p)
+			defer f.Close()
+			if _, err := f.Push(ctx, pagesOf("a.example", 20)...); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Push(ctx, pagesOf("b.example", 10)...); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.rdb.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			urls := takeCall(t, f, c.want)
+			var hosts strings.Builder
+			next := map[byte]int{}
+			for _, u := range urls {
+				h := u[len("https://")]
+				next[h]++
+				if want := fmt.Sprintf("https://%c.example/%d", h, next[h]); u != want {
+					t.Errorf("lease %q, want %q: a host's leases in the order of its queue", u, want)
+				}
+				hosts.WriteByte(h)
+			}
+			if hosts.String() != c.leases {
+				t.Errorf("leased from hosts %q, want %q (%v)", hosts.String(), c.leases, urls)
+			}
+			if n := commandCalls(t, f, "lpop"); n != c.lpopCalls {
+				t.Errorf("%d LPOPs for the call, want %d: one a host's turn", n, c.lpopCalls)
+			}
+			for _, h := range []string{"a", "b"} {
+				n, _ := f.rdb.HGet(ctx, f.prefix+"h:"+crawl.HostKey("https://"+h+".example/"), "n").Int()
+				if w := strings.Count(hosts.String(), h); n != w {
+					t.Errorf("host %s counts %d leases out, want %d", h, n, w)
+				}
+			}
+			cnt, err := f.Counts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cnt.Leased != len(urls) || cnt.Queued != 30-len(urls) || cnt.Pages != len(urls) {
+				t.Errorf("Counts %+v, want %d leased, %d queued, %d pages", cnt, len(urls), 30-len(urls), len(urls))
+			}
+		})
+	}
+}
+
+// TestAckSumsByHost: the usual acks of one call count their hosts' leases
+// out down once a host, and a host that was at its HostWorkers is ready
+// again after: a Take gets its next URL.
+func TestAckSumsByHost(t *testing.T) {
+	ctx := context.Background()
+	f := startFrontier(t, "acksums", crawl.Policy{HostWorkers: 6, LeaseTerm: time.Minute})
+	defer f.Close()
+	if _, err := f.Push(ctx, pagesOf("a.example", 8)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(ctx, pagesOf("b.example", 2)...); err != nil {
+		t.Fatal(err)
+	}
+	var ls []*crawl.Lease
+	for range 8 {
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	var batch []*pendingAck
+	for _, l := range ls {
+		batch = append(batch, usualAck(l.ID, crawl.Result{URL: l.URL, Status: 200}, nil))
+	}
+	if err := f.rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acked := ackCall(t, f, appendAcks([]any{"-"}, batch, func(int) []admission { return nil })); acked != strings.Repeat("10 ", 8) {
+		t.Errorf("acks: reply %q, want each owned", acked)
+	}
+	if n := commandCalls(t, f, "hincrby"); n != 2 {
+		t.Errorf("%d HINCRBYs for 8 acks of 2 hosts, want 2", n)
+	}
+	for _, h := range []string{"a", "b"} {
+		if n, _ := f.rdb.HGet(ctx, f.prefix+"h:"+crawl.HostKey("https://"+h+".example/"), "n").Int(); n != 0 {
+			t.Errorf("host %s counts %d leases out after every ack, want 0", h, n)
+		}
+	}
+	// a was at its 6: its last 2 URLs are taken now.
+	for range 2 {
+		take, cancel := context.WithTimeout(ctx, 5*time.Second)
+		l, err := f.Take(take)
+		cancel()
+		if err != nil || !strings.HasPrefix(l.URL, "https://a.example/") {
+			t.Fatalf("Take after the acks: %v, %v; want a's next URL", l, err)
+		}
+	}
+	c, err := f.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Done != 8 || c.Leased != 2 || c.Queued != 0 {
+		t.Errorf("Counts %+v, want 8 done, 2 leased", c)
+	}
+}
+
+// TestAckLinksOnce: a link two acks of one call send goes to the server
+// once, counted as new for the first ack only, as the server would count
+// it.
+func TestAckLinksOnce(t *testing.T) {
+	var o linksOnce
+	a := []admission{{fp: 1}, {fp: 2}, {fp: 3}}
+	b := []admission{{fp: 2}, {fp: 4}, {fp: 3}, {fp: 4}}
+	if got := o.drop(a); len(got) != 3 || &got[0] != &a[0] {
+		t.Errorf("first ack's links: %v, want all three, not copied", got)
+	}
+	got := o.drop(b)
+	if len(got) != 1 || got[0].fp != 4 {
+		t.Errorf("second ack's links: %v, want fingerprint 4 only", got)
+	}
+	if b[0].fp != 2 || b[1].fp != 4 || b[2].fp != 3 {
+		t.Errorf("the ack's own links changed: %v", b)
+	}
+	o.reset()
+	if got := o.drop(b); len(got) != 3 || got[2].fp != 3 {
+		t.Errorf("after reset: %v, want 2, 4 and 3", got)
+	}
+
+	ctx := context.Background()
+	f := startFrontier(t, "linksonce", crawl.Policy{HostWorkers: 8})
+	defer f.Close()
+	if _, err := f.Push(ctx, pagesOf("a.example", 2)...); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := f.Take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := crawl.Request{URL: "https://a.example/shared", Depth: 2}
+	var batch []*pendingAck
+	for i, links := range [][]crawl.Request{{shared}, {shared, {URL: "https://a.example/own", Depth: 2}}} {
+		l := []*crawl.Lease{l1, l2}[i]
+		a := usualAck(l.ID, crawl.Result{URL: l.URL, Status: 200}, nil)
+		a.links = f.sift(links, f.bits).links
+		batch = append(batch, a)
+	}
+	if err := f.rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var once linksOnce
+	if acked := ackCall(t, f, appendAcksOnce([]any{"-"}, batch, &once)); acked != "11 11 " {
+		t.Errorf("acks: reply %q, want \"11 11 \" (each owned, one new link each)", acked)
+	}
+	if n := commandCalls(t, f, "sadd"); n != 2 {
+		t.Errorf("%d SADDs for 3 links of which 2 distinct, want 2", n)
+	}
+	c, err := f.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Queued != 2 || c.Done != 2 {
+		t.Errorf("Counts %+v, want 2 done, 2 queued", c)
+	}
+}
