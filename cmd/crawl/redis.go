@@ -192,7 +192,7 @@ func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duratio
 	backoff := 50 * time.Millisecond
 	for {
 		pctx, cancel := context.WithTimeout(wctx, 2*time.Second)
-		err := answers(pctx, rdb)
+		err := answersBy(pctx, rdb)
 		cancel()
 		var reply redis.Error
 		if err == nil || errors.As(err, &reply) {
@@ -219,6 +219,22 @@ func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duratio
 			return last
 		}
 		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// answersBy is answers given up when ctx ends: go-redis does not bound a
+// reply's wait by ctx (a server stopped with SIGSTOP holds the connection
+// open, and the client waits its read timeout, then retries), so that
+// -redis_wait would be exceeded by seconds. The question goes on in the
+// background until the client's own timeouts end it.
+func answersBy(ctx context.Context, rdb redis.UniversalClient) error {
+	done := make(chan error, 1)
+	go func() { done <- answers(ctx, rdb) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

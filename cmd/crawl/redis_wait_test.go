@@ -64,6 +64,25 @@ func TestRedisWait(t *testing.T) {
 	}
 }
 
+// -redis to a Redis that holds its connections and never replies (stopped
+// with SIGSTOP): the command gives up after -redis_wait, as it says, not
+// after the client's read timeout and its retries (5 s).
+func TestRedisWaitFrozen(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rs.Freeze()
+	s := newSharedSite(t, 3, 0)
+	start := time.Now()
+	r := runCrawlFor(t, 20*time.Second, "-q", "-redis", rs.URL(), "-redis_wait", "1s", s.URL+"/p/0")
+	took := time.Since(start)
+	if r.code != 1 || !strings.Contains(r.stderr, "did not answer in 1s (-redis_wait)") {
+		t.Errorf("crawl -redis_wait 1s, Redis frozen: exit %d, stderr %q; want 1 and the wait named", r.code, r.stderr)
+	}
+	if took > 3500*time.Millisecond {
+		t.Errorf("crawl -redis_wait 1s, Redis frozen: exited after %v, want about 1s", took)
+	}
+}
+
 // A Redis that answers but refuses the client (a database it does not
 // have, a password missing or wrong) is an error at once, naming the
 // server and the reply, with -status as with a crawl: waiting does not
