@@ -1435,7 +1435,7 @@ func (f *Frontier) flushAcks() {
 		f.amu.Unlock()
 		_, _, _, bits, _ := f.state()
 		if f.seen == nil {
-			f.dropSeen(batch)
+			f.siftBatch(batch)
 		}
 		if n := f.sharded(); n > 0 {
 			f.flushShards(batch, n)
@@ -1592,6 +1592,19 @@ func (f *Frontier) serveWaiters(want, asked int, batch []*pendingAck, taken stri
 	for _, l := range extra {
 		f.release(l)
 	}
+}
+
+// siftBatch drops, for a Frontier with no seen cache, the links of batch
+// that an earlier ack of it sends (see linksOnce), then those the seen set
+// has (dropSeen). The batch's acks are admitted in one call, or in one
+// round of calls a shard (flushShards), whose links the first sender's
+// brings in.
+func (f *Frontier) siftBatch(batch []*pendingAck) {
+	var once linksOnce
+	for _, a := range batch {
+		a.links = once.drop(a.links)
+	}
+	f.dropSeen(batch)
 }
 
 // dropSeen drops from the links of batch those the seen set has already,

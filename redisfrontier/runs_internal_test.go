@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
 )
 
 // commandCalls returns the calls of command cmd (lower case) the server
@@ -266,5 +267,28 @@ func TestAckLinksOnce(t *testing.T) {
 	}
 	if c.Queued != 2 || c.Done != 2 {
 		t.Errorf("Counts %+v, want 2 done, 2 queued", c)
+	}
+}
+
+// TestShardedLinksOnce: in a crawl of several shards (no seen cache), a
+// link two acks of one batch send is asked of the seen set and sent once,
+// with the first.
+func TestShardedLinksOnce(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	f := openSharded(t, s, "shardedonce", crawl.Policy{HostWorkers: 8})
+	shared := crawl.Request{URL: "https://a.example/shared", Depth: 2}
+	other := crawl.Request{URL: "https://b.example/own", Depth: 2}
+	a1 := &pendingAck{links: admissions([]crawl.Request{shared}, f.bits)}
+	a2 := &pendingAck{links: admissions([]crawl.Request{other, shared}, f.bits)}
+	if err := f.rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f.siftBatch([]*pendingAck{a1, a2})
+	if len(a1.links) != 1 || len(a2.links) != 1 || a2.links[0].fp != fingerprint(other.URL) {
+		t.Errorf("links after: %v and %v, want the shared one with the first ack only", a1.links, a2.links)
+	}
+	if n := commandCalls(t, f, "sismember"); n != 2 {
+		t.Errorf("%d SISMEMBERs for 2 distinct links, want 2", n)
 	}
 }
