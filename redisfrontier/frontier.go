@@ -1689,26 +1689,63 @@ func appendStats(st []stat, o crawl.Outcome) []stat {
 // share many links), and the second's SADD would find it seen, admitting
 // nothing. The counts are the same: a link counts as new for the first
 // ack that sends it.
-type linksOnce struct{ sent map[uint64]struct{} }
+type linksOnce struct {
+	few  []uint64            // the fingerprints sent, while they are few
+	many map[uint64]struct{} // the same, past onceFew
+	buf  [onceFew]uint64     // few's room
+}
 
-func (o *linksOnce) reset() { clear(o.sent) }
+// onceFew is how many fingerprints linksOnce keeps in a slice: a call
+// sends a few dozen links most often, which a scan finds quicker than a
+// map does.
+const onceFew = 64
+
+func (o *linksOnce) reset() {
+	o.few = o.few[:0]
+	clear(o.many)
+}
+
+// sent reports whether fingerprint fp was sent, and notes it as sent.
+func (o *linksOnce) sent(fp uint64) bool {
+	if o.many != nil {
+		if _, ok := o.many[fp]; ok {
+			return true
+		}
+		o.many[fp] = struct{}{}
+		return false
+	}
+	if o.few == nil {
+		o.few = o.buf[:0]
+	}
+	for _, h := range o.few {
+		if h == fp {
+			return true
+		}
+	}
+	if len(o.few) < onceFew {
+		o.few = append(o.few, fp)
+		return false
+	}
+	o.many = make(map[uint64]struct{}, 4*onceFew)
+	for _, h := range o.few {
+		o.many[h] = struct{}{}
+	}
+	o.many[fp] = struct{}{}
+	return false
+}
 
 // drop returns links without those sent already in the call, and notes
 // the rest as sent; links itself if none is dropped.
 func (o *linksOnce) drop(links []admission) []admission {
-	if o.sent == nil {
-		o.sent = make(map[uint64]struct{})
-	}
 	var out []admission
 	copied := false
 	for i, l := range links {
-		if _, ok := o.sent[l.fp]; ok {
+		if o.sent(l.fp) {
 			if !copied {
 				out, copied = append(make([]admission, 0, len(links)-1), links[:i]...), true
 			}
 			continue
 		}
-		o.sent[l.fp] = struct{}{}
 		if copied {
 			out = append(out, l)
 		}

@@ -228,6 +228,18 @@ func TestAckLinksOnce(t *testing.T) {
 	if got := o.drop(b); len(got) != 3 || got[2].fp != 3 {
 		t.Errorf("after reset: %v, want 2, 4 and 3", got)
 	}
+	// Past the few a scan keeps: 200 links, each sent twice.
+	var long []admission
+	for i := range 400 {
+		long = append(long, admission{fp: uint64(100 + i%200)})
+	}
+	o.reset()
+	if got := o.drop(long); len(got) != 200 || got[199].fp != 299 {
+		t.Errorf("200 links twice: %d kept, want the first 200", len(got))
+	}
+	if got := o.drop([]admission{{fp: 5}, {fp: 150}}); len(got) != 1 || got[0].fp != 5 {
+		t.Errorf("then 5 and 150: %v, want 5 only", got)
+	}
 
 	ctx := context.Background()
 	f := startFrontier(t, "linksonce", crawl.Policy{HostWorkers: 8})
