@@ -969,13 +969,17 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	if typed && extractErr == nil {
 		followErr = r.followTyped(w, l, w.links, unread, p.NoFollow && r.cfg.directives, res)
 	}
-	if hook := r.cfg.pageHook; hook != nil {
-		if err := protect("page hook", func() error { hook(p); return nil }); err != nil {
-			// Its links are not followed.
-			w.batch, w.refused, res.NumURLs = w.batch[:0], [numRefusals]int{}, 0
-			res.Err = fmt.Errorf("%s: %w", res.URL, err)
-			return
+	var hookErr error
+	for _, hook := range r.cfg.pageHooks {
+		if err := protect("page hook", func() error { hook(p); return nil }); err != nil && hookErr == nil {
+			hookErr = err
 		}
+	}
+	if hookErr != nil {
+		// Its links are not followed.
+		w.batch, w.refused, res.NumURLs = w.batch[:0], [numRefusals]int{}, 0
+		res.Err = fmt.Errorf("%s: %w", res.URL, hookErr)
+		return
 	}
 	if !ok {
 		return
@@ -1385,7 +1389,7 @@ func (r *run) deliver(res *Result) {
 	default:
 		r.cfg.logger.Warn("fetch failed", "url", res.URL, "tries", res.Tries, "err", res.Err)
 	}
-	if hook := r.cfg.resultHook; hook != nil {
+	for _, hook := range r.cfg.resultHooks {
 		if err := protect("result hook", func() error { hook(*res); return nil }); err != nil {
 			r.cfg.logger.Error("result hook", "url", res.URL, "err", err)
 		}

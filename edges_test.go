@@ -454,6 +454,47 @@ func TestEdgeHooksCompose(t *testing.T) {
 	}
 }
 
+// A hook that panics does not keep the hooks given after it from their
+// calls: each result hook is called for every URL, and each page hook for
+// every page (the page whose hook panicked has that panic as its Err, the
+// first one's, and its links are not followed).
+func TestEdgeHookPanicOthersRun(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/a", "/b")))
+	mux.Handle("/a", htmlPage(crawlerLinks("/a/next")))
+	mux.Handle("/a/next", htmlPage("a next"))
+	mux.Handle("/b", htmlPage("b"))
+	s := newSite(t, mux)
+	var pages2, results2 atomic.Int64
+	stats, results, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"},
+		crawl.WithRobots(false),
+		crawl.WithPageHook(func(p *crawl.Page) {
+			if p.URL.Path == "/a" {
+				panic("first page hook")
+			}
+		}),
+		crawl.WithPageHook(func(p *crawl.Page) {
+			pages2.Add(1)
+			if p.URL.Path == "/a" {
+				panic("second page hook")
+			}
+		}),
+		crawl.WithResultHook(func(crawl.Result) { panic("first result hook") }),
+		crawl.WithResultHook(func(crawl.Result) { results2.Add(1) }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Done != 3 || results2.Load() != 3 || pages2.Load() != 3 {
+		t.Errorf("Done %d, second result hook called %d times, second page hook %d; want 3 each (/, /a, /b; /a's links not followed)", stats.Done, results2.Load(), pages2.Load())
+	}
+	for _, r := range results {
+		if strings.HasSuffix(r.URL, "/a") && (!errors.Is(r.Err, crawl.ErrPanic) || !strings.Contains(r.Err.Error(), "first page hook")) {
+			t.Errorf("/a: Err %v, want the first page hook's panic", r.Err)
+		}
+	}
+}
+
 // The zero Crawler crawls with the defaults.
 func TestEdgeZeroCrawler(t *testing.T) {
 	s := newSite(t, htmlPage(crawlerLinks("/a")))

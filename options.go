@@ -109,8 +109,8 @@ type config struct {
 	maxDuration    time.Duration
 	logger         *slog.Logger
 	requestHook    func(*http.Request) error
-	pageHook       func(*Page)
-	resultHook     func(Result)
+	pageHooks      []func(*Page)
+	resultHooks    []func(Result)
 	progressEvery  time.Duration
 	progress       func(Progress)
 	frontier       Frontier // nil: a MemoryFrontier per Run
@@ -451,13 +451,12 @@ func WithRequestHook(f func(*http.Request) error) Option {
 // it. If the hook panics, the panic is recovered into the URL's Result.Err
 // and the page's links are not followed. It may be called from several
 // goroutines at once. The option may be given many times: the hooks run in
-// the order given. The default is none.
+// the order given, each of them whatever another did (a panic in one is
+// the Result's Err, the first if several panic). The default is none.
 func WithPageHook(f func(p *Page)) Option {
 	return optionFunc(func(c *config) {
-		if prev := c.pageHook; prev != nil && f != nil {
-			c.pageHook = func(p *Page) { prev(p); f(p) }
-		} else if f != nil {
-			c.pageHook = f
+		if f != nil {
+			c.pageHooks = append(c.pageHooks, f)
 		}
 	})
 }
@@ -470,13 +469,12 @@ func WithPageHook(f func(p *Page)) Option {
 // WithLeaseTerm), whose new holder delivers its Result.
 // It may be called from several goroutines at once. A panic in it is
 // recovered and logged. The option may be given many times: the hooks run
-// in the order given. The default is none.
+// in the order given, each of them whatever another did (a panic in one
+// does not keep the next from its call). The default is none.
 func WithResultHook(f func(Result)) Option {
 	return optionFunc(func(c *config) {
-		if prev := c.resultHook; prev != nil && f != nil {
-			c.resultHook = func(r Result) { prev(r); f(r) }
-		} else if f != nil {
-			c.resultHook = f
+		if f != nil {
+			c.resultHooks = append(c.resultHooks, f)
 		}
 	})
 }
