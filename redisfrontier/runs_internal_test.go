@@ -10,6 +10,7 @@ import (
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // commandCalls returns the calls of command cmd (lower case) the server
@@ -302,5 +303,88 @@ func TestShardedLinksOnce(t *testing.T) {
 	}
 	if n := commandCalls(t, f, "sismember"); n != 2 {
 		t.Errorf("%d SISMEMBERs for 2 distinct links, want 2", n)
+	}
+}
+
+// TestRunShortLeavesReady: a run cut short by its host's queue (the LPOP
+// gave fewer than asked) leaves the host out of the ready set, its queue
+// empty: a Take that finds nothing is not told to ask again at once.
+func TestRunShortLeavesReady(t *testing.T) {
+	ctx := context.Background()
+	f := startFrontier(t, "runshort", crawl.Policy{HostWorkers: 100})
+	defer f.Close()
+	if _, err := f.Push(ctx, pagesOf("a.example", 3)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(ctx, pagesOf("b.example", 20)...); err != nil {
+		t.Fatal(err)
+	}
+	if urls := takeCall(t, f, 8); len(urls) != 8 {
+		t.Fatalf("%d leases, want 8 (a's 3, then 5 of b)", len(urls))
+	}
+	a := crawl.HostKey("https://a.example/")
+	if err := f.rdb.ZScore(ctx, f.prefix+"ready", a).Err(); err != redis.Nil {
+		t.Errorf("host a, its queue empty after its run, is in the ready set (ZSCORE: %v)", err)
+	}
+}
+
+// TestAheadAfterUsualAck: a call that acks a lease of a host the usual
+// way, then promotes another lease's lease ahead asking for more, makes
+// none: the host has room once the usual ack is counted (leases ahead are
+// made only for a host at its HostWorkers), and another process's Take
+// gets the host's next URL.
+func TestAheadAfterUsualAck(t *testing.T) {
+	ctx := context.Background()
+	p := crawl.Policy{HostWorkers: 2, LeaseTerm: time.Minute}
+	f := startFrontier(t, "aheadusual", p)
+	defer f.Close()
+	if _, err := f.Push(ctx, pagesOf("a.example", 12)...); err != nil {
+		t.Fatal(err)
+	}
+	take := func(ahead bool) []leased {
+		seq, low := f.beginOp()
+		reply, err := f.evalAs(ctx, takeScript, seq, low, takeArgs(1, ahead)...)
+		f.endOp(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := parseTake(reply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// The second lease fills a: it comes with leases ahead.
+	first, second := take(false), take(true)
+	if len(first) != 1 || len(second) != 1+aheadDepth || second[1].kind != 'S' {
+		t.Fatalf("takes gave %d and %d leases, want 1 and 1+%d ahead", len(first), len(second), aheadDepth)
+	}
+	var rest []string
+	for _, g := range second[2:] {
+		rest = append(rest, g.id)
+	}
+	promo := usualAck(second[0].id, crawl.Result{Status: 200}, nil)
+	promo.args[aheadOp] = "+" + second[1].id + "," + strings.Join(rest, ",")
+	promo.args[aheadTok] = "2.abcdef"
+	batch := []*pendingAck{usualAck(first[0].id, crawl.Result{Status: 200}, nil), promo}
+	if acked := ackCall(t, f, appendAcks([]any{"-"}, batch, func(int) []admission { return nil })); acked != "10 10 " {
+		t.Fatalf("acks: reply %q, want both owned", acked)
+	}
+	host := crawl.HostKey("https://a.example/")
+	kinds, n := serverLeases(t, f, host)
+	if n != "1" || kinds["S"] != aheadDepth-1 {
+		t.Errorf("after the call: host's leases out %s, %d leases ahead; want 1 and the %d left of the chain (none new: the host has room)", n, kinds["S"], aheadDepth-1)
+	}
+	g := New(f.rdb, &Options{Name: "aheadusual"})
+	if err := g.Start(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if l, err := g.Take(short); err != nil {
+		t.Errorf("another process's Take, host a at 1 of its 2: %v; want a's next URL", err)
+	} else if l.URL != "https://a.example/7" {
+		t.Errorf("another process's Take: %s, want https://a.example/7", l.URL)
 	}
 }

@@ -871,7 +871,6 @@ local function takeFrom(h)
       if k > 1 then
         es = redis.call('LPOP', qkey(h), k)
         enc = es and es[1]
-        if es and #es < k then llen = 0 end
       else
         enc = redis.call('LPOP', qkey(h))
       end
@@ -879,7 +878,12 @@ local function takeFrom(h)
         llen = 0
         return false
       end
-      if llen then llen = llen - (es and #es or 1) end
+      if es and #es < k then
+        -- A run cut short: the queue is empty.
+        llen = 0
+      elseif llen then
+        llen = llen - (es and #es or 1)
+      end
       tk = '0'
       add('fresh', -1)
       add('pages', 1)
@@ -1171,7 +1175,9 @@ local function promote(ent, srec)
   local k, tok = string.match(ent.ahead, '^(%d+)%.(%x+)$')
   if not k then return '1' end
   local st = redis.call('HMGET', hkey(srec.h), 'nx', 'rd', 'r', 'n')
-  if (tonumber(st[4]) or 0) < HW then return '1' end
+  -- The host's leases out, less the call's usual acks of it, counted
+  -- down after the loop: a host they leave with room gets none ahead.
+  if (tonumber(st[4]) or 0) - (dec[srec.h] or 0) < HW then return '1' end
   load({'lseq'})
   local made = {'1'}
   for _ = 1, tonumber(k) do
