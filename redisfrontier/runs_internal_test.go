@@ -34,19 +34,8 @@ func commandCalls(t *testing.T, f *Frontier, cmd string) int {
 // leased, by URL, in order.
 func takeCall(t *testing.T, f *Frontier, want int) []string {
 	t.Helper()
-	ctx := context.Background()
-	seq, low := f.beginOp()
-	reply, err := f.evalAs(ctx, takeScript, seq, low, takeArgs(want, false)...)
-	f.endOp(seq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _, err := parseTake(reply)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var urls []string
-	for _, l := range got {
+	for _, l := range takeLeased(t, f, want, false) {
 		r, err := decodeRequest(l.body)
 		if err != nil {
 			t.Fatal(err)
@@ -69,6 +58,23 @@ func ackCall(t *testing.T, f *Frontier, args []any) string {
 	r := fields{s: reply}
 	r.next() // the server's run
 	return r.next()
+}
+
+// takeLeased runs the take script once for want leases, and leases ahead
+// if ahead, and returns what it leased.
+func takeLeased(t *testing.T, f *Frontier, want int, ahead bool) []leased {
+	t.Helper()
+	seq, low := f.beginOp()
+	reply, err := f.evalAs(context.Background(), takeScript, seq, low, takeArgs(want, ahead)...)
+	f.endOp(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := parseTake(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // pagesOf returns n Requests of host, /1 to /n.
@@ -341,21 +347,8 @@ func TestAheadAfterUsualAck(t *testing.T) {
 	if _, err := f.Push(ctx, pagesOf("a.example", 12)...); err != nil {
 		t.Fatal(err)
 	}
-	take := func(ahead bool) []leased {
-		seq, low := f.beginOp()
-		reply, err := f.evalAs(ctx, takeScript, seq, low, takeArgs(1, ahead)...)
-		f.endOp(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := parseTake(reply)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
 	// The second lease fills a: it comes with leases ahead.
-	first, second := take(false), take(true)
+	first, second := takeLeased(t, f, 1, false), takeLeased(t, f, 1, true)
 	if len(first) != 1 || len(second) != 1+aheadDepth || second[1].kind != 'S' {
 		t.Fatalf("takes gave %d and %d leases, want 1 and 1+%d ahead", len(first), len(second), aheadDepth)
 	}
