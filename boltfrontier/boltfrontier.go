@@ -126,8 +126,10 @@
 // # Opening
 //
 // Open creates the file when there is none (in a temporary file beside
-// it, linked into place once complete, so a crash while creating leaves
-// none). A file of an earlier format version is migrated to version 3 in
+// it, .NAME.new-RANDOM, linked into place once complete, so that a crash
+// while creating leaves no state file half made; the temporary file such
+// a crash leaves is removed by the next Open that creates the file, once
+// it is a minute old). A file of an earlier format version is migrated to version 3 in
 // one transaction, a crash meanwhile leaving it as it was: version 2's
 // records get their checksums; version 1's seen set, a bucket "seen" of
 // 20-byte keys (4 bytes of the SHA-256 of the host key, then 16 of the
@@ -170,6 +172,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -293,7 +296,7 @@ func Open(path string, opts *Options) (*Frontier, error) {
 	_, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := create(path); err != nil {
+		if err := create(path, o.LockTimeout); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -382,11 +385,22 @@ func guard(fn func() error) (err error) {
 }
 
 // create makes a new state file at path: in a temporary file beside it,
-// linked into place only once complete.
-func create(path string) error {
+// linked into place only once complete. If another Open made it
+// meanwhile, it opens that one, waiting up to lock for its lock. The
+// temporary files of creates a crash cut short (a minute old: a create
+// takes milliseconds) are removed first.
+func create(path string, lock time.Duration) error {
 	var nonce [6]byte
 	rand.Read(nonce[:])
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new-"+hex.EncodeToString(nonce[:]))
+	prefix := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new-")
+	if old, err := filepath.Glob(globEscape(prefix) + "*"); err == nil {
+		for _, f := range old {
+			if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > time.Minute {
+				os.Remove(f)
+			}
+		}
+	}
+	tmp := prefix + hex.EncodeToString(nonce[:])
 	defer os.Remove(tmp)
 	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
@@ -411,7 +425,7 @@ func create(path string) error {
 		err = os.Link(tmp, path)
 		if errors.Is(err, fs.ErrExist) {
 			// Made by someone else meanwhile: open theirs.
-			return validate(path, 0)
+			return validate(path, lock)
 		}
 	}
 	if err != nil {
@@ -430,10 +444,14 @@ func validate(path string, timeout time.Duration) error {
 	if st.Size() == 0 {
 		return fmt.Errorf("boltfrontier: %s: %w: empty file", path, ErrNotState)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: max(timeout, time.Second), ReadOnly: true})
+	wait := timeout
+	if wait <= 0 {
+		wait = time.Second // bbolt's 0 waits for ever
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: wait, ReadOnly: true})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return fmt.Errorf("boltfrontier: open %s: %w (locked for more than %v)", path, ErrLocked, timeout)
+			return fmt.Errorf("boltfrontier: open %s: %w (locked for more than %v)", path, ErrLocked, wait)
 		}
 		return fmt.Errorf("boltfrontier: %s: %w: %v", path, ErrNotState, err)
 	}
@@ -775,3 +793,15 @@ func (w *writer) gen() uint64 {
 }
 
 func (rh *retryHeap) init() { heap.Init(rh) }
+
+// globEscape escapes the characters filepath.Match reads as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -297,10 +297,14 @@ func TestOpenLocked(t *testing.T) {
 		}
 		done <- err
 	}()
+	start := time.Now()
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
-			t.Errorf("second Open: got %v, want ErrLocked naming %s", err, path)
+		if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "locked for more than 200ms") {
+			t.Errorf("second Open: got %v, want ErrLocked naming %s, after 200ms", err, path)
+		}
+		if d := time.Since(start); d > 900*time.Millisecond {
+			t.Errorf("second Open refused after %v, want its LockTimeout, 200ms", d)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("second Open of a locked file hangs")
@@ -540,6 +544,54 @@ func TestDamagedRecordRefused(t *testing.T) {
 		}
 		if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
 			t.Errorf("%s %q damaged: Open changed the file it refused", r.bucket, r.key)
+		}
+	}
+}
+
+// TestCreateRaceLocked: an Open that finds the file made by another
+// meanwhile, and locked, waits its LockTimeout and says so (it said
+// "locked for more than 0s", having waited a second).
+func TestCreateRaceLocked(t *testing.T) {
+	f, path := open(t, nil)
+	defer f.Close()
+	start := time.Now()
+	err := create(path, 1500*time.Millisecond)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "locked for more than 1.5s") {
+		t.Errorf("create of a file made and locked meanwhile: %v, want ErrLocked after 1.5s", err)
+	}
+	if d := time.Since(start); d < 1400*time.Millisecond {
+		t.Errorf("create gave up after %v, want its lock timeout, 1.5s", d)
+	}
+}
+
+// TestCreateRemovesOldTemporaries: the temporary files that creates cut
+// short by a crash left beside the path are removed by the next create,
+// once a minute old; a newer one (another create under way) is left.
+func TestCreateRemovesOldTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s[1].state")
+	old := filepath.Join(dir, ".s[1].state.new-0123456789ab")
+	young := filepath.Join(dir, ".s[1].state.new-ba9876543210")
+	other := filepath.Join(dir, ".t.state.new-0123456789ab")
+	for _, p := range []string{old, young, other} {
+		if err := os.WriteFile(p, []byte("cut short"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := time.Now().Add(-2 * time.Minute)
+	for _, p := range []string{old, other} {
+		if err := os.Chtimes(p, then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for p, want := range map[string]bool{old: false, young: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s there: %v, want %v", filepath.Base(p), err == nil, want)
 		}
 	}
 }

@@ -318,25 +318,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 		defer f.Close()
 		state = f
-		opts = append(opts, crawl.WithFrontier(f))
 		// The report, or the JSON lines, are of the whole crawl: the
 		// URLs earlier runs finished come first (their lines without
 		// -select fields, which the state does not keep), so that the
 		// lines agree with the summary, and a run killed leaves no line
 		// twice in the next run's output.
-		rerr := f.Results(ctx, func(r crawl.Result) bool {
-			prog.earlier(&r)
-			answers.result(&r)
-			if lines != nil {
-				lines.result(&r, nil)
-			} else {
-				text.result(&r)
-			}
-			return true
-		})
-		if rerr != nil {
-			return fail("-state: %v", rerr)
-		}
+		opts = append(opts, crawl.WithFrontier(reprinting{f, func(ctx context.Context) error {
+			return f.Results(ctx, func(r crawl.Result) bool {
+				prog.earlier(&r)
+				answers.result(&r)
+				if lines != nil {
+					lines.result(&r, nil)
+				} else {
+					text.result(&r)
+				}
+				return true
+			})
+		}}))
 	}
 	var shared *redisfrontier.Frontier
 	if cfg.sharing() {
@@ -562,4 +560,24 @@ func robotsPolicy(obey bool) string {
 		return "obey"
 	}
 	return "ignore"
+}
+
+// reprinting is the frontier of -state: its Start, once the file is found
+// to hold this crawl (the same roots and scope: another crawl's is refused
+// with nothing written), writes the Results of the earlier runs by
+// reprint, before any of this run's. A reprint cut short by Ctrl-C (ctx
+// done) is no error: the Run that follows ends at once, interrupted.
+type reprinting struct {
+	*boltfrontier.Frontier
+	reprint func(ctx context.Context) error
+}
+
+func (f reprinting) Start(ctx context.Context, p crawl.Policy) error {
+	if err := f.Frontier.Start(ctx, p); err != nil {
+		return err
+	}
+	if err := f.reprint(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("-state: %w", err)
+	}
+	return nil
 }

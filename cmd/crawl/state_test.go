@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/boltfrontier"
 )
 
 // graphSite serves n pages, /p/0 to /p/(n-1), each linking to a few
@@ -193,5 +199,49 @@ func TestStateRefused(t *testing.T) {
 	r := runCrawl(t, "-state", state, "-q", s.URL+"/p/1")
 	if r.code != 1 || !strings.Contains(r.stderr, state) {
 		t.Errorf("another root on the same state: exit %d, stderr %q; want 1 and a message naming %s", r.code, r.stderr, state)
+	}
+	// Nothing is written for a crawl refused: not the other crawl's
+	// Results (it used to write them first), not to -o's file either.
+	for _, args := range [][]string{
+		{"-format", "jsonl", "-exclude", "/p/2"},
+		{"-format", "jsonl", "-max_depth", "1"},
+	} {
+		r := runCrawl(t, append([]string{"-state", state, "-q"}, append(args, s.URL+"/p/0")...)...)
+		if r.code != 1 || r.stdout != "" {
+			t.Errorf("crawl %q on the state of another scope: exit %d, stdout %q; want 1 and nothing written", args, r.code, r.stdout)
+		}
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	if err := os.WriteFile(out, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCrawl(t, "-state", state, "-q", "-format", "jsonl", "-o", out, s.URL+"/p/1"); r.code != 1 {
+		t.Errorf("another root with -o: exit %d, want 1", r.code)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "mine\n" {
+		t.Errorf("-o %s after a refused crawl holds %q, want it left as it was", out, b)
+	}
+}
+
+// A reprint of the earlier runs' Results cut short by Ctrl-C is no error
+// of -state (the command used to exit 1, "-state: context canceled", not
+// 130): Start returns, and the Run that follows ends interrupted. Any
+// other error of the reprint is -state's.
+func TestStateReprintInterrupted(t *testing.T) {
+	f, err := boltfrontier.Open(filepath.Join(t.TempDir(), "s.state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.example/"}}
+	cut := reprinting{f, func(ctx context.Context) error { cancel(); return ctx.Err() }}
+	if err := cut.Start(ctx, p); err != nil {
+		t.Errorf("Start with its reprint cut by Ctrl-C: %v, want nil", err)
+	}
+	broken := errors.New("disk gone")
+	bad := reprinting{f, func(context.Context) error { return broken }}
+	if err := bad.Start(context.Background(), p); !errors.Is(err, broken) || !strings.HasPrefix(err.Error(), "-state: ") {
+		t.Errorf("Start with its reprint failing: %v, want -state: and the error", err)
 	}
 }
