@@ -62,8 +62,9 @@
 //     Crawl-delay, whichever is larger (each pause drawn from [d/2, 3d/2],
 //     and never under the Crawl-delay),
 //     Pause, and hosts taking turns (a host below its HostWorkers with
-//     no delay gives a Take that wants several leases up to 16 of them in
-//     its turn: see Speed). The clocks of the crawler machines
+//     no delay gives a Take that wants more leases than there are hosts
+//     ready its share of them, up to 16, in one turn: see Speed). The
+//     clocks of the crawler machines
 //     never matter: Retry and Pause send the server a duration, not a
 //     time. A host's robots.txt is handed out once for the crawl, and its
 //     rules, kept in Redis, come with every lease of the host.
@@ -170,7 +171,8 @@
 // pops hosts from ready in order of time, leases from each what it may
 // start (a robots.txt first for a host with no rules under Policy.Robots,
 // a retry whose time has come, a new Request; for a host with room and
-// no delay, a run of up to 16 new Requests, popped at once), sets the
+// no delay, a run of new Requests, its share of the leases wanted among
+// the hosts ready, up to 16, popped at once), sets the
 // host's next start, and puts the host back behind the others. Ack ends
 // the lease (if it is still the caller's), admits the links, counts the
 // Result; the leases of one host that a call acks are counted down once
@@ -317,24 +319,28 @@
 // (redis-server under callgrind, 4,000 URLs; docs/performance.md says
 // where they go).
 //
-// Since: a host with room and no delay gives a Take a run of up to 16
-// leases in its turn, popped from its queue at once and counted once,
-// rather than one lease a turn (a call's 16 leases came from 16 hosts);
+// Since: a host with room and no delay gives a Take a run of new
+// Requests in its turn, popped at once and counted once: its share of the
+// leases the call wants among the hosts ready, up to 16 (a call that wants
+// 40 leases of 5 hosts takes 8 of each in one pass, not one of each in 8);
 // the usual acks of a call count their hosts' leases out down once a
 // host, and the links they send are queued once a host; a link two acks
 // of one call send goes to the server once (pages fetched together share
 // links); and the usual ack reads its lease's host from the record
-// without making a table of it. On "one link in ten new": 177,700
-// instructions a URL against 289,700 (callgrind, 8,000 URLs); in 3 runs
-// each, in turn with the code before in the same minutes (load about 1),
-// 12,500 to 15,100 URLs/s against 9,300 to 10,400, the server's CPU 50 to
-// 56 µs a URL against 79 to 86, the client's 25 to 34 against 28 to 34.
-// The commands the scripts call went from 7.5 a URL to 3.0 (HINCRBY 2
-// to 0.18, LPOP 1 to 0.09, RPUSH 1 to 0.10, HMGET 1.3 to 0.35; SADD stays
-// at 1.5, one a link the seen cache does not know; INFO commandstats,
-// one run each). Most of what is left is
-// Lua's own work a lease (its record made and read, its reply field, its
-// ack's arguments): docs/performance.md has where it goes.
+// without making a table of it. Runs of 16 whatever the hosts ready, the
+// first version, cut "one link in ten new" from 289,700 instructions a
+// URL to 177,700 (callgrind, 8,000 URLs; the server's CPU 50 to 56 µs a
+// URL against 79 to 86 in the same minutes), but a crawl of many hosts
+// paid for it: each host's requests at once need connections of their
+// own, and bench/hosts.sh's 300 hosts (20 ms a response, -workers 100
+// -host_workers 300, one process) took 4.2 to 4.5 s against 3.3 to 3.4,
+// with 7,500 to 8,000 connections closed against about 330 and twice the
+// crawler's system CPU. With a host's share, the order among hosts is as
+// before and so are the crawl's connections (3.4 s, 330 closed), and the
+// benchmark, whose 32 workers' calls find 100 hosts ready, gains what
+// the acks do: 275,100 instructions a URL against 289,700. Runs pay where
+// the hosts ready are fewer than the workers waiting, as in a crawl of a
+// few hosts.
 //
 // What the version before gained, measured then (load 6 to 7, medians):
 //

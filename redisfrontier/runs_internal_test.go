@@ -86,10 +86,11 @@ func pagesOf(host string, n int) []crawl.Request {
 	return rs
 }
 
-// TestTakeRuns: a host with room and no delay gives a take several
-// leases in its turn (a run), popped from its queue at once, in their
-// order; never beyond its HostWorkers, the page budget or the leases the
-// call wants, and one lease a turn for a host with a delay.
+// TestTakeRuns: a host with room and no delay gives a take its share of
+// the leases the call wants among the hosts ready (a run), popped from its
+// queue at once, in their order; never beyond its HostWorkers, the page
+// budget or 16, and one lease a turn for a host with a delay. a is first
+// in the ready set (pushed first), b second.
 func TestTakeRuns(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -98,17 +99,21 @@ func TestTakeRuns(t *testing.T) {
 		leases    string // hosts of the leases, in order
 		lpopCalls int
 	}{
-		// a is first in the ready set (pushed first): its run fills the
-		// call.
-		{"room", crawl.Policy{HostWorkers: 100}, 8, "aaaaaaaa", 1},
-		// a run stops at a's 3 slots; b's turn gives the rest.
+		// Two hosts ready: half each.
+		{"room", crawl.Policy{HostWorkers: 100}, 8, "aaaabbbb", 2},
+		// Two hosts ready, 3 wanted: a's share is 2, b's the 1 left.
+		{"odd", crawl.Policy{HostWorkers: 100}, 3, "aab", 2},
+		// A run stops at a host's 3 slots.
 		{"host workers", crawl.Policy{HostWorkers: 3}, 8, "aaabbb", 2},
-		// 5 pages in all: a's run is cut by the budget.
-		{"budget", crawl.Policy{HostWorkers: 100, MaxPages: 5}, 8, "aaaaa", 1},
+		// 5 pages in all: b's run is cut by the budget.
+		{"budget", crawl.Policy{HostWorkers: 100, MaxPages: 5}, 8, "aaaab", 2},
 		// A host with a delay gives one lease a turn.
 		{"delay", crawl.Policy{HostWorkers: 100, HostDelay: time.Hour}, 8, "ab", 2},
-		// A run is at most 16 long (RUN): b has its turn after.
-		{"long", crawl.Policy{HostWorkers: 100}, 30, strings.Repeat("a", 16) + strings.Repeat("b", 10) + "aaaa", 3},
+		// 30 wanted: a 15, b its 10 (its queue then empty), a 5 more in
+		// a second pass.
+		{"long", crawl.Policy{HostWorkers: 100}, 30, strings.Repeat("a", 15) + strings.Repeat("b", 10) + "aaaaa", 3},
+		// A run is at most 16: a 16, b its 10, a its last 4.
+		{"longer", crawl.Policy{HostWorkers: 100}, 40, strings.Repeat("a", 16) + strings.Repeat("b", 10) + strings.Repeat("a", 4), 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
