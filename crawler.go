@@ -193,7 +193,9 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 // its end, whatever the pages returned, or when a budget (WithMaxPages,
 // WithMaxDuration) ended it, as Stats.Budget says; it reports a bad root
 // (before anything is fetched), or ctx.Err() when ctx was done first, in
-// which case Run returns promptly with the Stats so far. A fetch cut short
+// which case Run returns promptly with the Stats so far, or the frontier's
+// error when it failed (closed under the Run, say), returned as promptly:
+// the fetches in flight are cut short. A fetch cut short
 // by the end of ctx (or by WithMaxDuration) is no failure: its URL goes
 // back to the frontier unfinished, without a Result, and is counted in
 // Stats.Todo; so does a page whose render, or whose custom link extractor
@@ -381,6 +383,11 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 		defer endCancel()
 		defer stopEnd()
 		err := cr.await(rctx, front, cfg.maxPages)
+		if err != nil && rctx.Err() == nil {
+			// The frontier failed: nothing the fetches in flight find can
+			// be kept. They are cut, not waited out to their timeout.
+			cancelRun()
+		}
 		stopWorkers()
 		g.Wait()
 		r.closeRenderer()

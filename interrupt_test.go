@@ -529,3 +529,38 @@ func TestInterruptExtractorGoesBack(t *testing.T) {
 		})
 	}
 }
+
+// A Run whose frontier fails (closed under it) returns with the frontier's
+// error at once: the fetches in flight are cut, not waited out to their
+// timeout.
+func TestInterruptFrontierFails(t *testing.T) {
+	arrived := make(chan struct{})
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(crawlerLinks("/hang")))
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(arrived) })
+		<-r.Context().Done()
+	})
+	s := newSite(t, mux)
+	f := crawl.NewMemoryFrontier()
+	c, err := crawl.New(crawl.WithFrontier(f), crawl.WithRobots(false), crawl.WithRequestTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		select {
+		case <-arrived:
+			f.Close()
+		case <-time.After(20 * time.Second):
+		}
+	}()
+	start := time.Now()
+	_, err = c.Run(crawlerCtx(t), s.URL+"/")
+	if !errors.Is(err, crawl.ErrFrontierClosed) {
+		t.Errorf("Run with its frontier closed under it: %v, want ErrFrontierClosed", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run returned %v after its frontier failed, want at once (its fetch in flight cut)", d)
+	}
+}
