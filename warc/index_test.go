@@ -521,3 +521,48 @@ func TestResumeRemovesStaleIndex(t *testing.T) {
 		t.Errorf("%s removed: %v", other, err)
 	}
 }
+
+// A disk full under the archive and the index: Close reports both (the
+// index's was dropped behind the archive's, which came first), and the
+// index, cut short, is removed rather than left as if whole.
+func TestIndexWriteErrorAfterArchiveError(t *testing.T) {
+	_, srv := newSite(t)
+	dir := t.TempDir()
+	index := filepath.Join(dir, "crawl.cdxj")
+	w := newWriter(t, Options{Dir: dir, Index: index, Create: func(name string) (io.WriteCloser, error) {
+		f, err := os.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		room := 10
+		if name != index {
+			room = 2000 // the warcinfo, then the disk is full
+		}
+		return &fullOnDisk{f: f, fullFile: fullFile{room: room}}, nil
+	}})
+	client := &http.Client{Transport: w.Transport(nil)}
+	for range 3 {
+		client.Get(srv.URL + "/plain")
+	}
+	err := w.Close()
+	if !errors.Is(err, errFull) || !strings.Contains(err.Error(), "warc: index "+index) || !strings.Contains(err.Error(), "warc: write") {
+		t.Errorf("Close, the disk full under both: %v; want the archive's write error and the index's", err)
+	}
+	if _, err := os.Stat(index); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the index cut short: %v, want it removed", err)
+	}
+}
+
+// fullOnDisk is a file on disk that fails like fullFile.
+type fullOnDisk struct {
+	f *os.File
+	fullFile
+}
+
+func (d *fullOnDisk) Write(p []byte) (int, error) {
+	n, err := d.fullFile.Write(p)
+	d.f.Write(p[:n])
+	return n, err
+}
+
+func (d *fullOnDisk) Close() error { return d.f.Close() }

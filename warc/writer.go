@@ -307,6 +307,8 @@ type Writer struct {
 	// indexTmp is the name of index when it replaces an existing
 	// Options.Index at Close (Options.Resume); "" when index is that.
 	indexTmp string
+	// indexErr is why Close could not write the index, if it could not.
+	indexErr error
 }
 
 // original is what a revisit record refers to.
@@ -490,12 +492,18 @@ func (w *Writer) Err() error {
 // stops admitting exchanges, cuts those in progress, writes every record
 // made, closes the current file and writes the index (Options.Index),
 // even after a write error, of the records written whole. It returns the
-// first error the Writer met, if any. Requests through its Transport then
-// fail with ErrClosed. A second Close waits for the first and returns the
-// same.
+// first error the Writer met, if any, joined (errors.Join) with the
+// index's when an earlier error was first and the index could not be
+// written either (a full disk): an index that could not be written whole
+// is removed. Requests through its Transport then fail with ErrClosed. A
+// second Close waits for the first and returns the same.
 func (w *Writer) Close() error {
 	w.once.Do(w.close)
-	return w.Err()
+	err := w.Err()
+	if w.indexErr != nil && err != w.indexErr {
+		return errors.Join(err, w.indexErr)
+	}
+	return err
 }
 
 func (w *Writer) close() {
@@ -535,10 +543,12 @@ func (w *Writer) close() {
 			err = os.Rename(w.indexTmp, w.opts.Index)
 		}
 		if err != nil {
-			if w.indexTmp != "" {
-				os.Remove(w.indexTmp)
-			}
-			w.fail(fmt.Errorf("warc: index %s: %w", w.opts.Index, err))
+			// An index cut short is no index: one sorted file missing
+			// lines anywhere. A resumed Writer's leaves the one it was
+			// to replace as it was.
+			os.Remove(cmp.Or(w.indexTmp, w.opts.Index))
+			w.indexErr = fmt.Errorf("warc: index %s: %w", w.opts.Index, err)
+			w.fail(w.indexErr)
 		}
 		w.lines.Close()
 		w.index, w.lines = nil, nil

@@ -428,8 +428,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}
 	}
 	if archive != nil {
-		if err := archive.Close(); err != nil && stopped == nil {
-			return fail("-warc: %v", err)
+		if err := archive.Close(); err != nil {
+			if stopped == nil {
+				return fail("-warc: %v", err)
+			}
+			// Stopped by the archive's write error: what else went
+			// wrong at its close (the index of a full disk) is said too.
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range j.Unwrap()[1:] {
+					fmt.Fprintf(stderr, "crawl: -warc: %v\n", e)
+				}
+			}
 		}
 	}
 	if state != nil {
