@@ -392,15 +392,18 @@ func guard(fn func() error) (err error) {
 func create(path string, lock time.Duration) error {
 	var nonce [6]byte
 	rand.Read(nonce[:])
-	prefix := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new-")
-	if old, err := filepath.Glob(globEscape(prefix) + "*"); err == nil {
-		for _, f := range old {
-			if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > time.Minute {
-				os.Remove(f)
+	dir, stem := filepath.Dir(path), "."+filepath.Base(path)+".new-"
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), stem) {
+				continue
+			}
+			if st, err := e.Info(); err == nil && time.Since(st.ModTime()) > time.Minute {
+				os.Remove(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
-	tmp := prefix + hex.EncodeToString(nonce[:])
+	tmp := filepath.Join(dir, stem+hex.EncodeToString(nonce[:]))
 	defer os.Remove(tmp)
 	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
@@ -793,15 +796,3 @@ func (w *writer) gen() uint64 {
 }
 
 func (rh *retryHeap) init() { heap.Init(rh) }
-
-// globEscape escapes the characters filepath.Match reads as a pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

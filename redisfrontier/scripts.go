@@ -795,6 +795,16 @@ local recs, terms = {}, {}
 load({'lseq', 'fresh', 'pages', 'queued'})
 local termAt = S(now + TERM)
 local nextID = base.lseq
+-- outP adds to the reply the field of page lease id of Request e, rp its
+-- host's rules version framed in spaces: ns('P' .. id .. rp .. e), in
+-- pieces (a string made costs the script more than its bytes).
+local function outP(id, rp, e)
+  nout = nout + 1
+  out[#out + 1] = S(#id + #rp + #e + 1) .. ':P'
+  out[#out + 1] = id
+  out[#out + 1] = rp
+  out[#out + 1] = e
+end
 -- keep adds lease id, of record rec, to those written at the end, with
 -- its term if x is '1'.
 local function keep(id, rec, x)
@@ -816,12 +826,11 @@ local function qlen(h)
 end
 -- NOTOP is a host's first retry when it has none.
 local NOTOP = {}
--- takeFrom leases the Request host h would start now, if any, and
--- returns true and the host's time after it (nil: it has nothing it may
--- start whatever the time), as settle would find it.
-local ran = 0
+-- takeFrom leases the Request host h would start now, if any (up to
+-- share of them, a run: see RUN), and returns true, the host's time after
+-- it (nil: it has nothing it may start whatever the time), as settle would
+-- find it, and how many leases it made beyond the first.
 local function takeFrom(h, share)
-  ran = 0
   local hk = hkey(h)
   local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
   local n = tonumber(st[1]) or 0
@@ -842,7 +851,7 @@ local function takeFrom(h, share)
   end
   nextID = nextID + 1
   local id = S(nextID) .. token
-  local kind, tk, enc, rules, es
+  local kind, tk, enc, rules, rp, es
   local robots = ROBOTS and not st[4]
   if robots then
     if not (qlen(h) > 0 and not spent() or top[1]) then return false end
@@ -897,13 +906,9 @@ local function takeFrom(h, share)
       return false
     end
     add('queued', -1)
-    -- ns('P' .. id .. ' ' .. rules .. ' ' .. enc), in pieces.
     rules = st[4] or ''
-    nout = nout + 1
-    out[#out + 1] = S(3 + #id + #rules + #enc) .. ':P'
-    out[#out + 1] = id
-    out[#out + 1] = rules == '' and '  ' or ' ' .. rules .. ' '
-    out[#out + 1] = enc
+    rp = rules == '' and '  ' or ' ' .. rules .. ' '
+    outP(id, rp, enc)
   end
   local rd = tonumber(st[6]) or 0
   local d = math.max(DELAY, rd)
@@ -931,25 +936,17 @@ local function takeFrom(h, share)
   -- for a host with room and no delay (see RUN).
   local m = 0
   if es and #es > 1 then
-    do
-      m = #es - 1
-      add('fresh', -m)
-      add('pages', m)
-      add('queued', -m)
-      local rp = rules == '' and '  ' or ' ' .. rules .. ' '
-      -- mkrec('P', '0', x, pn, nxs, h, e), its start made once a run.
-      local rh = mkrec('P', '0', x, pn, nxs, h, '')
-      for j = 2, #es do
-        local e = es[j]
-        nextID = nextID + 1
-        local rid = S(nextID) .. token
-        nout = nout + 1
-        out[#out + 1] = S(3 + #rid + #rules + #e) .. ':P'
-        out[#out + 1] = rid
-        out[#out + 1] = rp
-        out[#out + 1] = e
-        keep(rid, rh .. e, x)
-      end
+    m = #es - 1
+    add('fresh', -m)
+    add('pages', m)
+    add('queued', -m)
+    -- mkrec('P', '0', x, pn, nxs, h, e), its start made once a run.
+    local rh = mkrec('P', '0', x, pn, nxs, h, '')
+    for j = 2, #es do
+      nextID = nextID + 1
+      local rid = S(nextID) .. token
+      outP(rid, rp, es[j])
+      keep(rid, rh .. es[j], x)
     end
   end
   if not hset then
@@ -979,13 +976,12 @@ local function takeFrom(h, share)
       if llen then llen = llen - 1 end
     end
   end
-  ran = m
   -- The host's time now, as wake would compute it.
-  if robots or n + 1 >= HW then return true, nil end
-  if llen ~= 0 and not spent() then return true, nx end
-  if top[2] then return true, math.max(nx, tonumber(top[2])) end
+  if robots or n + 1 >= HW then return true, nil, m end
+  if llen ~= 0 and not spent() then return true, nx, m end
+  if top[2] then return true, math.max(nx, tonumber(top[2])), m end
   if qlen(h) > 0 then redis.call('SADD', parked, h) end
-  return true, nil
+  return true, nil, m
 end
 
 -- Each pass serves the hosts ready, in order of their time, one lease
@@ -1013,9 +1009,9 @@ while got < want and pass < 8 do
     if got >= want then break end
     -- Each host of the pass its share of the leases still wanted: a run
     -- only where the hosts ready are fewer than the leases wanted.
-    local ok, w = takeFrom(h, math.ceil((want - got) / (#cands - j + 1)))
+    local ok, w, more = takeFrom(h, math.ceil((want - got) / (#cands - j + 1)))
     if ok then
-      got = got + 1 + ran
+      got = got + 1 + more
       vt = vt + 1
       if w then
         zadd[#zadd + 1] = S(math.max(w, vt))
@@ -1116,7 +1112,7 @@ for e = 1, tonumber(A[11]) do
   local ent
   if A[i + 1] == '' then
     -- The usual ack: its other fields are filled in only if the loop
-    -- below needs them (see usual).
+    -- below needs them (see ackOne).
     ent = {id = A[i], st = A[i + 2], u = true}
     i = i + 3
   else
@@ -1203,24 +1199,17 @@ local function promote(ent, srec)
   end
   return table.concat(made)
 end
-for e, ent in ipairs(ents) do
+-- countDown counts one of host h's leases out down, for a usual ack:
+-- once for all the call's usual acks of the host, after the loop.
+local function countDown(h)
+  local d = dec[h]
+  if not d then decHosts[#decHosts + 1] = h end
+  dec[h] = (d or 0) + 1
+end
+-- ackOne acks ent, the e-th lease of the call, whatever its kind and
+-- its fields.
+local function ackOne(e, ent)
   local id = ent.id
-  -- The usual ack of a page lease of the caller's, the most of a call:
-  -- it needs its host only, read with no table made.
-  local h, x
-  if ent.u and not promoted[id] and raws[e] and not ended[id] then h, x = peek(raws[e]) end
-  if h then
-    ended[id] = true
-    ended[#ended + 1] = id
-    timed = timed or x
-    any = true
-    local d = dec[h]
-    if not d then decHosts[#decHosts + 1] = h end
-    dec[h] = (d or 0) + 1
-    add('unfinished', -1)
-    add('done', 1)
-    out[#out + 1] = '1' .. digits(ent.added) .. ' '
-  else
   if ent.u then
     ent.unsent, ent.hasRules, ent.rules, ent.rd, ent.r, ent.op, ent.ahead = '0', '0', '', 0, 0, '', ''
   end
@@ -1250,11 +1239,7 @@ for e, ent in ipairs(ents) do
       -- failed): it holds no slot of its host.
       if srec then redis.call('HINCRBY', hkey(srec.h), 'n', '1') end
     elseif rec.k == 'P' and not srec and ent.unsent ~= '1' then
-      -- The usual ack: its host's leases out are counted down once
-      -- for all the call's usual acks of the host, after the loop.
-      local d = dec[rec.h]
-      if not d then decHosts[#decHosts + 1] = rec.h end
-      dec[rec.h] = (d or 0) + 1
+      countDown(rec.h)
     else
       local left = redis.call('HINCRBY', hk, 'n', '-1')
       must = left + 1 >= HW
@@ -1303,6 +1288,24 @@ for e, ent in ipairs(ents) do
   elseif ent.sop == '-' then
     giveBack(ent.sid)
   end
+end
+for e, ent in ipairs(ents) do
+  local id = ent.id
+  -- The usual ack of a page lease of the caller's, the most of a call:
+  -- it needs its host only, read with no table made.
+  local h, x
+  if ent.u and not promoted[id] and raws[e] and not ended[id] then h, x = peek(raws[e]) end
+  if h then
+    ended[id] = true
+    ended[#ended + 1] = id
+    timed = timed or x
+    any = true
+    countDown(h)
+    add('unfinished', -1)
+    add('done', 1)
+    out[#out + 1] = '1' .. digits(ent.added) .. ' '
+  else
+    ackOne(e, ent)
   end
 end
 for _, h in ipairs(decHosts) do

@@ -232,14 +232,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		opts = append(opts, crawl.WithPageHook(cfg.fields.hook))
 	}
 	answers := newReach()
+	// write adds a Result to the report (and its line, with fields, in
+	// JSON lines): this run's, or an earlier run's of -state.
+	write := func(r *crawl.Result, fields map[string]string) {
+		answers.result(r)
+		if lines != nil {
+			lines.result(r, fields)
+		} else {
+			text.result(r)
+		}
+	}
 	opts = append(opts, crawl.WithResultHook(func(r crawl.Result) {
 		prog.result(&r)
-		answers.result(&r)
-		if lines != nil {
-			lines.result(&r, cfg.fields.take(r.URL))
-		} else {
-			text.result(&r)
-		}
+		write(&r, cfg.fields.take(r.URL))
 		if graph != nil {
 			graph.result(&r)
 		}
@@ -326,12 +331,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		opts = append(opts, crawl.WithFrontier(reprinting{f, func(ctx context.Context) error {
 			return f.Results(ctx, func(r crawl.Result) bool {
 				prog.earlier(&r)
-				answers.result(&r)
-				if lines != nil {
-					lines.result(&r, nil)
-				} else {
-					text.result(&r)
-				}
+				write(&r, nil)
 				return true
 			})
 		}}))
