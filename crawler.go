@@ -207,11 +207,14 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 //
 // Run is Start, then Close, then Wait.
 func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
-	cr, err := c.Start(ctx, roots...)
+	cr, end, err := c.start(ctx, roots, true)
 	if err != nil {
 		return nil, err
 	}
 	cr.Close()
+	// The crawl's end runs here, not in a goroutine of its own: Run
+	// returns when the last goroutine it started has finished.
+	end()
 	return cr.Wait()
 }
 
@@ -245,33 +248,41 @@ type Crawl struct {
 // would. Start returns an error, and starts nothing, for a bad root or a
 // frontier that refuses the crawl.
 func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
+	cr, _, err := c.start(ctx, roots, false)
+	return cr, err
+}
+
+// start is Start; with inline, it returns the crawl's end, which waits for
+// it to end and sets what Wait returns, for the caller to run, rather than
+// running it in a goroutine of its own.
+func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Crawl, func(), error) {
 	start := time.Now()
 	if c == nil {
-		return nil, errors.New("crawl: nil Crawler: make one with New")
+		return nil, nil, errors.New("crawl: nil Crawler: make one with New")
 	}
 	cfg := &c.cfg
 	if !cfg.valid {
 		// The zero Crawler crawls with the defaults, as New() would.
 		d := defaultConfig()
 		if err := d.validate(); err != nil {
-			return nil, fmt.Errorf("crawl: %w", err)
+			return nil, nil, fmt.Errorf("crawl: %w", err)
 		}
 		cfg = &d
 	}
 	if len(roots) == 0 {
-		return nil, errors.New("crawl: no root URL")
+		return nil, nil, errors.New("crawl: no root URL")
 	}
 	var rootURLs []*url.URL
 	for _, s := range roots {
 		u, err := parseRoot(s)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: root %w", err)
+			return nil, nil, fmt.Errorf("crawl: root %w", err)
 		}
 		rootURLs = append(rootURLs, u)
 	}
 	client, owned, err := cfg.newClient()
 	if err != nil {
-		return nil, fmt.Errorf("crawl: %w", err)
+		return nil, nil, fmt.Errorf("crawl: %w", err)
 	}
 	rctx, cancelRun := context.WithCancel(ctx)
 	if d := cfg.maxDuration; d > 0 {
@@ -300,22 +311,23 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 	endCtx, endCancel := context.WithCancel(context.WithoutCancel(ctx))
 	stopEnd := context.AfterFunc(rctx, func() { time.AfterFunc(endGrace, endCancel) })
 	r.endCtx = endCtx
-	fail := func(err error) (*Crawl, error) {
+	fail := func(err error) (*Crawl, func(), error) {
 		stopEnd()
 		endCancel()
 		cancelRun()
 		if owned {
 			client.CloseIdleConnections()
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	policy := Policy{
-		HostWorkers: cfg.hostWorkers,
-		HostDelay:   cfg.hostDelay,
-		LeaseTerm:   cfg.leaseTerm,
-		Robots:      cfg.robots,
-		MaxPages:    cfg.maxPages,
-		Scope:       cfg.scopeID(),
+		HostWorkers:  cfg.hostWorkers,
+		HostDelay:    cfg.hostDelay,
+		LeaseTerm:    cfg.leaseTerm,
+		Robots:       cfg.robots,
+		RobotsMaxAge: cfg.robotsMaxAge,
+		MaxPages:     cfg.maxPages,
+		Scope:        cfg.scopeID(),
 	}
 	var first []Request
 	for _, u := range rootURLs {
@@ -377,7 +389,7 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 			return nil
 		})
 	}
-	go func() {
+	end := func() {
 		defer close(cr.finished)
 		defer cancelRun()
 		defer endCancel()
@@ -432,8 +444,12 @@ func (c *Crawler) Start(ctx context.Context, roots ...string) (*Crawl, error) {
 			stats.Budget = "max_duration"
 		}
 		cr.stats, cr.err = stats, err
-	}()
-	return cr, nil
+	}
+	if inline {
+		return cr, end, nil
+	}
+	go end()
+	return cr, nil, nil
 }
 
 // ErrOutOfScope is wrapped by the error Crawl.Add returns for a URL it

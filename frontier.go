@@ -115,8 +115,10 @@ type host struct {
 	// paused is the latest time a Pause held the host back until, which
 	// an Unsent ack's giving back of the delay does not undo.
 	paused time.Time
-	// opened means its robots.txt was acked, with rules or with none.
-	opened bool
+	// opened means its robots.txt was acked, with rules or with none;
+	// rulesAt is when, for Policy.RobotsMaxAge.
+	opened  bool
+	rulesAt time.Time
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
 	parked      *list.Element // in MemoryFrontier.parked; nil when not
@@ -391,7 +393,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 	h := rec.h
 	if l.Kind == RobotsRequest {
 		h.gate = gateOpen
-		h.rules, h.opened = o.Rules, true
+		h.rules, h.opened, h.rulesAt = o.Rules, true, now
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
 			if n := now.Add(sched.Pause(h.delay, o.Rules.Delay)); n.After(h.next) {
@@ -607,6 +609,11 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
+	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && now.Sub(h.rulesAt) >= age {
+		// Its rules are too old: its robots.txt goes first again.
+		h.gate = gateRobots
+		h.robotsTries = 0
+	}
 	wake, ok, _ := f.wakeTime(h)
 	if !ok || wake.After(now) {
 		return nil, false

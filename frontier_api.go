@@ -151,6 +151,13 @@ type Policy struct {
 	// Robots means that a RobotsRequest is handed out first for each new
 	// host, and no other URL of the host until it is acked.
 	Robots bool
+	// RobotsMaxAge, under Robots, is how long a host's rules are kept:
+	// once they are that old (from the ack of its RobotsRequest), the
+	// host's next lease is its RobotsRequest once more, as for a new host,
+	// and no other URL of the host goes until it is acked (RFC 9309,
+	// section 2.4, has a day at most). 0 keeps them for the whole Run (a
+	// shared Frontier, for the whole crawl).
+	RobotsMaxAge time.Duration
 	// MaxPages is the budget of requests: once MaxPages Requests of any
 	// kind but RobotsRequest (pages, sitemaps, requisites, references,
 	// external checks) have been taken for their first attempt and not
@@ -250,7 +257,8 @@ type Frontier interface {
 	// Take leases a Request that may be fetched now, blocking until
 	// there is one or ctx is done: one whose host has fewer than
 	// Policy.HostWorkers leases out and whose delay or pause has passed,
-	// and, for a new host under Policy.Robots, its RobotsRequest first.
+	// and, for a new host under Policy.Robots (or one whose rules are
+	// Policy.RobotsMaxAge old), its RobotsRequest first.
 	// A Request waiting to be retried is not handed out before its time.
 	// Hosts take turns (the crawl's frontiers in runs, as the
 	// repository's docs/politeness-and-safety.md says). While the page

@@ -97,6 +97,7 @@ type config struct {
 	hostWorkers    int
 	hostDelay      time.Duration
 	robots         bool
+	robotsMaxAge   time.Duration
 	directives     bool // the page's own robots directives are obeyed
 	directivesSet  bool // by WithRobotsDirectives; else as robots
 	sitemaps       bool
@@ -142,6 +143,7 @@ func defaultConfig() config {
 		hostWorkers:    DefaultHostWorkers,
 		leaseTerm:      DefaultLeaseTerm,
 		robots:         true,
+		robotsMaxAge:   DefaultRobotsMaxAge,
 		logger:         slog.New(slog.DiscardHandler),
 
 		maxURLLength:      DefaultMaxURLLength,
@@ -185,6 +187,7 @@ func (c *config) validate() error {
 		bad    bool
 	}{
 		{"WithHostDelay", c.hostDelay, c.hostDelay < 0},
+		{"WithRobotsMaxAge", c.robotsMaxAge, c.robotsMaxAge < 0},
 		{"WithMaxDepth", c.maxDepth, c.maxDepth < 0},
 		{"WithMaxPages", c.maxPages, c.maxPages < 0},
 		{"WithMaxDuration", c.maxDuration, c.maxDuration < 0},
@@ -505,11 +508,12 @@ func WithHostDelay(d time.Duration) Option {
 }
 
 // WithRobots sets whether robots.txt is obeyed, as RFC 9309 specifies. When
-// on (the default), /robots.txt is fetched once per host per Run before any
-// other URL of that host (a Run that resumes a crawl, on a MemoryFrontier
+// on (the default), /robots.txt is fetched before any other URL of a host,
+// once per host per Run and again once its rules are a day old
+// (WithRobotsMaxAge): a Run that resumes a crawl, on a MemoryFrontier
 // reused or a boltfrontier, fetches it anew; a crawl shared through
-// redisfrontier fetches it once for all its processes; no Run fetches it
-// again however long it lasts, where RFC 9309 asks for at most a day), and
+// redisfrontier fetches it once for all its processes, and again once a
+// day. And
 // a URL it disallows for the User-Agent is not fetched: its Result's Err
 // wraps ErrDisallowed. A robots.txt that answers 4xx allows everything; one
 // that fails with a 5xx, a 429 or a network error after WithMaxTries
@@ -524,6 +528,23 @@ func WithHostDelay(d time.Duration) Option {
 // waits its delay after it), and they go through the request hook.
 func WithRobots(on bool) Option {
 	return optionFunc(func(c *config) { c.robots = on })
+}
+
+// DefaultRobotsMaxAge is how long a host's robots.txt rules are kept by
+// default: RFC 9309 (section 2.4) has crawlers use a cached robots.txt
+// for no more than 24 hours.
+const DefaultRobotsMaxAge = 24 * time.Hour
+
+// WithRobotsMaxAge sets how long a host's robots.txt rules are kept
+// (Policy.RobotsMaxAge): once they are d old, the host's robots.txt is
+// fetched again before its next URL, and the host's URLs wait for it as
+// for a new host; one found unavailable then disallows the host, as it
+// would have at first (RFC 9309, section 2.3.1.4). The default is
+// DefaultRobotsMaxAge; 0 keeps the rules for the whole Run (for a crawl
+// shared through redisfrontier, for the whole crawl); d must not be
+// negative.
+func WithRobotsMaxAge(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.robotsMaxAge = d })
 }
 
 // WithRequisites sets whether each page's requisites are fetched, as

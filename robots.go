@@ -88,15 +88,15 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 		if se, ok := err.(*robotsStatusError); ok {
 			deny.Status, deny.Err = se.status, nil
 		}
-		r.rules.put(key, &hostRobots{deny: deny})
 		o.Rules = &HostRules{Denied: deny.Error()}
+		r.rules.put(key, &hostRobots{deny: deny, src: o.Rules})
 	} else {
 		var rules *robots.Rules
 		if body != nil {
 			rules = robots.Parse(body, r.cfg.userAgent, MaxCrawlDelay)
 		}
-		r.rules.put(key, &hostRobots{rules: rules})
 		o.Rules = &HostRules{Robots: body, Delay: rules.CrawlDelay()}
+		r.rules.put(key, &hostRobots{rules: rules, src: o.Rules})
 		if r.cfg.sitemaps && r.rootHosts[key] {
 			o.Links = r.sitemaps(key, rules.Sitemaps())
 		}
@@ -232,10 +232,12 @@ type robotsCache struct {
 }
 
 // hostRobots is what a host's robots.txt says: its rules, or the reason
-// it could not be fetched, which disallows every URL.
+// it could not be fetched, which disallows every URL; src is the
+// HostRules they were read from.
 type hostRobots struct {
 	rules *robots.Rules
 	deny  error
+	src   *HostRules
 }
 
 func (c *robotsCache) put(key string, h *hostRobots) { c.m.Store(key, h) }
@@ -250,10 +252,18 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 	var h *hostRobots
 	if v, ok := c.m.Load(key); ok {
 		h = v.(*hostRobots)
-	} else {
-		// Opened by an earlier Run or another process: parsed here
-		// once (or, by a race, a few times: the result is the same).
-		h = &hostRobots{}
+	}
+	if h != nil && h.src != l.Rules && sameRules(h.src, l.Rules) {
+		// Another copy of the same: kept, so that the next of it is
+		// told at once.
+		h = &hostRobots{rules: h.rules, deny: h.deny, src: l.Rules}
+		c.m.Store(key, h)
+	}
+	if h == nil || h.src != l.Rules {
+		// Opened by an earlier Run or another process, or fetched anew
+		// since (WithRobotsMaxAge): parsed here once (or, by a race, a
+		// few times: the result is the same).
+		h = &hostRobots{src: l.Rules}
 		switch {
 		case l.Rules.Denied != "":
 			h.deny = deniedError(key+"/robots.txt", l.Rules.Denied)
@@ -275,6 +285,12 @@ func (c *robotsCache) check(r *run, l *Lease) error {
 		return ErrDisallowed
 	}
 	return nil
+}
+
+// sameRules reports whether a and b say the same: a frontier may hand out
+// one host's rules as many copies (a shared one, a copy per process).
+func sameRules(a, b *HostRules) bool {
+	return a != nil && b != nil && a.Denied == b.Denied && a.Delay == b.Delay && bytes.Equal(a.Robots, b.Robots) && (a.Robots == nil) == (b.Robots == nil)
 }
 
 // robots gets the robots.txt at u, following up to five redirects, and

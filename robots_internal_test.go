@@ -34,3 +34,38 @@ func TestDeniedError(t *testing.T) {
 		t.Errorf("deniedError of another text: %q", got.Error())
 	}
 }
+
+// TestRobotsCacheNewRules: a lease that carries other rules of its host
+// than those parsed before (fetched anew by another process of a shared
+// crawl, WithRobotsMaxAge) is checked against its own; one that carries a
+// copy of the same keeps the parse.
+func TestRobotsCacheNewRules(t *testing.T) {
+	r := &run{cfg: &config{robots: true, userAgent: DefaultUserAgent}}
+	var c robotsCache
+	lease := func(path string, rules *HostRules) *Lease {
+		return &Lease{Request: Request{URL: "http://h.test" + path}, Rules: rules}
+	}
+	old := &HostRules{Robots: []byte("User-agent: *\nDisallow: /a\n")}
+	if err := c.check(r, lease("/a", old)); !errors.Is(err, ErrDisallowed) {
+		t.Fatalf("/a under %q: %v, want ErrDisallowed", old.Robots, err)
+	}
+	parsed, _ := c.m.Load("http://h.test")
+	same := &HostRules{Robots: []byte("User-agent: *\nDisallow: /a\n")}
+	if err := c.check(r, lease("/b", same)); err != nil {
+		t.Fatalf("/b under a copy of the same rules: %v, want allowed", err)
+	}
+	if h, _ := c.m.Load("http://h.test"); h.(*hostRobots).rules != parsed.(*hostRobots).rules {
+		t.Errorf("a copy of the same rules parsed anew")
+	}
+	fresh := &HostRules{Robots: []byte("User-agent: *\nDisallow: /b\n")}
+	if err := c.check(r, lease("/b", fresh)); !errors.Is(err, ErrDisallowed) {
+		t.Errorf("/b under new rules %q: %v, want ErrDisallowed", fresh.Robots, err)
+	}
+	if err := c.check(r, lease("/a", fresh)); err != nil {
+		t.Errorf("/a under new rules %q: %v, want allowed", fresh.Robots, err)
+	}
+	denied := &HostRules{Denied: "robots.txt unavailable: http://h.test/robots.txt: status 503"}
+	if err := c.check(r, lease("/a", denied)); !errors.Is(err, ErrRobotsUnavailable) {
+		t.Errorf("/a once the robots.txt fetched anew was unavailable: %v, want ErrRobotsUnavailable", err)
+	}
+}

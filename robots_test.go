@@ -418,3 +418,72 @@ func TestRobotsPerRun(t *testing.T) {
 		t.Errorf("/a in a Run after robots.txt came back: %+v, want fetched", r)
 	}
 }
+
+// TestRobotsMaxAge: a host's robots.txt is fetched again once its rules
+// are WithRobotsMaxAge old, and the host's URLs go by the new rules; with
+// 0, once for the Run.
+func TestRobotsMaxAge(t *testing.T) {
+	// A chain of pages, each 40ms: /p/0 links to /p/1, ..., /p/11 to
+	// /secret, which the robots.txt disallows from its second version on.
+	chain := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(40 * time.Millisecond)
+		var i int
+		if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &i); err != nil {
+			io.WriteString(w, "<p>leaf</p>")
+			return
+		}
+		next := fmt.Sprintf("/p/%d", i+1)
+		if i == 11 {
+			next = "/secret"
+		}
+		fmt.Fprintf(w, `<a href="%s">next</a>`, next)
+	})
+	for _, tc := range []struct {
+		age    time.Duration
+		secret bool // /secret is fetched
+	}{
+		{200 * time.Millisecond, false},
+		{0, true},
+	} {
+		t.Run(fmt.Sprint(tc.age), func(t *testing.T) {
+			s := newSite(t, chain)
+			var versions atomic.Int32
+			s.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if versions.Add(1) == 1 {
+					io.WriteString(w, "User-agent: *\nDisallow: /nothing\n")
+					return
+				}
+				io.WriteString(w, "User-agent: *\nDisallow: /secret\n")
+			}))
+			began := time.Now()
+			_, res, err := crawlSite(t, context.Background(), []string{s.URL + "/p/0"}, crawl.WithRobotsMaxAge(tc.age), crawl.WithWorkers(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(began)
+			n := int(s.robotsHits.Load())
+			if !tc.secret {
+				wantDisallowed(t, s, res, "/secret")
+				// Never before the rules are that old: at most one a
+				// max age, and the first.
+				if most := int(took/tc.age) + 1; n < 2 || n > most {
+					t.Errorf("robots.txt fetched %d times in %v, max age %v: want 2 to %d", n, took.Round(time.Millisecond), tc.age, most)
+				}
+				return
+			}
+			if r := res[s.URL+"/secret"]; r.Status != 200 {
+				t.Errorf("/secret with WithRobotsMaxAge(0): %+v, want fetched by the Run's first robots.txt", r)
+			}
+			if n != 1 {
+				t.Errorf("robots.txt fetched %d times with WithRobotsMaxAge(0), want once", n)
+			}
+		})
+	}
+}
+
+func TestRobotsMaxAgeNegative(t *testing.T) {
+	_, err := crawl.New(crawl.WithRobotsMaxAge(-time.Second))
+	if err == nil || !strings.Contains(err.Error(), "WithRobotsMaxAge(-1s): must not be negative") {
+		t.Errorf("New(WithRobotsMaxAge(-1s)): error %v, want one naming the option", err)
+	}
+}

@@ -72,8 +72,11 @@ type host struct {
 	// paused is the latest time a Pause held the host back until, which
 	// an Unsent ack's giving back of the delay does not undo.
 	paused time.Time
-	// opened means its robots.txt was acked, with rules or with none.
-	opened bool
+	// opened means its robots.txt was acked, with rules or with none;
+	// rulesAt is when in this process, for Policy.RobotsMaxAge (every
+	// Run asks for the robots.txt again first).
+	opened  bool
+	rulesAt time.Time
 	// robotsTries counts the attempts at its robots.txt so far.
 	robotsTries int
 	parked      *list.Element // in Frontier.parked; nil when not
@@ -540,7 +543,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	h := rec.h
 	if l.Kind == crawl.RobotsRequest {
 		h.gate = gateOpen
-		h.rules, h.opened = o.Rules, true
+		h.rules, h.opened, h.rulesAt = o.Rules, true, now
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
 			if n := now.Add(sched.Pause(h.delay, o.Rules.Delay)); n.After(h.next) {
@@ -801,6 +804,11 @@ func (f *Frontier) take(now time.Time) (*crawl.Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
+	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && now.Sub(h.rulesAt) >= age {
+		// Its rules are too old: its robots.txt goes first again.
+		h.gate = gateRobots
+		h.robotsTries = 0
+	}
 	wake, ok, _ := f.wakeTime(h)
 	if !ok || wake.After(now) {
 		return nil, false

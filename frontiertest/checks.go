@@ -756,6 +756,53 @@ func checkRobots(t *testing.T, f crawl.Frontier) {
 	}
 }
 
+// checkRobotsMaxAge checks that a host's robots.txt is asked for again
+// once its rules are Policy.RobotsMaxAge old, not before, and alone, and
+// that its URLs then carry the rules it was acked with.
+func checkRobotsMaxAge(t *testing.T, f crawl.Frontier) {
+	const age = time.Second
+	start(t, f, crawl.Policy{HostWorkers: 2, Robots: true, RobotsMaxAge: age})
+	push(t, f, 3, "a1, a2, a3 are new", page(hostA+"/1"), page(hostA+"/2"), page(hostA+"/3"))
+	l := take(t, f, "a1 queued, its host new")
+	if !isRobots(l) {
+		t.Fatalf("Take: got %s, want %s/robots.txt first", desc(l), hostA)
+	}
+	rules1 := &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /one\n")}
+	ack(t, f, l, crawl.Outcome{Rules: rules1})
+	acked := time.Now()
+	l = take(t, f, "a1, a2, a3 queued, their robots.txt acked just now")
+	if isRobots(l) && time.Since(acked) < age {
+		t.Fatalf("Policy.RobotsMaxAge %v: Take gave %s again %v after it was acked", age, desc(l), time.Since(acked))
+	}
+	if !isRobots(l) {
+		if !sameRules(l.Rules, rules1) {
+			t.Errorf("robots.txt acked with Rules %s: Take of %s gave Rules %s", rulesString(rules1), l.URL, rulesString(l.Rules))
+		}
+		ack(t, f, l, crawl.Outcome{})
+		time.Sleep(time.Until(acked.Add(age + age/10)))
+		l = take(t, f, "a2, a3 queued, their host's rules older than Policy.RobotsMaxAge")
+	}
+	if !isRobots(l) {
+		t.Fatalf("Policy.RobotsMaxAge %v, the rules %v old: Take got %s, want %s/robots.txt again first", age, time.Since(acked).Round(time.Millisecond), desc(l), hostA)
+	}
+	noTake(t, f, quiet, "the host's robots.txt is out again: none of its other URLs goes before it is acked")
+	if c := counts(t, f); c.Queued != 2 || c.Leased != 1 {
+		t.Errorf("a2, a3 queued, the robots.txt out again: Counts = %+v, want Queued 2, Leased 1", c)
+	}
+	rules2 := &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /two\n")}
+	ack(t, f, l, crawl.Outcome{Rules: rules2})
+	for range 2 {
+		l = take(t, f, "a2, a3 queued, their robots.txt acked anew")
+		if isRobots(l) {
+			t.Fatalf("Take gave %s again, just after it was acked anew", desc(l))
+		}
+		if !sameRules(l.Rules, rules2) {
+			t.Errorf("robots.txt acked anew with Rules %s: Take of %s gave Rules %s", rulesString(rules2), l.URL, rulesString(l.Rules))
+		}
+		ack(t, f, l, crawl.Outcome{})
+	}
+}
+
 // checkRobotsDelay checks that the Delay of a host's rules spaces the
 // starts of its requests, none closer than it: a Crawl-delay is a floor,
 // which the jitter of Policy.HostDelay's pauses does not go under.

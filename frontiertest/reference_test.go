@@ -71,6 +71,7 @@ type refHost struct {
 	robotsOut   bool
 	robotsAt    time.Time
 	robotsTries int
+	rulesAt     time.Time // when its robots.txt was acked
 }
 
 // refLease is a lease out.
@@ -96,6 +97,7 @@ var bugs = map[string][]string{
 	"ignorePause":       {"Pause"},              // Pause does nothing
 	"unsentCharged":     {"Unsent"},             // an Unsent ack charges the delay
 	"robotsNotFirst":    {"Robots"},             // Policy.Robots is ignored
+	"robotsKept":        {"RobotsMaxAge"},       // Policy.RobotsMaxAge is ignored
 	"noBudget":          {"PageBudget"},         // Policy.MaxPages is ignored
 	"noExpiry":          {"LeaseExpiry"},        // leases never expire
 	"closeNoWake":       {"Close"},              // a blocked Take does not see Close
@@ -290,7 +292,11 @@ func (f *refFrontier) pickFrom(key string, now time.Time) *crawl.Lease {
 			break
 		}
 	}
-	if _, open := f.st.Rules[key]; f.policy.Robots && !open && f.bug != "robotsNotFirst" {
+	_, open := f.st.Rules[key]
+	if age := f.policy.RobotsMaxAge; open && age > 0 && !now.Before(h.rulesAt.Add(age)) && f.bug != "robotsKept" {
+		open = false // its rules are too old: asked for again
+	}
+	if f.policy.Robots && !open && f.bug != "robotsNotFirst" {
 		if h.robotsOut || idx < 0 || now.Before(h.robotsAt) {
 			return nil
 		}
@@ -427,7 +433,7 @@ func (f *refFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) 
 	h.leases--
 	if l.Kind == crawl.RobotsRequest {
 		f.st.Rules[key] = o.Rules
-		h.robotsOut = false
+		h.robotsOut, h.rulesAt = false, time.Now()
 		if d := f.delay(key); d > 0 {
 			h.next = maxTime(h.next, rec.started.Add(max(jitter(d), f.crawlDelay(key))))
 		}

@@ -88,12 +88,28 @@ func isRedirect(err error) bool {
 }
 
 // fatal wraps an error that ends a call, saying what a cluster node's
-// redirection means to a client of one server.
-func fatal(err error) error {
+// redirection means to a client of one server, and a server that is no
+// cluster's node to a cluster client.
+func (f *Frontier) fatal(err error) error {
 	if isRedirect(err) {
 		return fmt.Errorf("redisfrontier: %w", nodeOfCluster(err))
 	}
+	if _, cluster := f.rdb.(*redis.ClusterClient); cluster && strings.Contains(err.Error(), "cluster support disabled") {
+		return fmt.Errorf("redisfrontier: %s: not a Redis Cluster (%w): open a single server with Open (the command's -redis), not OpenCluster", f.serverName(), err)
+	}
 	return fmt.Errorf("redisfrontier: %w", err)
+}
+
+// serverName names the server (or, for a cluster, the seed nodes) of f's
+// client, for an error.
+func (f *Frontier) serverName() string {
+	switch c := f.rdb.(type) {
+	case *redis.ClusterClient:
+		return "the Redis Cluster at " + strings.Join(c.Options().Addrs, ",")
+	case *redis.Client:
+		return "Redis at " + c.Options().Addr
+	}
+	return "Redis"
 }
 
 // nodeOfCluster wraps err, a cluster node's redirection, saying what it
@@ -138,7 +154,11 @@ func (f *Frontier) callArgs(c *call) ([]string, []any, error) {
 	}
 	robots := "0"
 	if p.Robots {
+		// With the rules' most age (µs), if any: "1:86400000000".
 		robots = "1"
+		if p.RobotsMaxAge > 0 {
+			robots = "1:" + strconv.FormatInt(p.RobotsMaxAge.Microseconds(), 10)
+		}
 	}
 	maxPages := max(0, p.MaxPages)
 	if shard >= 0 && n > 1 && maxPages > 0 {
@@ -257,6 +277,15 @@ func (f *Frontier) runSections(ctx context.Context, calls []*call) error {
 func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 	pending := calls
 	backoff := 10 * time.Millisecond
+	// The last transient error, which a ctx that ends while the calls
+	// wait it out is returned with: what kept them from the server.
+	var waited error
+	ended := func(err error) error {
+		if waited == nil || err == crawl.ErrFrontierClosed {
+			return err
+		}
+		return fmt.Errorf("redisfrontier: %s did not answer (%v): %w", f.serverName(), waited, err)
+	}
 	for len(pending) > 0 {
 		errs, perr := f.pipeline(ctx, pending)
 		if perr != nil {
@@ -276,7 +305,7 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 				c.full = true
 				again = append(again, c)
 			case ctx.Err() != nil:
-				return ctx.Err()
+				return ended(ctx.Err())
 			case f.isClosed():
 				return crawl.ErrFrontierClosed
 			case isNoCrawl(err):
@@ -286,16 +315,17 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 				return errNonLocal
 			case f.transient(err):
 				wait = true
+				waited = err
 				again = append(again, c)
 				f.reload()
 			default:
-				return fatal(err)
+				return f.fatal(err)
 			}
 		}
 		pending = again
 		if len(pending) > 0 && wait {
 			if err := f.await(ctx, nil, backoff); err != nil {
-				return err
+				return ended(err)
 			}
 			backoff = min(2*backoff, maxBackoff)
 		}

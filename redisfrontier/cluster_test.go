@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -122,5 +124,41 @@ func TestOneNodeOfACluster(t *testing.T) {
 	}
 	if _, err := redisfrontier.Reset(ctx, one, name, false); err == nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
 		t.Errorf("Reset on one node, the crawl's keys on another: %v; want an error saying to open the cluster", err)
+	}
+}
+
+// OpenCluster of addresses where no cluster answers: Start waits, as
+// documented, and once its ctx ends says what kept it from the cluster;
+// OpenCluster of a server that is no cluster's node says so at once.
+func TestClusterUnreachableSays(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close() // nothing listens there now
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	f, err := redisfrontier.OpenCluster(ctx, []string{dead}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = f.Start(ctx, crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.example/"}})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), dead) || !strings.Contains(err.Error(), "did not answer") || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("Start on a cluster address where nothing listens: %v; want context.DeadlineExceeded, saying that %s did not answer and why", err, dead)
+	}
+
+	s := redistest.Start(t)
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f, err = redisfrontier.OpenCluster(ctx, []string{s.Addr()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = f.Start(ctx, crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.example/"}})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "not a Redis Cluster") || !strings.Contains(err.Error(), s.Addr()) {
+		t.Errorf("OpenCluster of a server with no cluster support: %v (ctx %v); want at once an error naming it, saying it is not a Redis Cluster", err, ctx.Err())
 	}
 }

@@ -66,8 +66,10 @@
 //     ready its share of them, up to 16, in one turn: see Speed). The
 //     clocks of the crawler machines
 //     never matter: Retry and Pause send the server a duration, not a
-//     time. A host's robots.txt is handed out once for the crawl, and its
-//     rules, kept in Redis, come with every lease of the host.
+//     time. A host's robots.txt is handed out once for the crawl, and
+//     again once its rules are Policy.RobotsMaxAge old (on the server's
+//     clock); its rules, kept in Redis, come with every lease of the
+//     host.
 //   - Policy.MaxPages is a budget of the whole crawl: it counts the
 //     Requests of every kind but RobotsRequest (pages, sitemaps,
 //     requisites, references, external checks) taken for their first

@@ -624,11 +624,14 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 			return ctx.Err()
 		}
 		if !f.transient(err) {
-			return fatal(err)
+			return f.fatal(err)
 		}
 		f.reload()
-		if err := f.await(ctx, nil, backoff); err != nil {
-			return err
+		if werr := f.await(ctx, nil, backoff); werr != nil {
+			if werr == crawl.ErrFrontierClosed {
+				return werr
+			}
+			return fmt.Errorf("redisfrontier: %s did not answer (%v): %w", f.serverName(), err, werr)
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}

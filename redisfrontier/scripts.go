@@ -15,7 +15,8 @@ import "github.com/redis/go-redis/v9"
 //	           first did)
 //	ARGV[4]    the lowest number of the owner's calls still in flight
 //	ARGV[5..9] the caller's Policy: HostWorkers, HostDelay (µs), Robots
-//	           ("1"), MaxPages, LeaseTerm (µs, 0 for none)
+//	           ("1", or "1:" and RobotsMaxAge in µs), MaxPages, LeaseTerm
+//	           (µs, 0 for none)
 //	ARGV[10..] the script's own
 //
 // Replay: a script with a call number records its reply under it in the
@@ -60,7 +61,9 @@ if opseq ~= '0' then
 end
 local HW = tonumber(ARGV[5])
 local DELAY = tonumber(ARGV[6])
-local ROBOTS = ARGV[7] == '1'
+local ROBOTS = string.sub(ARGV[7], 1, 1) == '1'
+-- RAGE is the most age of a host's rules (µs; 0: kept for the crawl).
+local RAGE = tonumber(string.sub(ARGV[7], 3)) or 0
 local MAXPAGES = tonumber(ARGV[8])
 local TERM = tonumber(ARGV[9])
 -- A holds the script's own arguments, from A[10] on: ARGV, or a
@@ -98,6 +101,11 @@ local function ns(s) s = tostring(s) return string.format('%d:', #s) .. s end
 local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
 local function rkey(h) return P .. 'r:' .. h end
+-- stale reports whether rules acked at ra (µs, a host hash's field; nil
+-- for rules of a version before it) are too old to go by (RAGE).
+local function stale(ra)
+  return RAGE > 0 and (tonumber(ra) or 0) + RAGE <= now
+end
 
 -- The meta counters, changed by deltas written once at the end: base
 -- holds those read (one HMGET for all a script needs), cnt the deltas.
@@ -405,8 +413,10 @@ end
 -- lease of the host that has none ends: see aheadFor in ahead.go). It
 -- returns the lease's reply field and record;
 -- or nil, and true if the host's queue was found empty.
-local function aheadOf(h, id, nx, rd, rules, x)
+local function aheadOf(h, id, nx, rd, rules, x, ra)
   if MAXPAGES ~= 0 or DELAY ~= 0 or (tonumber(rd) or 0) ~= 0 or (tonumber(nx) or 0) > now then return nil end
+  -- Nor for a host whose robots.txt is due again.
+  if ROBOTS and stale(ra) then return nil end
   local e = redis.call('LPOP', qkey(h))
   if not e then return nil, true end
   add('fresh', -1)
@@ -832,7 +842,7 @@ local NOTOP = {}
 -- find it, and how many leases it made beyond the first.
 local function takeFrom(h, share)
   local hk = hkey(h)
-  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
+  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn', 'ra')
   local n = tonumber(st[1]) or 0
   if n >= HW or st[3] then return false end
   local nx = tonumber(st[2]) or 0
@@ -852,7 +862,9 @@ local function takeFrom(h, share)
   nextID = nextID + 1
   local id = S(nextID) .. token
   local kind, tk, enc, rules, rp, es
-  local robots = ROBOTS and not st[4]
+  -- A host with no rules, or rules too old (Policy.RobotsMaxAge),
+  -- gives its robots.txt first.
+  local robots = ROBOTS and (not st[4] or stale(st[8]))
   if robots then
     if not (qlen(h) > 0 and not spent() or top[1]) then return false end
     kind, tk, enc = 'R', '1', ''
@@ -964,7 +976,7 @@ local function takeFrom(h, share)
     for _ = 1, AHEAD do
       nextID = nextID + 1
       local sid = S(nextID) .. token
-      local field, rec = aheadOf(h, sid, st[2], st[6], st[4], x)
+      local field, rec = aheadOf(h, sid, st[2], st[6], st[4], x, st[8])
       if not field then
         nextID = nextID - 1
         if rec then llen = 0 end
@@ -1178,7 +1190,7 @@ local function promote(ent, srec)
   end
   local k, tok = string.match(ent.ahead, '^(%d+)%.(%x+)$')
   if not k then return '1' end
-  local st = redis.call('HMGET', hkey(srec.h), 'nx', 'rd', 'r', 'n')
+  local st = redis.call('HMGET', hkey(srec.h), 'nx', 'rd', 'r', 'n', 'ra')
   -- The host's leases out, less the call's usual acks of it, counted
   -- down after the loop: a host they leave with room gets none ahead.
   if (tonumber(st[4]) or 0) - (dec[srec.h] or 0) < HW then return '1' end
@@ -1186,7 +1198,7 @@ local function promote(ent, srec)
   local made = {'1'}
   for _ = 1, tonumber(k) do
     local aid = S(base.lseq + (cnt.lseq or 0) + 1) .. '-' .. tok
-    local field, rec = aheadOf(srec.h, aid, st[1], st[2], st[3], x)
+    local field, rec = aheadOf(srec.h, aid, st[1], st[2], st[3], x, st[5])
     if not field then break end
     add('lseq', 1)
     made[#made + 1] = field
@@ -1252,7 +1264,7 @@ local function ackOne(e, ent)
       local rules = ent.rules
       if ent.hasRules ~= '1' then rules = '' end
       redis.call('HDEL', hk, 'rf')
-      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd))
+      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd), 'ra', S(now))
       if ent.rd > DELAY then
         local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
         local n2 = now + math.max(jitter(ent.rd, ent.r), ent.rd)

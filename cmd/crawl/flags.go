@@ -37,6 +37,7 @@ type config struct {
 	hostWorkers int
 	hostDelay   time.Duration
 	robots      bool
+	robotsAge   time.Duration
 	directives  *bool // nil: as robots
 	sitemaps    bool
 	requisites  bool
@@ -138,6 +139,7 @@ func newCLI(cfg *config) *cli {
 		renderTabs:    render.DefaultTabs,
 		renderTimeout: render.DefaultTimeout,
 		robots:        true,
+		robotsAge:     crawl.DefaultRobotsMaxAge,
 		maxBody:       crawl.DefaultMaxBodySize,
 		warcMaxSize:   warc.DefaultMaxSize,
 		timeout:       crawl.DefaultRequestTimeout,
@@ -179,6 +181,7 @@ func newCLI(cfg *config) *cli {
 	c.add(&intFlag{p: &cfg.hostWorkers, min: 1}, "N", "send at most N requests at once to one host", "host_workers")
 	c.add(&durationFlag{p: &cfg.hostDelay}, "DURATION", "pause about DURATION between two requests to one host", "host_delay")
 	c.add(&boolFlag{p: &cfg.robots}, "", "obey robots.txt (-robots=false to ignore it)", "robots")
+	c.add(&durationFlag{p: &cfg.robotsAge}, "DURATION", "fetch a host's robots.txt again once its rules are DURATION old (0: once a run)", "robots_max_age")
 	c.add(&funcFlag{set: func(on bool) { cfg.directives = &on }}, "", "obey a page's own rel=nofollow, <meta name=robots> and X-Robots-Tag: nofollow links are neither followed nor checked (default: as -robots; -robots_directives=false follows and checks them)", "robots_directives")
 	c.add(&boolFlag{p: &cfg.sitemaps}, "", "also crawl the URLs of the roots' sitemaps", "sitemaps")
 	c.add(&boolFlag{p: &cfg.requisites}, "", "also fetch what each page needs to render (images, scripts, stylesheets, fonts), on any host, once each", "requisites")
@@ -255,6 +258,7 @@ func (cfg *config) options() []crawl.Option {
 		crawl.WithHostWorkers(cfg.hostWorkers),
 		crawl.WithHostDelay(cfg.hostDelay),
 		crawl.WithRobots(cfg.robots),
+		crawl.WithRobotsMaxAge(cfg.robotsAge),
 		crawl.WithSitemaps(cfg.sitemaps),
 		crawl.WithRequisites(cfg.requisites),
 		crawl.WithReferences(cfg.references),
