@@ -513,8 +513,7 @@ func WithHostDelay(d time.Duration) Option {
 // (WithRobotsMaxAge): a Run that resumes a crawl, on a MemoryFrontier
 // reused or a boltfrontier, fetches it anew; a crawl shared through
 // redisfrontier fetches it once for all its processes, and again once a
-// day. And
-// a URL it disallows for the User-Agent is not fetched: its Result's Err
+// day. A URL it disallows for the User-Agent is not fetched: its Result's Err
 // wraps ErrDisallowed. A robots.txt that answers 4xx allows everything; one
 // that fails with a 5xx, a 429 or a network error after WithMaxTries
 // attempts disallows the whole host: its URLs' Results have a

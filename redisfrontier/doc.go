@@ -49,7 +49,10 @@
 //     the leases of a process that dies without Close stay out for good
 //     (unless it is restarted with the same Options.Owner) and Join never
 //     returns. After a crash, at most the leases out are fetched again,
-//     each after its term.
+//     each after its term. The Frontier is no crawl.ResultStore: a
+//     process's crawler delivers a Result once its Ack returned, so a
+//     process killed in between loses those Results (at most one a
+//     worker), while their URLs are done for the whole crawl.
 //   - Exact termination: Join returns when nothing is queued, leased or
 //     waiting to be retried in the whole crawl (or when the page budget is
 //     spent and only new Requests are left), not after an idle time. An

@@ -107,13 +107,19 @@ type Options struct {
 	// negative TTL.
 	// 0 means DefaultTTL (7 days); a negative TTL keeps the keys (but
 	// for a process's records of its replies, ops:<owner>, which go at
-	// its Close, or a week after its Start if it dies).
+	// its Close, or a week after its Start if it dies). A TTL under
+	// MinTTL is taken as MinTTL.
 	TTL time.Duration
 }
 
 // DefaultTTL is how long a finished crawl's keys stay in Redis when
 // Options.TTL is 0.
 const DefaultTTL = 7 * 24 * time.Hour
+
+// MinTTL is the shortest Options.TTL: the crawl's processes read its keys
+// (its counters, for their report) for a while after they find it done,
+// and a crawl whose keys expired under them is one that was deleted.
+const MinTTL = time.Second
 
 var _ crawl.StatsStore = (*Frontier)(nil)
 
@@ -145,6 +151,9 @@ type Frontier struct {
 	jev      chan struct{} // likewise when the crawl may be over
 	pubsub   *redis.PubSub
 	subDone  chan struct{}
+	// The presence (see present): stopped by Close.
+	presStop context.CancelFunc
+	presDone chan struct{}
 
 	amu      sync.Mutex // guards the Acks waiting, to the blank line
 	acks     []*pendingAck
@@ -243,6 +252,9 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 	}
 	if f.opts.TTL == 0 {
 		f.opts.TTL = DefaultTTL
+	}
+	if f.opts.TTL > 0 && f.opts.TTL < MinTTL {
+		f.opts.TTL = MinTTL
 	}
 	f.opts.Shards = min(max(f.opts.Shards, 1), maxShards)
 	switch {
@@ -444,6 +456,8 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 	if err := f.reviveIfWork(ctx, p); err != nil {
 		return err
 	}
+	// On the crawl from now on (see present), for Inspect and Reset.
+	f.sayPresent(ctx)
 	ps, err := f.subscribe(ctx, shards)
 	if err != nil {
 		return err
@@ -465,9 +479,52 @@ func (f *Frontier) Start(ctx context.Context, p crawl.Policy) error {
 		f.pubsub = ps
 		f.subDone = make(chan struct{})
 		go f.listen(f.pubsub, f.subDone)
+		var pctx context.Context
+		pctx, f.presStop = context.WithCancel(context.Background())
+		f.presDone = make(chan struct{})
+		go f.present(pctx, f.presDone)
 	}
 	f.notifyLocked()
 	return nil
+}
+
+// presenceTerm is how long a process is among those on the crawl after
+// it last said so (see present): its lease term, or a minute.
+func presenceTerm(leaseTerm time.Duration) time.Duration {
+	if leaseTerm <= 0 {
+		return time.Minute
+	}
+	return leaseTerm
+}
+
+// present keeps the Frontier among the processes on the crawl until ctx
+// is done (Close, which then takes it out): it says so every third
+// of its presenceTerm, so that Inspect counts it and Reset refuses the
+// crawl even while it holds no lease (its workers waiting out a host's
+// delay); a process killed drops out once the term has passed. A failed
+// call is left to the next: the presence lasts three times as long.
+func (f *Frontier) present(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	for {
+		t := time.NewTimer(presenceTerm(time.Duration(f.term.Load())) / 3)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if errors.Is(f.sayPresent(ctx), redis.ErrClosed) {
+			return // the client closed under a Frontier dropped unclosed
+		}
+	}
+}
+
+// sayPresent says once that f is on the crawl, for its presenceTerm.
+func (f *Frontier) sayPresent(ctx context.Context) error {
+	term := presenceTerm(time.Duration(f.term.Load()))
+	ctx, cancel := context.WithTimeout(ctx, term/3)
+	defer cancel()
+	return presenceScript.Run(ctx, f.rdb, []string{f.prefix + "meta", f.prefix + "live"}, "1", f.owner, term.Microseconds()).Err()
 }
 
 // subscribe subscribes to the crawl's events (every shard's, in a crawl of
@@ -2112,12 +2169,22 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 			return crawl.Stats{}, f.deleted()
 		}
 	}
+	vals := make([]map[string]string, len(cmds))
+	for i, c := range cmds {
+		vals[i] = c.Val()
+	}
+	return statsOf(vals), nil
+}
+
+// statsOf sums the stats hashes vals (one, or each shard's) into the
+// crawl's Stats.
+func statsOf(vals []map[string]string) crawl.Stats {
 	s := crawl.Stats{FailKinds: map[string]int{}, StatusCounts: map[int]int{}, Refused: map[string]int{}}
 	counts := map[string]*int{"done": &s.Done, "html": &s.HTML, "other": &s.Other,
 		"redirect": &s.Redirects, "error": &s.Errors, "fail": &s.Failures}
 	sizes := map[string]*int64{"html_bytes": &s.HTMLBytes, "other_bytes": &s.OtherBytes, "error_bytes": &s.ErrorBytes}
-	for _, c := range cmds {
-		for k, v := range c.Val() {
+	for _, m := range vals {
+		for k, v := range m {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			if c := counts[k]; c != nil {
 				*c += int(n)
@@ -2139,7 +2206,7 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 			}
 		}
 	}
-	return s, nil
+	return s
 }
 
 // Close puts back the leases this Frontier holds, so that another process
@@ -2168,6 +2235,9 @@ func (f *Frontier) Close() error {
 			grace = 250 * time.Millisecond // it is down: one try
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		f.presStop()
+		<-f.presDone
+		presenceScript.Run(ctx, f.rdb, []string{f.prefix + "meta", f.prefix + "live"}, "0", f.owner)
 		if n := f.sharded(); n > 0 {
 			calls := make([]*call, n)
 			for v := range calls {

@@ -33,9 +33,10 @@ var (
 	// half crawl of the keys it would write; a new Start makes the crawl
 	// anew.
 	ErrCrawlDeleted = errors.New("the crawl was deleted (reset, or its keys expired after it was done)")
-	// ErrLeased means that Reset refused a crawl with leases out: a
-	// process holds them, or held them and died (they end with their
-	// term).
+	// ErrLeased means that Reset refused a crawl with leases out or
+	// processes on it: a process holds them, or held them and died (they
+	// end with their term), or a process that started the crawl and has
+	// not closed it waits (for a host's delay, say) holding none.
 	ErrLeased = errors.New("leases are out")
 	// ErrBadName means that a crawl's name holds a character it may not
 	// (see CheckName).
@@ -435,8 +436,9 @@ type Status struct {
 	// Done reports whether nothing is pending in the crawl: nothing
 	// queued, leased or waiting to be retried. A crawl that is not done
 	// is running if a lease's term has not ended (Leased is more than
-	// Expired), and else waits for a process (one that stopped, or one
-	// waiting out a host's delay).
+	// Expired) or a Holder holds no lease (a process on it, waiting out
+	// a host's delay, say), and else waits for a process (its processes
+	// stopped, as after a page budget spent, or were killed).
 	Done bool
 	// Queued counts the Requests admitted and not taken, Retrying
 	// among them; Leased the leases out (robots.txt included, and the
@@ -457,12 +459,20 @@ type Status struct {
 	Finished time.Time
 	// Expires is when the crawl's keys expire; zero if they do not.
 	Expires time.Time
-	// Holders are the processes holding leases, by Owner (see
-	// Options.Owner), in order of owner.
+	// Stats are the whole crawl's counters, as Frontier.Stats gives
+	// them to its processes (Elapsed, Workers and Todo left zero).
+	Stats crawl.Stats
+	// Holders are the processes on the crawl, in order of Owner (see
+	// Options.Owner): those holding leases (their terms ended or not),
+	// and those that started it and have not closed it, holding none
+	// now (waiting out a host's delay, say). A Frontier says it is on
+	// the crawl every third of its Policy.LeaseTerm (a minute without
+	// one) until its Close; a process killed drops out once that term
+	// has passed since it last said so.
 	Holders []Holder
 }
 
-// Holder is a process holding leases of a crawl.
+// Holder is a process on a crawl.
 type Holder struct {
 	// Owner is the holder's Options.Owner: by default its host name,
 	// process ID and a random number.
@@ -470,8 +480,9 @@ type Holder struct {
 	// Leases is how many leases it holds.
 	Leases int
 	// Until is when the last of its leases ends unless it extends it
-	// (Policy.LeaseTerm), as the local clock reads it; zero when its
-	// leases have no term.
+	// (Policy.LeaseTerm), or, for one holding no lease, when it is no
+	// longer on the crawl unless it says so again, as the local clock
+	// reads it; zero when its leases have no term.
 	Until time.Time
 }
 
@@ -498,6 +509,8 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 		meta   *redis.MapStringStringCmd
 		leases *redis.MapStringStringCmd
 		exp    *redis.ZSliceCmd
+		live   *redis.ZSliceCmd
+		stats  *redis.MapStringStringCmd
 		clock  *redis.TimeCmd
 		pttl   *redis.DurationCmd
 	)
@@ -505,6 +518,8 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 		meta = p.HGetAll(ctx, prefix+"meta")
 		leases = p.HGetAll(ctx, prefix+"leases")
 		exp = p.ZRangeWithScores(ctx, prefix+"exp", 0, -1)
+		live = p.ZRangeWithScores(ctx, prefix+"live", 0, -1)
+		stats = p.HGetAll(ctx, prefix+"stats")
 		pttl = p.PTTL(ctx, prefix+"meta")
 		clock = p.Time(ctx)
 		return nil
@@ -524,11 +539,13 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	s := &Status{Name: name, Scope: m["scope"], Queued: n("queued"), Acked: n("done"), Pages: n("pages"), Pending: n("unfinished")}
 	json.Unmarshal([]byte(m["roots"]), &s.Roots)
 	recs, ends := leases.Val(), exp.Val()
+	statVals := []map[string]string{stats.Val()}
 	if shards, _ := strconv.Atoi(m["shards"]); shards > 1 && shards <= maxShards {
 		// A crawl of several shards: its counters and leases are the
 		// shards'.
 		var (
 			sm []*redis.SliceCmd
+			ss []*redis.MapStringStringCmd
 			sl []*redis.MapStringStringCmd
 			se []*redis.ZSliceCmd
 		)
@@ -537,6 +554,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 				pre := shardPrefix(name, v)
 				sm = append(sm, p.HMGet(ctx, pre+"meta", "queued", "done", "pages", "unfinished"))
 				sl = append(sl, p.HGetAll(ctx, pre+"leases"))
+				ss = append(ss, p.HGetAll(ctx, pre+"stats"))
 				se = append(se, p.ZRangeWithScores(ctx, pre+"exp", 0, -1))
 			}
 			return nil
@@ -545,7 +563,9 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 			return nil, fmt.Errorf("redisfrontier: inspect crawl %q: %w", name, oneNode(err))
 		}
 		recs = map[string]string{}
+		statVals = statVals[:0]
 		for v := range shards {
+			statVals = append(statVals, ss[v].Val())
 			x := sm[v].Val()
 			s.Queued += int(num(x[0]))
 			s.Acked += int(num(x[1]))
@@ -560,6 +580,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 			}
 		}
 	}
+	s.Stats = statsOf(statVals)
 	s.Done = s.Pending == 0
 	if fin, _ := strconv.ParseInt(m["fin"], 10, 64); fin > 0 {
 		s.Finished = time.UnixMicro(fin)
@@ -601,6 +622,14 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 			hd.Until = end
 		}
 	}
+	// The processes on the crawl holding no lease, in their term.
+	for _, z := range live.Val() {
+		owner := z.Member.(string)
+		if int64(z.Score) <= serverNow || holders[owner] != nil {
+			continue
+		}
+		holders[owner] = &Holder{Owner: owner, Until: local.Add(time.Duration(int64(z.Score)-serverNow) * time.Microsecond)}
+	}
 	for _, h := range holders {
 		s.Holders = append(s.Holders, *h)
 	}
@@ -631,7 +660,9 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 // server; on each master of a Redis Cluster) and deleted in batches
 // (UNLINK). It refuses a crawl with leases out whose term has not
 // ended (on the server's clock: a lease whose process stopped holds
-// nothing once its term is over), returning an error that wraps
+// nothing once its term is over), or with a process on it (one that
+// started it and has not closed, heard from within its lease term, or a
+// minute without one: see Status.Holders), returning an error that wraps
 // ErrLeased, unless force is set; it returns ErrNoCrawl if
 // there is no key to delete. It returns how many keys it deleted.
 //
@@ -651,7 +682,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		return 0, err
 	}
 	prefix := keyPrefix(name)
-	forced := "0"
+	forced, noLeases := "0", "0"
 	if force {
 		forced = "1"
 	}
@@ -674,16 +705,19 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		if n > 0 && !force && !cut {
 			return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, n, ErrLeased)
 		}
-		forced = "1"
+		noLeases = "1"
 	}
-	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases", prefix + "exp"}, forced).Int64Slice()
+	v, err := resetScript.Run(ctx, client, []string{prefix + "meta", prefix + "leases", prefix + "exp", prefix + "live"}, forced, noLeases).Int64Slice()
 	if err != nil {
 		return 0, fmt.Errorf("redisfrontier: reset crawl %q: %w", name, oneNode(err))
 	}
-	if len(v) != 2 {
+	if len(v) != 2 && len(v) != 3 {
 		return 0, errCorrupt
 	}
 	if v[0] == 0 {
+		if v[1] == 0 {
+			return 0, fmt.Errorf("redisfrontier: crawl %q: %d processes on it, holding no lease now (waiting out a host's delay, say): %w", name, v[2], ErrLeased)
+		}
 		return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, v[1], ErrLeased)
 	}
 	deleted := int(v[1])

@@ -143,7 +143,7 @@ func TestInspect(t *testing.T) {
 	}
 	// The retry's time is an hour away: a process started anew takes it
 	// only once Retry puts it back at once.
-	g := open(t, s, &redisfrontier.Options{Name: "insp", TTL: time.Hour})
+	g := open(t, s, &redisfrontier.Options{Name: "insp", TTL: time.Hour, Owner: "proc-b"})
 	if err := g.Start(t.Context(), crawl.Policy{HostWorkers: 4}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +156,9 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Done || st.Retrying != 1 || st.Leased != 0 || len(st.Holders) != 0 {
-		t.Errorf("Inspect with only a retry left: got %+v; want not Done, Retrying 1, no lease", st)
+	// g is on the crawl, holding no lease.
+	if st.Done || st.Retrying != 1 || st.Leased != 0 || len(st.Holders) != 1 || st.Holders[0].Owner != "proc-b" || st.Holders[0].Leases != 0 {
+		t.Errorf("Inspect with only a retry left, proc-b on the crawl: got %+v; want not Done, Retrying 1, no lease, proc-b a Holder of none", st)
 	}
 	// Ask for the retry now: Take hands it out only at its time, so
 	// the test ends it through the server instead.
@@ -397,6 +398,7 @@ func TestReset(t *testing.T) {
 	if err := g.Start(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
+	g.Close() // no process on it
 	if _, err := redisfrontier.Reset(t.Context(), c, "o*", false); err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +654,9 @@ func TestResetLeasesEnded(t *testing.T) {
 	for _, shards := range []int{1, 8} {
 		name := fmt.Sprintf("ended%d", shards)
 		p := crawl.Policy{HostWorkers: 1, LeaseTerm: 300 * time.Millisecond}
-		f, err := redisfrontier.New(c, &redisfrontier.Options{Name: name, Shards: shards}), error(nil)
+		// The process's own client, closed under it as by its death.
+		fc := client(t, s)
+		f, err := redisfrontier.New(fc, &redisfrontier.Options{Name: name, Shards: shards}), error(nil)
 		t.Cleanup(func() { f.Close() })
 		if err = f.Start(t.Context(), p); err != nil {
 			t.Fatal(err)
@@ -663,7 +667,9 @@ func TestResetLeasesEnded(t *testing.T) {
 		if _, err := f.Take(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		// The process stops here: no Extend, no Close.
+		// The process stops here: no Extend, no Close, and no call to
+		// say it is on the crawl.
+		fc.Close()
 		if _, err := redisfrontier.Reset(t.Context(), c, name, false); !errors.Is(err, redisfrontier.ErrLeased) {
 			t.Fatalf("%d shards: Reset in the lease's term: %v, want ErrLeased", shards, err)
 		}
@@ -769,6 +775,53 @@ func TestCountsDeleted(t *testing.T) {
 		}
 		if got, err := f.Stats(ctx); !errors.Is(err, redisfrontier.ErrCrawlDeleted) {
 			t.Errorf("%d shards: Stats after the Reset: %+v, %v; want ErrCrawlDeleted", shards, got, err)
+		}
+	}
+}
+
+// TestResetProcessOn: a process on a crawl that holds no lease (its
+// workers waiting out a host's delay) is a Holder of Inspect's, the crawl
+// is not reset without force while it is on, and it is off once it has
+// closed, or once its term has passed since it last said so (killed).
+func TestResetProcessOn(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	for _, shards := range []int{1, 8} {
+		name := fmt.Sprintf("on%d", shards)
+		p := crawl.Policy{HostWorkers: 1, LeaseTerm: 300 * time.Millisecond}
+		fc := client(t, s)
+		f := redisfrontier.New(fc, &redisfrontier.Options{Name: name, Shards: shards, Owner: "waiter"})
+		t.Cleanup(func() { f.Close() })
+		if err := f.Start(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Push(t.Context(), siteURL(0)); err != nil {
+			t.Fatal(err)
+		}
+		// Longer than its term: it says it is on every third of it.
+		time.Sleep(500 * time.Millisecond)
+		st, err := redisfrontier.Inspect(t.Context(), c, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Holders) != 1 || st.Holders[0].Owner != "waiter" || st.Holders[0].Leases != 0 || st.Leased != 0 {
+			t.Fatalf("%d shards: Inspect of a crawl a process is on, holding no lease: %+v; want it a Holder of no lease", shards, st)
+		}
+		if _, err := redisfrontier.Reset(t.Context(), c, name, false); !errors.Is(err, redisfrontier.ErrLeased) || !strings.Contains(err.Error(), "1 processes on it") {
+			t.Fatalf("%d shards: Reset of a crawl a process is on: %v; want ErrLeased, saying a process is on it", shards, err)
+		}
+		if shards == 1 {
+			f.Close()
+		} else {
+			fc.Close() // killed: its presence ends with its term
+			time.Sleep(400 * time.Millisecond)
+		}
+		st, err = redisfrontier.Inspect(t.Context(), c, name)
+		if err != nil || len(st.Holders) != 0 {
+			t.Fatalf("%d shards: Inspect once the process is gone: %+v, %v; want no Holder", shards, st, err)
+		}
+		if n, err := redisfrontier.Reset(t.Context(), c, name, false); err != nil || n == 0 {
+			t.Errorf("%d shards: Reset once the process is gone: %d, %v; want the keys deleted", shards, n, err)
 		}
 	}
 }

@@ -698,19 +698,50 @@ return 'sweep:' .. m[1] .. ':' .. m[2]
 // short (its process killed, its context cancelled) leaves the mark, and
 // no crawl is made anew over the seen set and queues it left. A crawl
 // marked so is reset again, forced or not. KEYS[1] the meta hash, KEYS[2]
-// the leases hash. Reply: {1, meta deleted (0 or 1)}, or {0, leases out}
-// refused.
+// the leases hash, KEYS[3] their terms, KEYS[4] the processes on the
+// crawl (see presenceScript); ARGV[2] "1" counts no lease (a crawl of
+// several shards: the shards' are counted apart). Reply: {1, meta deleted
+// (0 or 1)}, or {0, leases out, processes on it} refused.
 var resetScript = redis.NewScript(`
 local cut = redis.call('HEXISTS', KEYS[1], 'reset') == 1
 local t = redis.call('TIME')
+local now = t[1] * 1000000 + t[2]
 -- The leases out whose term has not ended: those that ended are their
--- stopped process's, which holds nothing any more.
-local n = redis.call('HLEN', KEYS[2]) - redis.call('ZCOUNT', KEYS[3], '-inf', t[1] * 1000000 + t[2])
-if n > 0 and ARGV[1] ~= '1' and not cut then return {0, n} end
+-- stopped process's, which holds nothing any more. And the processes on
+-- the crawl, leases or none (one waiting out a host's delay).
+local n = 0
+if ARGV[2] ~= '1' then n = redis.call('HLEN', KEYS[2]) - redis.call('ZCOUNT', KEYS[3], '-inf', now) end
+local on = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+if n + on > 0 and ARGV[1] ~= '1' and not cut then return {0, n, on} end
 local d = redis.call('DEL', KEYS[1])
 if cut then d = 0 end
 redis.call('HSET', KEYS[1], 'reset', '1')
 return {1, d}
+`)
+
+// presenceScript records (ARGV[1] "1") or forgets ("0") its owner,
+// ARGV[2], among the processes on the crawl: the sorted set KEYS[2], each
+// scored by when its presence ends, ARGV[3] µs from now (see
+// Frontier.present), on the server's clock; those ended are dropped. The
+// set has the expiry of the crawl's meta hash, KEYS[1]. A crawl deleted
+// (its meta hash gone, or a Reset's mark) is left as it is.
+var presenceScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], 'sb') == 0 then return 0 end
+if ARGV[1] == '0' then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return 1
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%d', now))
+redis.call('ZADD', KEYS[2], string.format('%d', now + tonumber(ARGV[3])), ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+else
+  redis.call('PERSIST', KEYS[2])
+end
+return 1
 `)
 
 // closeScript puts back the leases of its owner, at once, and forgets the

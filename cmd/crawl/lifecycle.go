@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -43,8 +45,17 @@ func alreadyDone(w io.Writer, cfg *config, f *redisfrontier.Frontier) {
 	if !ok {
 		return
 	}
-	fmt.Fprintf(w, "crawl: fetched nothing: crawl %s was already done, since %s; crawl %s -crawl %s -reset deletes it, to crawl it again\n",
-		f.Name(), stamp(at), cfg.redisFlag(), f.Name())
+	flag, value, _ := strings.Cut(cfg.redisFlag(), " ")
+	fmt.Fprintf(w, "crawl: fetched nothing: crawl %s was already done, since %s; crawl %s %s -crawl %s -reset deletes it, to crawl it again\n",
+		f.Name(), stamp(at), flag, shellQuote(value), shellQuote(f.Name()))
+}
+
+// shellQuote quotes s for a POSIX shell, if it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // runLifecycle is the command with -status or -reset: it reads or deletes
@@ -68,6 +79,8 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 		return fail("%s needs -crawl NAME: the name the crawl printed at its start (crawl: crawl NAME on ...)", what)
 	case len(cfg.roots) > 0:
 		return fail("%s takes no root URL (%s): -crawl names the crawl", what, cfg.roots[0])
+	case cfg.reset && cfg.output != "":
+		return fail("-reset writes no report: -o FILE is for -status or a crawl")
 	}
 	// The client's complaints (one each failed dial) only with -v, as
 	// for a crawl.
@@ -95,10 +108,22 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 	if err != nil {
 		return fail("-status: %v", err)
 	}
+	var out *outputFile
+	if cfg.output != "" {
+		if out, err = openOutput(cfg.output); err != nil {
+			return fail("-o: %v", err)
+		}
+		stdout = out
+	}
 	if cfg.format == "jsonl" {
 		err = writeStatusJSON(stdout, st, where)
 	} else {
 		err = writeStatus(stdout, st, where)
+	}
+	if out != nil {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fail("-status: %v", err)
@@ -136,14 +161,23 @@ func statusState(st *redisfrontier.Status) string {
 	case st.Leased > st.Expired:
 		return "running"
 	}
-	// No lease in its term: its processes stopped (a -max_pages spent, a
-	// Ctrl-C, a crash, whose leases have gone back or ended), or one
-	// waits out a host's delay.
+	for _, h := range st.Holders {
+		if h.Leases == 0 {
+			return "running" // on it, waiting out a host's delay, say
+		}
+	}
+	// No lease in its term and no process on it: its processes stopped
+	// (a -max_pages spent, a Ctrl-C, a crash, whose leases have gone
+	// back or ended).
 	return "waiting"
 }
 
-// holderText says who holds leases, how many, until when.
+// holderText says who holds leases, how many, until when; or who is on
+// the crawl holding none.
 func holderText(h redisfrontier.Holder) string {
+	if h.Leases == 0 {
+		return h.Owner + " is on it, holding no lease now (waiting out a host's delay, say)"
+	}
 	s := fmt.Sprintf("%s holds %d lease", h.Owner, h.Leases)
 	if h.Leases != 1 {
 		s += "s"
@@ -169,6 +203,7 @@ func writeStatus(w io.Writer, st *redisfrontier.Status, where string) error {
 	fmt.Fprintf(&b, "crawl:     %s on %s\n", st.Name, where)
 	fmt.Fprintf(&b, "state:     %s\n", statusState(st))
 	fmt.Fprintf(&b, "roots:     %s\n", strings.Join(st.Roots, " "))
+	fmt.Fprintf(&b, "scope:     %s\n", st.Scope)
 	fmt.Fprintf(&b, "queued:    %d (%d waiting to be retried)\n", st.Queued, st.Retrying)
 	if st.Expired > 0 {
 		fmt.Fprintf(&b, "leased:    %d (%d of them past their term: their process stopped; the next process takes them back)\n", st.Leased, st.Expired)
@@ -188,9 +223,23 @@ func writeStatus(w io.Writer, st *redisfrontier.Status, where string) error {
 	} else {
 		b.WriteString("expires:   never\n")
 	}
+	// The whole crawl's counters, as the report's summary has them: its
+	// lines after the Finished line, up to Budget, Todo and Done.
+	var sum bytes.Buffer
+	st.Stats.WriteReport(&sum)
+	lines := strings.Split(sum.String(), "\n")
+	for _, l := range lines[1:] {
+		if !counterLine.MatchString(l) {
+			break
+		}
+		b.WriteString(l + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// counterLine matches a counter's line of the report's summary.
+var counterLine = regexp.MustCompile(`^ *\d+ \S`)
 
 // statusJSON is the JSON object of -status -format jsonl.
 type statusJSON struct {
@@ -198,6 +247,7 @@ type statusJSON struct {
 	Redis    string       `json:"redis"`
 	State    string       `json:"state"`
 	Roots    []string     `json:"roots"`
+	Scope    string       `json:"scope"` // the flags that decide which URLs the crawl admits
 	Queued   int          `json:"queued"`
 	Retrying int          `json:"retrying"`
 	Leased   int          `json:"leased"`
@@ -208,6 +258,9 @@ type statusJSON struct {
 	Holders  []holderJSON `json:"holders"`
 	Finished *time.Time   `json:"finished,omitempty"`
 	Expires  *time.Time   `json:"expires,omitempty"`
+	// Stats are the whole crawl's counters, as the summary of -format
+	// jsonl has them.
+	Stats statsJSON `json:"stats"`
 }
 
 type holderJSON struct {
@@ -227,9 +280,10 @@ func timeField(t time.Time) *time.Time {
 
 // writeStatusJSON writes the crawl's state as one JSON object.
 func writeStatusJSON(w io.Writer, st *redisfrontier.Status, where string) error {
-	j := statusJSON{Crawl: st.Name, Redis: where, State: statusState(st), Roots: st.Roots,
+	j := statusJSON{Crawl: st.Name, Redis: where, State: statusState(st), Roots: st.Roots, Scope: st.Scope,
 		Queued: st.Queued, Retrying: st.Retrying, Leased: st.Leased, Done: st.Acked, Pages: st.Pages, Pending: st.Pending, Expired: st.Expired,
-		Holders: []holderJSON{}, Finished: timeField(st.Finished), Expires: timeField(st.Expires)}
+		Holders: []holderJSON{}, Finished: timeField(st.Finished), Expires: timeField(st.Expires),
+		Stats: countersJSON(&st.Stats)}
 	if j.Roots == nil {
 		j.Roots = []string{}
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -122,6 +125,29 @@ func TestRedisLifecycleDone(t *testing.T) {
 	if d := time.Until(*st.Expires); d <= 0 || d > time.Hour {
 		t.Errorf("-status says the keys expire in %v, want in (0, 1h]", d)
 	}
+	// The whole crawl's counters, as the report has them: every page
+	// of the site an HTML page answered 200, or a failure (the site's
+	// robots.txt disallows one).
+	if st.Stats.HTML == 0 || st.Stats.HTML+st.Stats.Fail != s.results() || st.Stats.Status[200] != st.Stats.HTML || st.Stats.HTMLBytes == 0 {
+		t.Errorf("-status -format jsonl: counters %+v, want %d results, html pages (status 200) or failures", st.Stats, s.results())
+	}
+	text := runCrawl(t, "-redis", rs.URL(), "-crawl", name, "-status").stdout
+	for _, want := range []string{fmt.Sprintf("%10d html\n", st.Stats.HTML), fmt.Sprintf("%10d status_200\n", st.Stats.HTML)} {
+		if !strings.Contains(text, want) {
+			t.Errorf("-status of the crawl done: %q, want the counter line %q", text, want)
+		}
+	}
+	// -o FILE: there, not on stdout.
+	out := filepath.Join(t.TempDir(), "status.json")
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", name, "-status", "-format", "jsonl", "-o", out)
+	b, err := os.ReadFile(out)
+	var st2 statusJSON
+	if r.code != 0 || r.stdout != "" || err != nil || json.Unmarshal(b, &st2) != nil || st2.Crawl != name {
+		t.Errorf("-status -o %s: exit %d, stdout %q, file %q (%v); want the status in the file, none on stdout", out, r.code, r.stdout, b, err)
+	}
+	if r := runCrawl(t, "-redis", rs.URL(), "-crawl", name, "-reset", "-o", out); r.code != 1 || !strings.Contains(r.stderr, "-reset writes no report") {
+		t.Errorf("-reset -o FILE: exit %d, stderr %q; want 1, saying -reset writes none", r.code, r.stderr)
+	}
 }
 
 // A crawl stopped by its -max_pages is finished too: its keys expire
@@ -191,9 +217,12 @@ func TestRedisLifecycleKeep(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
 	defer rdb.Close()
 	s := newSharedSite(t, 10, 0)
-	r := runCrawl(t, "-q", "-redis", rs.URL(), "-redis_ttl", "0", "-crawl", "kept", s.URL+"/p/0")
+	r := runCrawl(t, "-redis", rs.URL(), "-redis_ttl", "0", "-crawl", "kept", s.URL+"/p/0")
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "kept in Redis for good (-redis_ttl 0)") || strings.Contains(r.stderr, "until -redis_ttl") {
+		t.Errorf("stderr of a crawl with -redis_ttl 0: %q, want it to say the keys are kept for good", r.stderr)
 	}
 	keys := keysOf(t, rdb, "kept")
 	if len(keys) == 0 {
@@ -337,10 +366,55 @@ func TestStatusStateLeasesEnded(t *testing.T) {
 		{redisfrontier.Status{Leased: 3, Expired: 3, Pending: 5}, "waiting"},
 		{redisfrontier.Status{Leased: 3, Expired: 2, Pending: 5}, "running"},
 		{redisfrontier.Status{Pending: 5}, "waiting"},
+		{redisfrontier.Status{Pending: 5, Holders: []redisfrontier.Holder{{Owner: "a"}}}, "running"},
+		{redisfrontier.Status{Leased: 1, Expired: 1, Pending: 5, Holders: []redisfrontier.Holder{{Owner: "a", Leases: 1}}}, "waiting"},
 		{redisfrontier.Status{Done: true}, "done"},
 	} {
 		if got := statusState(&tt.st); got != tt.want {
 			t.Errorf("statusState(%+v) = %s, want %s", tt.st, got, tt.want)
+		}
+	}
+}
+
+// A process on a crawl that holds no lease most of the time, waiting out
+// -host_delay between its requests: -status says the crawl is running,
+// the process on it, and -reset without -force refuses it. (Both used to
+// take it for a crawl no process was on, and -reset deleted it under the
+// process.)
+func TestRedisLifecycleHostDelay(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	s := newSharedSite(t, 20, 0)
+	ps := startProcs(t, s, 1, "-q", "-redis", rs.URL(), "-crawl", "slow", "-host_delay", "3s", s.URL+"/p/0")
+	s.waitSent(t, ps[0].name, 1)
+	time.Sleep(500 * time.Millisecond) // the first page acked: no lease out until the next
+	r := runCrawl(t, "-redis", rs.URL(), "-crawl", "slow", "-status", "-format", "jsonl")
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("-status -format jsonl: exit %d, stdout %q (%v), stderr %q", r.code, r.stdout, err, r.stderr)
+	}
+	if st.State != "running" || len(st.Holders) != 1 {
+		t.Errorf("-status of a crawl whose process waits out its host's delay: %+v, want running, the process a holder", st)
+	}
+	r = runCrawl(t, "-redis", rs.URL(), "-crawl", "slow", "-reset")
+	if r.code != 1 || !strings.Contains(r.stderr, "is running") || !strings.Contains(r.stderr, "holding no lease now") {
+		t.Errorf("-reset of a crawl whose process waits out its host's delay: exit %d, stderr %q; want 1, running, the process named", r.code, r.stderr)
+	}
+	ps[0].cmd.Process.Signal(os.Interrupt)
+	ps[0].wait(t)
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"6c46bcd83b76":             "6c46bcd83b76",
+		"my crawl":                 "'my crawl'",
+		"it's":                     `'it'\''s'`,
+		"redis://h:6379/0":         "redis://h:6379/0",
+		"redis://h:6379/0?x=1&y=2": "'redis://h:6379/0?x=1&y=2'",
+		"":                         "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -337,7 +337,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		}}))
 	}
 	var shared *redisfrontier.Frontier
+	announced := false
 	if cfg.sharing() {
+		if cfg.crawlName != "" {
+			// Named by -crawl: said at once, before Redis answers (a
+			// derived name is said once Start has made it).
+			fmt.Fprintf(stderr, "crawl: crawl %s on %s\n", cfg.crawlName, cfg.redisWhere())
+			announced = true
+		}
 		f, err := openRedis(ctx, &cfg, logger)
 		if err != nil {
 			return fail("%v", err)
@@ -355,7 +362,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	stopProgress := func() {}
 	cr, err := c.Start(ctx, cfg.roots...)
 	var stats *crawl.Stats
-	if shared != nil && shared.Name() != "" {
+	if shared != nil && shared.Name() != "" && !announced {
 		// Even when the crawl refused this process (other roots or
 		// scope under its name): the name to give -status or -reset.
 		announce(stderr, &cfg, shared)
@@ -377,7 +384,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			if len(cfg.cluster) > 0 {
 				keys += " crawl:{" + name + ":*}:*" // its shards'
 			}
-			logger.Info("the crawl is kept in Redis, until -redis_ttl after it is done", "crawl", name, "keys", keys)
+			switch _, wasDone := shared.WasDone(); {
+			case cfg.redisTTL == 0:
+				logger.Info("the crawl is kept in Redis for good (-redis_ttl 0): -reset deletes it", "crawl", name, "keys", keys)
+			case wasDone:
+				// Its expiry was set when it was first done.
+				logger.Info("the crawl was done before this run: its keys expire -redis_ttl after that", "crawl", name, "keys", keys)
+			default:
+				logger.Info("the crawl is kept in Redis until -redis_ttl after it is done", "crawl", name, "keys", keys, "redis_ttl", cfg.redisTTL)
+			}
 		}
 	}
 	// A crawl stopped by an error once it ran (the archive or the state

@@ -76,6 +76,8 @@ func checkRedisFlags(cfg *config, leaseSet bool) error {
 		return fmt.Errorf("%s and -state are exclusive: a crawl is kept either in Redis, shared, or in a file, by one process", cfg.redisFlagName())
 	case cfg.demo:
 		return fmt.Errorf("%s cannot share -demo: the demo site is on a loopback port of this process", cfg.redisFlagName())
+	case cfg.redisTTL > 0 && cfg.redisTTL < redisfrontier.MinTTL:
+		return fmt.Errorf("-redis_ttl %v: want 0 (keep the keys) or at least %v: the crawl's processes read its keys for a while after it is done", cfg.redisTTL, redisfrontier.MinTTL)
 	}
 	if cfg.redis == "" {
 		return nil // -redis_cluster's addresses are checked as they are parsed
@@ -95,8 +97,9 @@ func redisOptions(cfg *config) (*redis.Options, error) {
 
 // newRedisClient returns a client of the crawl's Redis: of the server of
 // -redis, or of the cluster of -redis_cluster. With logger, it logs each
-// outage of a server once, and its end (outageWatch): a cluster's client
-// dials each node through a client of its own, and each gets a watch.
+// outage once, and its end: of the server, by its dials (outageWatch); of
+// the cluster, by the calls made to it (clusterWatch), whose dead master
+// never answers again, its replica answering for it.
 func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, error) {
 	if len(cfg.cluster) > 0 {
 		// As redisfrontier.OpenCluster makes it (the command makes its
@@ -105,9 +108,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 		// the dead master for a minute.
 		rdb := redis.NewClusterClient(redisfrontier.ClusterOptions(cfg.cluster))
 		if logger != nil {
-			rdb.OnNewNode(func(node *redis.Client) {
-				node.AddHook(&outageWatch{logger: logger, server: node.Options().Addr})
-			})
+			rdb.AddHook(&clusterWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: clusterQuiet})
 		}
 		return rdb, nil
 	}
@@ -203,7 +204,10 @@ func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duratio
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			if last == nil {
-				last = errors.New("no reply")
+				// Cut within the client's own tries (a wait under
+				// its dial retries' time): a dial of our own says
+				// why, if the address refuses it.
+				last = dialReason(wctx, rdb)
 			}
 		} else {
 			last = err
@@ -220,6 +224,44 @@ func waitRedis(ctx context.Context, rdb redis.UniversalClient, wait time.Duratio
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// dialReason dials the server (or each seed node) of rdb, for at most
+// 500ms, and returns why it could not connect, or "no reply" if it did:
+// the server takes connections and does not answer (stopped, overloaded).
+func dialReason(ctx context.Context, rdb redis.UniversalClient) error {
+	type target struct{ network, addr string }
+	var ts []target
+	switch c := rdb.(type) {
+	case *redis.Client:
+		o := c.Options()
+		ts = append(ts, target{o.Network, o.Addr})
+	case *redis.ClusterClient:
+		for _, a := range c.Options().Addrs {
+			ts = append(ts, target{"tcp", a})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 500*time.Millisecond)
+	defer cancel()
+	var d net.Dialer
+	var first error
+	for _, t := range ts {
+		if t.network == "" {
+			t.network = "tcp"
+		}
+		c, err := d.DialContext(ctx, t.network, t.addr)
+		if err == nil {
+			c.Close()
+			return errors.New("no reply")
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = errors.New("no reply")
+	}
+	return first
 }
 
 // answersBy is answers given up when ctx ends: go-redis does not bound a
@@ -307,6 +349,67 @@ func (w *outageWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { re
 
 func (w *outageWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// clusterWatch is a hook of a Redis Cluster's client that logs, once an
+// outage, that the cluster does not answer (a call failed for the network,
+// or with a reply saying the cluster is not ready: a master lost, a
+// failover under way), and once that it answers again: when a call
+// succeeds after quiet without a failure, so that the calls to the live
+// masters that go on meanwhile do not end the outage while those of the
+// lost one's slots still fail (the Frontier tries them again at least
+// every 2s).
+type clusterWatch struct {
+	logger *slog.Logger
+	server string // the seed nodes
+	quiet  time.Duration
+
+	mu     sync.Mutex
+	down   bool
+	failed time.Time // the last failure
+}
+
+// clusterQuiet is clusterWatch's quiet.
+const clusterQuiet = 3 * time.Second
+
+func (w *clusterWatch) note(ctx context.Context, err error) {
+	if err != nil && ctx.Err() != nil {
+		return // the caller gave up, not the cluster
+	}
+	var reply redis.Error
+	failed := err != nil && (!errors.As(err, &reply) || redisfrontier.Transient(err))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	switch {
+	case failed:
+		w.failed = now
+		if !w.down {
+			w.down = true
+			w.logger.Warn("Redis does not answer: waiting for it", "redis", w.server, "err", err)
+		}
+	case w.down && now.Sub(w.failed) >= w.quiet:
+		w.down = false
+		w.logger.Info("Redis answers again", "redis", w.server)
+	}
+}
+
+func (w *clusterWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (w *clusterWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		w.note(ctx, err)
+		return err
+	}
+}
+
+func (w *clusterWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		w.note(ctx, err)
+		return err
+	}
 }
 
 // redisLog is the Redis client's logger, writing to the command's log at

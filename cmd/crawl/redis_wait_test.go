@@ -33,26 +33,31 @@ func TestRedisWait(t *testing.T) {
 	url := "redis://" + addr + "/0"
 	for _, tt := range []struct {
 		quiet bool
-		warn  int // the warnings that Redis does not answer
-	}{{false, 1}, {true, 0}} {
-		args := []string{"-redis", url, "-redis_wait", "2s", s.URL + "/p/0"}
+		warn  int    // the warnings that Redis does not answer
+		wait  string // under 2s, the wait ends within the client's own tries
+	}{{false, 1, "2s"}, {true, 0, "2s"}, {true, 0, "1s"}} {
+		args := []string{"-redis", url, "-redis_wait", tt.wait, s.URL + "/p/0"}
 		if tt.quiet {
 			args = append([]string{"-q"}, args...)
 		}
 		r := runCrawl(t, args...)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 		last := lines[len(lines)-1]
-		for _, want := range []string{"crawl: -redis " + url, "Redis at " + addr + " did not answer in 2s (-redis_wait)", "connection refused"} {
+		for _, want := range []string{"crawl: -redis " + url, "Redis at " + addr + " did not answer in " + tt.wait + " (-redis_wait)", "connection refused"} {
 			if r.code != 1 || !strings.Contains(last, want) {
 				t.Errorf("crawl %q, nothing listening: exit %d, last line of stderr %q; want 1 and %q", args, r.code, last, want)
 			}
 		}
 		if n := strings.Count(r.stderr, "Redis does not answer"); n != tt.warn {
-			t.Errorf("crawl %q, nothing listening for 2s: %d warnings that Redis does not answer, want %d; stderr:\n%s", args, n, tt.warn, r.stderr)
+			t.Errorf("crawl %q, nothing listening: %d warnings that Redis does not answer, want %d; stderr:\n%s", args, n, tt.warn, r.stderr)
 		}
 		if n := len(lines); n != tt.warn+1 {
-			t.Errorf("crawl %q, nothing listening for 2s: %d lines on stderr, want %d (the client's complaints only with -v); stderr:\n%s", args, n, tt.warn+1, r.stderr)
+			t.Errorf("crawl %q, nothing listening: %d lines on stderr, want %d (the client's complaints only with -v); stderr:\n%s", args, n, tt.warn+1, r.stderr)
 		}
+	}
+	// A name given is said at once, before Redis answers.
+	if r := runCrawl(t, "-q", "-redis", url, "-redis_wait", "1s", "-crawl", "named", s.URL+"/p/0"); r.code != 1 || !strings.HasPrefix(r.stderr, "crawl: crawl named on "+url+"\n") {
+		t.Errorf("crawl -crawl named, Redis down: exit %d, stderr %q; want 1, the name line first", r.code, r.stderr)
 	}
 	if r := runCrawl(t, "-redis_wait", "1s", s.URL+"/p/0"); r.code != 1 || !strings.Contains(r.stderr, "-redis_wait is") {
 		t.Errorf("crawl -redis_wait 1s without -redis: exit %d, stderr %q; want 1 and the flag named", r.code, r.stderr)

@@ -125,26 +125,39 @@ type jsonResult struct {
 // jsonSummary is the last JSON object of -format jsonl: the counters of the
 // report.
 type jsonSummary struct {
-	Type        string         `json:"type"` // "summary"
-	Done        int            `json:"done"`
-	Todo        int            `json:"todo"`
-	Interrupted bool           `json:"interrupted"`
-	Budget      string         `json:"budget,omitempty"` // the budget that ended the crawl
-	Workers     int            `json:"workers"`
-	ElapsedMS   float64        `json:"elapsed_ms"`
-	HTML        int            `json:"html"`
-	HTMLBytes   int64          `json:"html_bytes"`
-	Other       int            `json:"other"`
-	OtherBytes  int64          `json:"other_bytes"`
-	Redirect    int            `json:"redirect"`
-	Error       int            `json:"error"`
-	ErrorBytes  int64          `json:"error_bytes"`
-	Fail        int            `json:"fail"`
-	FailKinds   map[string]int `json:"fail_kinds"`
-	Status      map[int]int    `json:"status"` // count by status code
+	Type        string  `json:"type"` // "summary"
+	Done        int     `json:"done"`
+	Todo        int     `json:"todo"`
+	Interrupted bool    `json:"interrupted"`
+	Budget      string  `json:"budget,omitempty"` // the budget that ended the crawl
+	Workers     int     `json:"workers"`
+	ElapsedMS   float64 `json:"elapsed_ms"`
+	statsJSON
+}
+
+// statsJSON is the counters of the report, in jsonSummary and in the
+// object of -status -format jsonl.
+type statsJSON struct {
+	HTML       int            `json:"html"`
+	HTMLBytes  int64          `json:"html_bytes"`
+	Other      int            `json:"other"`
+	OtherBytes int64          `json:"other_bytes"`
+	Redirect   int            `json:"redirect"`
+	Error      int            `json:"error"`
+	ErrorBytes int64          `json:"error_bytes"`
+	Fail       int            `json:"fail"`
+	FailKinds  map[string]int `json:"fail_kinds"`
+	Status     map[int]int    `json:"status"` // count by status code
 	// Refused counts the links not followed, by the trap limit that
 	// refused them.
 	Refused map[string]int `json:"refused,omitempty"`
+}
+
+// countersJSON returns the counters of s.
+func countersJSON(s *crawl.Stats) statsJSON {
+	return statsJSON{HTML: s.HTML, HTMLBytes: s.HTMLBytes, Other: s.Other, OtherBytes: s.OtherBytes,
+		Redirect: s.Redirects, Error: s.Errors, ErrorBytes: s.ErrorBytes, Fail: s.Failures,
+		FailKinds: s.FailKinds, Status: s.StatusCounts, Refused: s.Refused}
 }
 
 // jsonLines writes a JSON object per Result as it finishes. It is safe for
@@ -194,17 +207,7 @@ func (j *jsonLines) summary(s *crawl.Stats, interrupted bool) error {
 		Budget:      s.Budget,
 		Workers:     s.Workers,
 		ElapsedMS:   float64(s.Elapsed.Microseconds()) / 1000,
-		HTML:        s.HTML,
-		HTMLBytes:   s.HTMLBytes,
-		Other:       s.Other,
-		OtherBytes:  s.OtherBytes,
-		Redirect:    s.Redirects,
-		Error:       s.Errors,
-		ErrorBytes:  s.ErrorBytes,
-		Fail:        s.Failures,
-		FailKinds:   s.FailKinds,
-		Status:      s.StatusCounts,
-		Refused:     s.Refused,
+		statsJSON:   countersJSON(s),
 	})
 	j.mu.Lock()
 	defer j.mu.Unlock()

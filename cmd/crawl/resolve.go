@@ -45,10 +45,26 @@ func (f *resolveFlag) String() string {
 }
 
 func (f *resolveFlag) Set(s string) error {
-	host, rest, ok := strings.Cut(s, ":")
+	var host, rest string
+	var ok bool
+	if inner, v6 := strings.CutPrefix(s, "["); v6 {
+		// An IPv6 address as HOST, in brackets as in a URL.
+		var lit string
+		lit, rest, ok = strings.Cut(inner, "]:")
+		ip, err := netip.ParseAddr(lit)
+		if !ok || err != nil || !ip.Is6() {
+			return fmt.Errorf("HOST %q: want an IPv6 address in brackets, [IPv6]:PORT:ADDR", "["+lit+"]")
+		}
+		host = ip.String()
+	} else {
+		host, rest, ok = strings.Cut(s, ":")
+	}
 	port, addr, ok2 := strings.Cut(rest, ":")
 	if !ok || !ok2 {
 		return errors.New("want HOST:PORT:ADDR, such as example.com:443:127.0.0.1 or '*.example:80:127.0.0.1:8080'")
+	}
+	if host == "" {
+		return errors.New("HOST is empty: want HOST:PORT:ADDR (an IPv6 address as HOST goes in brackets: [::1]:80:127.0.0.1)")
 	}
 	host, err := resolveHost(host)
 	if err != nil {
@@ -79,6 +95,12 @@ func (f *resolveFlag) Set(s string) error {
 func resolveHost(host string) (string, error) {
 	if host == "*" {
 		return host, nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() {
+		return ip.String(), nil // as a transport dials it, out of its brackets
+	}
+	if strings.Contains(host, ",") {
+		return "", fmt.Errorf("host %q: one HOST an entry (-resolve may be repeated)", host)
 	}
 	name, wild := strings.CutPrefix(host, "*.")
 	if name == "" || strings.ContainsAny(name, "/?#@[]\\*") {

@@ -67,7 +67,9 @@ func TestResolveFlag(t *testing.T) {
 		{"a.example:80:127.0.0.1:http", `address "127.0.0.1:http"`},
 		{"a.example:80:127.0.0.1:0", `address "127.0.0.1:0"`},
 		{"a.example:80:127.0.0.1,127.0.0.2", `address "127.0.0.1,127.0.0.2"`},
-		{":80:127.0.0.1", `host ""`},
+		{":80:127.0.0.1", `HOST is empty`},
+		{"::5:80:127.0.0.1", `IPv6 address as HOST goes in brackets`},
+		{"[::5]80:127.0.0.1", `want an IPv6 address in brackets`},
 		{"a b:80:127.0.0.1", `host "a b"`},
 		{"a.example/x:80:127.0.0.1", `host "a.example/x"`},
 		{"*example:80:127.0.0.1", `host "*example"`},
@@ -101,6 +103,7 @@ func TestResolveLookup(t *testing.T) {
 		"*.b.example:80:10.0.0.3",
 		"a.b.example:80:10.0.0.4",
 		"a.b.example:443:10.0.0.5:8443",
+		"[0:0::5]:80:10.0.0.6",
 	} {
 		if err := f.Set(v); err != nil {
 			t.Fatalf("Set(%q): %v", v, err)
@@ -120,6 +123,7 @@ func TestResolveLookup(t *testing.T) {
 		{"x.b.example:443", ""},
 		{"elsewhere.org:8080", ""},
 		{"[::1]:80", "10.0.0.1:80"},
+		{"[::5]:80", "10.0.0.6:80"}, // an IPv6 HOST, in its canonical form
 	}
 	for _, tt := range tests {
 		got, ok := f.lookup(tt.addr)
@@ -261,7 +265,8 @@ func TestResolveBlockPrivate(t *testing.T) {
 // A bad -resolve is an error naming it before anything is fetched.
 func TestResolveBad(t *testing.T) {
 	s := hostSite(t)
-	for _, v := range []string{"foo", "a.example:http:" + s.Addr(), "a.example:80:nowhere", "a b:80:" + s.Addr()} {
+	for _, v := range []string{"foo", "a.example:http:" + s.Addr(), "a.example:80:nowhere", "a b:80:" + s.Addr(),
+		"::5:80:" + s.Addr(), "[::5:80:" + s.Addr(), "[1.2.3.4]:80:" + s.Addr(), "a.example,b.example:80:" + s.Addr()} {
 		r := runCrawl(t, "-resolve", "*.example:80:"+s.Addr(), "-resolve", v, "http://a.example/")
 		want := fmt.Sprintf("invalid value %q for flag -resolve", v)
 		if r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
