@@ -3,6 +3,9 @@ package redisfrontier_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -97,5 +100,82 @@ func TestRunShared(t *testing.T) {
 	}
 	if fetched != pages {
 		t.Errorf("%d pages fetched, want %d", fetched, pages)
+	}
+}
+
+// TestRunSharedRobotsMaxAge: two crawlers share a crawl whose robots.txt
+// changes; once its rules are WithRobotsMaxAge old, one of them fetches it
+// again, and both go by the new rules: neither fetches a URL they
+// disallow once they are out (each crawler parses the rules its leases
+// carry anew when they change).
+func TestRunSharedRobotsMaxAge(t *testing.T) {
+	s := redistest.Start(t)
+	var (
+		mu      sync.Mutex
+		v2At    time.Time // when the second version was first served
+		robots  int
+		late    []string // /secret/ requests well after v2 was served
+		secrets int
+	)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.URL.Path == "/robots.txt" {
+			robots++
+			if robots == 1 {
+				mu.Unlock()
+				io.WriteString(w, "User-agent: *\nDisallow: /nothing\n")
+				return
+			}
+			if v2At.IsZero() {
+				v2At = time.Now()
+			}
+			mu.Unlock()
+			io.WriteString(w, "User-agent: *\nDisallow: /secret/\n")
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/secret/") {
+			secrets++
+			if !v2At.IsZero() && time.Since(v2At) > 200*time.Millisecond {
+				late = append(late, r.URL.Path)
+			}
+		}
+		mu.Unlock()
+		var i int
+		if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &i); err != nil {
+			io.WriteString(w, "leaf")
+			return
+		}
+		time.Sleep(40 * time.Millisecond)
+		fmt.Fprintf(w, `<a href="/p/%d">next</a> <a href="/secret/%d">s</a>`, min(i+1, 40), i)
+	}))
+	defer site.Close()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			f, err := redisfrontier.Open(context.Background(), s.URL(), &redisfrontier.Options{Name: "rage"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer f.Close()
+			c, err := crawl.New(crawl.WithFrontier(f), crawl.WithWorkers(2), crawl.WithHostWorkers(2),
+				crawl.WithRobotsMaxAge(300*time.Millisecond), crawl.WithLeaseTerm(10*time.Second))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := c.Run(context.Background(), site.URL+"/p/0"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if robots < 2 || v2At.IsZero() {
+		t.Fatalf("robots.txt fetched %d times over a crawl of 40 pages of 40ms, max age 300ms: want it fetched again", robots)
+	}
+	if len(late) > 0 {
+		t.Errorf("%d of %d /secret/ URLs fetched well after robots.txt disallowed them: %v", len(late), secrets, late)
 	}
 }

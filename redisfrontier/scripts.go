@@ -101,10 +101,11 @@ local function ns(s) s = tostring(s) return string.format('%d:', #s) .. s end
 local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
 local function rkey(h) return P .. 'r:' .. h end
--- stale reports whether rules acked at ra (µs, a host hash's field; nil
--- for rules of a version before it) are too old to go by (RAGE).
-local function stale(ra)
-  return RAGE > 0 and (tonumber(ra) or 0) + RAGE <= now
+-- stale reports whether a host's rules of version r (its hash's field r:
+-- their robots.txt's lease ID, '@', and when it was acked, µs; an earlier
+-- version's has no time) are too old to go by (RAGE).
+local function stale(r)
+  return RAGE > 0 and (tonumber(string.match(r, '@(%d+)$')) or 0) + RAGE <= now
 end
 
 -- The meta counters, changed by deltas written once at the end: base
@@ -413,10 +414,10 @@ end
 -- lease of the host that has none ends: see aheadFor in ahead.go). It
 -- returns the lease's reply field and record;
 -- or nil, and true if the host's queue was found empty.
-local function aheadOf(h, id, nx, rd, rules, x, ra)
+local function aheadOf(h, id, nx, rd, rules, x)
   if MAXPAGES ~= 0 or DELAY ~= 0 or (tonumber(rd) or 0) ~= 0 or (tonumber(nx) or 0) > now then return nil end
   -- Nor for a host whose robots.txt is due again.
-  if ROBOTS and stale(ra) then return nil end
+  if ROBOTS and rules and stale(rules) then return nil end
   local e = redis.call('LPOP', qkey(h))
   if not e then return nil, true end
   add('fresh', -1)
@@ -873,7 +874,7 @@ local NOTOP = {}
 -- find it, and how many leases it made beyond the first.
 local function takeFrom(h, share)
   local hk = hkey(h)
-  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn', 'ra')
+  local st = redis.call('HMGET', hk, 'n', 'nx', 'rf', 'r', 'rt', 'rd', 'rn')
   local n = tonumber(st[1]) or 0
   if n >= HW or st[3] then return false end
   local nx = tonumber(st[2]) or 0
@@ -895,7 +896,7 @@ local function takeFrom(h, share)
   local kind, tk, enc, rules, rp, es
   -- A host with no rules, or rules too old (Policy.RobotsMaxAge),
   -- gives its robots.txt first.
-  local robots = ROBOTS and (not st[4] or stale(st[8]))
+  local robots = ROBOTS and (not st[4] or stale(st[4]))
   if robots then
     if not (qlen(h) > 0 and not spent() or top[1]) then return false end
     kind, tk, enc = 'R', '1', ''
@@ -1007,7 +1008,7 @@ local function takeFrom(h, share)
     for _ = 1, AHEAD do
       nextID = nextID + 1
       local sid = S(nextID) .. token
-      local field, rec = aheadOf(h, sid, st[2], st[6], st[4], x, st[8])
+      local field, rec = aheadOf(h, sid, st[2], st[6], st[4], x)
       if not field then
         nextID = nextID - 1
         if rec then llen = 0 end
@@ -1221,7 +1222,7 @@ local function promote(ent, srec)
   end
   local k, tok = string.match(ent.ahead, '^(%d+)%.(%x+)$')
   if not k then return '1' end
-  local st = redis.call('HMGET', hkey(srec.h), 'nx', 'rd', 'r', 'n', 'ra')
+  local st = redis.call('HMGET', hkey(srec.h), 'nx', 'rd', 'r', 'n')
   -- The host's leases out, less the call's usual acks of it, counted
   -- down after the loop: a host they leave with room gets none ahead.
   if (tonumber(st[4]) or 0) - (dec[srec.h] or 0) < HW then return '1' end
@@ -1229,7 +1230,7 @@ local function promote(ent, srec)
   local made = {'1'}
   for _ = 1, tonumber(k) do
     local aid = S(base.lseq + (cnt.lseq or 0) + 1) .. '-' .. tok
-    local field, rec = aheadOf(srec.h, aid, st[1], st[2], st[3], x, st[5])
+    local field, rec = aheadOf(srec.h, aid, st[1], st[2], st[3], x)
     if not field then break end
     add('lseq', 1)
     made[#made + 1] = field
@@ -1295,7 +1296,7 @@ local function ackOne(e, ent)
       local rules = ent.rules
       if ent.hasRules ~= '1' then rules = '' end
       redis.call('HDEL', hk, 'rf')
-      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd), 'ra', S(now))
+      redis.call('HSET', hk, 'r', id .. '@' .. S(now), 'rb', rules, 'rd', S(ent.rd))
       if ent.rd > DELAY then
         local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
         local n2 = now + math.max(jitter(ent.rd, ent.r), ent.rd)
