@@ -116,7 +116,9 @@ type host struct {
 	// an Unsent ack's giving back of the delay does not undo.
 	paused time.Time
 	// opened means its robots.txt was acked, with rules or with none;
-	// rulesAt is when, for Policy.RobotsMaxAge.
+	// rulesAt is when the first URL went by them since, for
+	// Policy.RobotsMaxAge (so that each fetch of it lets one go, whatever
+	// the host's delay).
 	opened  bool
 	rulesAt time.Time
 	// robotsTries counts the attempts at its robots.txt so far.
@@ -393,7 +395,7 @@ func (f *MemoryFrontier) Ack(ctx context.Context, l *Lease, o Outcome) (int, err
 	h := rec.h
 	if l.Kind == RobotsRequest {
 		h.gate = gateOpen
-		h.rules, h.opened, h.rulesAt = o.Rules, true, now
+		h.rules, h.opened, h.rulesAt = o.Rules, true, time.Time{}
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
 			if n := now.Add(sched.Pause(h.delay, o.Rules.Delay)); n.After(h.next) {
@@ -609,7 +611,7 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
-	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && now.Sub(h.rulesAt) >= age {
+	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && !h.rulesAt.IsZero() && now.Sub(h.rulesAt) >= age {
 		// Its rules are too old: its robots.txt goes first again.
 		h.gate = gateRobots
 		h.robotsTries = 0
@@ -640,6 +642,9 @@ func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
 	if !e.taken {
 		f.fresh--
 		f.pages++
+	}
+	if h.rulesAt.IsZero() {
+		h.rulesAt = now
 	}
 	l := Lease{Request: e.Request, Rules: h.rules}
 	return f.lease(h, l, e.taken, now), true

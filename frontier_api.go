@@ -152,8 +152,10 @@ type Policy struct {
 	// host, and no other URL of the host until it is acked.
 	Robots bool
 	// RobotsMaxAge, under Robots, is how long a host's rules are kept:
-	// once they are that old (from the ack of its RobotsRequest), the
-	// host's next lease is its RobotsRequest once more, as for a new host,
+	// once they are that old (counted from the first lease of the host's
+	// that went by them, so that each RobotsRequest lets one go, whatever
+	// the host's delay), the host's next lease is its RobotsRequest once
+	// more, as for a new host,
 	// and no other URL of the host goes until it is acked (RFC 9309,
 	// section 2.4, has a day at most). 0 keeps them for the whole Run (a
 	// shared Frontier, for the whole crawl).

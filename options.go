@@ -535,8 +535,10 @@ func WithRobots(on bool) Option {
 const DefaultRobotsMaxAge = 24 * time.Hour
 
 // WithRobotsMaxAge sets how long a host's robots.txt rules are kept
-// (Policy.RobotsMaxAge): once they are d old, the host's robots.txt is
-// fetched again before its next URL, and the host's URLs wait for it as
+// (Policy.RobotsMaxAge): once they are d old (counted from the first URL
+// that went by them, so that a host whose delay is longer than d still
+// gets a URL for each fetch), the host's robots.txt is fetched again
+// before its next URL, and the host's URLs wait for it as
 // for a new host; one found unavailable then disallows the host, as it
 // would have at first (RFC 9309, section 2.3.1.4). The default is
 // DefaultRobotsMaxAge; 0 keeps the rules for the whole Run (for a crawl

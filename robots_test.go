@@ -487,3 +487,25 @@ func TestRobotsMaxAgeNegative(t *testing.T) {
 		t.Errorf("New(WithRobotsMaxAge(-1s)): error %v, want one naming the option", err)
 	}
 }
+
+// TestRobotsMaxAgeUnderDelay: a host whose delay is longer than the rules'
+// max age still has its pages fetched: each fetch of its robots.txt lets
+// at least one URL go by it (the age counts from the first), rather than
+// the robots.txt being all the host gets.
+func TestRobotsMaxAgeUnderDelay(t *testing.T) {
+	s := newSite(t, robotsSite("/a", "/b", "/c"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, res, err := crawlSite(t, ctx, []string{s.URL + "/"}, crawl.WithHostDelay(300*time.Millisecond), crawl.WithRobotsMaxAge(100*time.Millisecond))
+	if err != nil {
+		t.Fatalf("Run, host delay 300ms, robots max age 100ms: %v", err)
+	}
+	for _, p := range []string{"/", "/a", "/b", "/c"} {
+		if r := res[s.URL+p]; r.Status != 200 {
+			t.Errorf("%s: %+v, want fetched", p, r)
+		}
+	}
+	if n := s.robotsHits.Load(); n < 2 || n > 5 {
+		t.Errorf("robots.txt fetched %d times for 4 pages, each after a delay longer than its max age: want 2 to 5 (one a page at most)", n)
+	}
+}

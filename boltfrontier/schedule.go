@@ -73,8 +73,9 @@ type host struct {
 	// an Unsent ack's giving back of the delay does not undo.
 	paused time.Time
 	// opened means its robots.txt was acked, with rules or with none;
-	// rulesAt is when in this process, for Policy.RobotsMaxAge (every
-	// Run asks for the robots.txt again first).
+	// rulesAt is when the first URL went by them since, in this process,
+	// for Policy.RobotsMaxAge (every Run asks for the robots.txt again
+	// first).
 	opened  bool
 	rulesAt time.Time
 	// robotsTries counts the attempts at its robots.txt so far.
@@ -543,7 +544,7 @@ func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (in
 	h := rec.h
 	if l.Kind == crawl.RobotsRequest {
 		h.gate = gateOpen
-		h.rules, h.opened, h.rulesAt = o.Rules, true, now
+		h.rules, h.opened, h.rulesAt = o.Rules, true, time.Time{}
 		if o.Rules != nil && o.Rules.Delay > h.delay {
 			h.delay = o.Rules.Delay
 			if n := now.Add(sched.Pause(h.delay, o.Rules.Delay)); n.After(h.next) {
@@ -804,7 +805,7 @@ func (f *Frontier) take(now time.Time) (*crawl.Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
-	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && now.Sub(h.rulesAt) >= age {
+	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && !h.rulesAt.IsZero() && now.Sub(h.rulesAt) >= age {
 		// Its rules are too old: its robots.txt goes first again.
 		h.gate = gateRobots
 		h.robotsTries = 0
@@ -851,6 +852,9 @@ func (f *Frontier) takeFrom(h *host, now time.Time) (*crawl.Lease, bool) {
 	if !e.taken {
 		f.fresh--
 		f.pages++
+	}
+	if h.rulesAt.IsZero() {
+		h.rulesAt = now
 	}
 	l := &crawl.Lease{Request: e.Request, Rules: h.rules}
 	return f.lease(h, l, e, e.taken, now), true

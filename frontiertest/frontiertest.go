@@ -61,9 +61,9 @@
 //     not before its time; once acked, every Lease of the host carries the
 //     HostRules it was acked with.
 //   - RobotsMaxAge: under Policy.RobotsMaxAge a host's robots.txt is
-//     asked for again once its rules are that old, not before, and alone
-//     (none of the host's other URLs goes until it is acked); its URLs
-//     then carry the new rules.
+//     asked for again once its rules are that old (from the first URL
+//     that went by them), not before, and alone (none of the host's other
+//     URLs goes until it is acked); its URLs then carry the new rules.
 //   - RobotsDelay: the Delay of a host's HostRules spaces its requests,
 //     no two starts closer than it (a Crawl-delay is a floor).
 //   - PageBudget: no more than Policy.MaxPages first attempts are handed

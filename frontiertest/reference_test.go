@@ -71,7 +71,7 @@ type refHost struct {
 	robotsOut   bool
 	robotsAt    time.Time
 	robotsTries int
-	rulesAt     time.Time // when its robots.txt was acked
+	rulesAt     time.Time // when the first URL went by its rules
 }
 
 // refLease is a lease out.
@@ -293,7 +293,7 @@ func (f *refFrontier) pickFrom(key string, now time.Time) *crawl.Lease {
 		}
 	}
 	_, open := f.st.Rules[key]
-	if age := f.policy.RobotsMaxAge; open && age > 0 && !now.Before(h.rulesAt.Add(age)) && f.bug != "robotsKept" {
+	if age := f.policy.RobotsMaxAge; open && age > 0 && !h.rulesAt.IsZero() && !now.Before(h.rulesAt.Add(age)) && f.bug != "robotsKept" {
 		open = false // its rules are too old: asked for again
 	}
 	if f.policy.Robots && !open && f.bug != "robotsNotFirst" {
@@ -331,6 +331,9 @@ func (f *refFrontier) lease(key string, it refItem, now time.Time) *crawl.Lease 
 	l := &crawl.Lease{Request: it.Req, ID: f.nonce + "-" + strconv.Itoa(f.st.Seq)}
 	if f.policy.Robots && it.Req.Kind != crawl.RobotsRequest {
 		l.Rules = f.st.Rules[key]
+		if h.rulesAt.IsZero() {
+			h.rulesAt = now
+		}
 	}
 	rec := &refLease{lease: l, seq: f.st.Seq, item: it, started: now, prevNext: h.next}
 	h.leases++
@@ -433,7 +436,7 @@ func (f *refFrontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) 
 	h.leases--
 	if l.Kind == crawl.RobotsRequest {
 		f.st.Rules[key] = o.Rules
-		h.robotsOut, h.rulesAt = false, time.Now()
+		h.robotsOut, h.rulesAt = false, time.Time{}
 		if d := f.delay(key); d > 0 {
 			h.next = maxTime(h.next, rec.started.Add(max(jitter(d), f.crawlDelay(key))))
 		}

@@ -139,8 +139,8 @@
 //	             latest Pause's end, µs, which an Unsent ack's giving back
 //	             of its Take's delay does not undo), rf (the
 //	             robots.txt lease out), r, rb, rd (the rules: version,
-//	             its robots.txt's lease ID, "@" and when it was acked
-//	             (µs), body, delay), rt (tries of the robots.txt), rn (the
+//	             its robots.txt's lease ID, then "@" and when the first
+//	             URL went by them (µs), body, delay), rt (tries of the robots.txt), rn (the
 //	             count of r:<host>, so that a Take looks there only when
 //	             it is not 0; absent: not known yet)
 //	ready        sorted set: the hosts that have a Request they may

@@ -716,7 +716,7 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 	}
 	if v[0] == 0 {
 		if v[1] == 0 {
-			return 0, fmt.Errorf("redisfrontier: crawl %q: %d processes on it, holding no lease now (waiting out a host's delay, say): %w", name, v[2], ErrLeased)
+			return 0, fmt.Errorf("redisfrontier: crawl %q: %d process(es) on it, holding no lease now (waiting out a host's delay, say): %w", name, v[2], ErrLeased)
 		}
 		return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, v[1], ErrLeased)
 	}

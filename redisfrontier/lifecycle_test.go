@@ -807,7 +807,7 @@ func TestResetProcessOn(t *testing.T) {
 		if len(st.Holders) != 1 || st.Holders[0].Owner != "waiter" || st.Holders[0].Leases != 0 || st.Leased != 0 {
 			t.Fatalf("%d shards: Inspect of a crawl a process is on, holding no lease: %+v; want it a Holder of no lease", shards, st)
 		}
-		if _, err := redisfrontier.Reset(t.Context(), c, name, false); !errors.Is(err, redisfrontier.ErrLeased) || !strings.Contains(err.Error(), "1 processes on it") {
+		if _, err := redisfrontier.Reset(t.Context(), c, name, false); !errors.Is(err, redisfrontier.ErrLeased) || !strings.Contains(err.Error(), "1 process(es) on it") {
 			t.Fatalf("%d shards: Reset of a crawl a process is on: %v; want ErrLeased, saying a process is on it", shards, err)
 		}
 		if shards == 1 {
@@ -823,5 +823,29 @@ func TestResetProcessOn(t *testing.T) {
 		if n, err := redisfrontier.Reset(t.Context(), c, name, false); err != nil || n == 0 {
 			t.Errorf("%d shards: Reset once the process is gone: %d, %v; want the keys deleted", shards, n, err)
 		}
+	}
+}
+
+// TestPresenceKeepsExpiry: a process that says it is on a crawl never
+// takes the expiry off the set of processes (a sweep setting the crawl's
+// keys to expire sets the meta hash's last: a PERSIST between left the set
+// kept for good, a killed process's member in it).
+func TestPresenceKeepsExpiry(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+	f := open(t, s, &redisfrontier.Options{Name: "pres"})
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	live := "crawl:{pres}:live"
+	if err := c.PExpire(t.Context(), live, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(t.Context(), p); err != nil { // says it is on the crawl again
+		t.Fatal(err)
+	}
+	if d := c.PTTL(t.Context(), live).Val(); d <= 0 {
+		t.Errorf("TTL of %s after a process said it is on the crawl, the meta hash not expiring yet: %v, want the hour set before", live, d)
 	}
 }

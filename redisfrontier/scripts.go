@@ -102,10 +102,12 @@ local function hkey(h) return P .. 'h:' .. h end
 local function qkey(h) return P .. 'q:' .. h end
 local function rkey(h) return P .. 'r:' .. h end
 -- stale reports whether a host's rules of version r (its hash's field r:
--- their robots.txt's lease ID, '@', and when it was acked, µs; an earlier
--- version's has no time) are too old to go by (RAGE).
+-- their robots.txt's lease ID, then '@' and when the first URL went by
+-- them, µs, once one has: each fetch of the robots.txt lets one go,
+-- whatever the host's delay) are too old to go by (RAGE).
 local function stale(r)
-  return RAGE > 0 and (tonumber(string.match(r, '@(%d+)$')) or 0) + RAGE <= now
+  local at = RAGE > 0 and string.match(r, '@(%d+)$')
+  return at and tonumber(at) + RAGE <= now or false
 end
 
 -- The meta counters, changed by deltas written once at the end: base
@@ -724,7 +726,7 @@ return {1, d}
 // ARGV[2], among the processes on the crawl: the sorted set KEYS[2], each
 // scored by when its presence ends, ARGV[3] µs from now (see
 // Frontier.present), on the server's clock; those ended are dropped. The
-// set has the expiry of the crawl's meta hash, KEYS[1]. A crawl deleted
+// set takes the expiry of the crawl's meta hash, KEYS[1], when it has one. A crawl deleted
 // (its meta hash gone, or a Reset's mark) is left as it is.
 var presenceScript = redis.NewScript(`
 if redis.call('HEXISTS', KEYS[1], 'sb') == 0 then return 0 end
@@ -736,12 +738,10 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%d', now))
 redis.call('ZADD', KEYS[2], string.format('%d', now + tonumber(ARGV[3])), ARGV[2])
+-- Never PERSIST: a sweep that sets the crawl's keys to expire sets the
+-- meta hash's last, and would leave this set kept for good.
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[2], ttl)
-else
-  redis.call('PERSIST', KEYS[2])
-end
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 `)
 
@@ -950,6 +950,14 @@ local function takeFrom(h, share)
       return false
     end
     add('queued', -1)
+    if ROBOTS and RAGE > 0 and st[4] and not string.find(st[4], '@', 1, true) then
+      -- The first URL that goes by the host's rules: their age counts
+      -- from now (see stale).
+      st[4] = st[4] .. '@' .. S(now)
+      hset = hset or {}
+      hset[#hset + 1] = 'r'
+      hset[#hset + 1] = st[4]
+    end
     rules = st[4] or ''
     rp = rules == '' and '  ' or ' ' .. rules .. ' '
     outP(id, rp, enc)
@@ -1263,6 +1271,12 @@ local function ackOne(e, ent)
   if ent.sop == '+' and not promoted[ent.sid] then
     srec = raws[ent.si] and unrec(raws[ent.si])
     if srec and (srec.o ~= owner or srec.k ~= 'S') then srec = nil end
+    if srec and ROBOTS and RAGE > 0 and stale(redis.call('HGET', hkey(srec.h), 'r') or '') then
+      -- Its host's robots.txt is due again: the lease ahead, made
+      -- under the rules before, goes back rather than start.
+      giveBack(ent.sid)
+      srec = nil
+    end
   end
   if not rec or rec.o ~= owner or ended[id] then
     unstat(stats, ent.st)
@@ -1295,8 +1309,9 @@ local function ackOne(e, ent)
       must = true
       local rules = ent.rules
       if ent.hasRules ~= '1' then rules = '' end
-      redis.call('HDEL', hk, 'rf')
-      redis.call('HSET', hk, 'r', id .. '@' .. S(now), 'rb', rules, 'rd', S(ent.rd))
+      -- Its tries go: the next fetch of it (see stale) counts its own.
+      redis.call('HDEL', hk, 'rf', 'rt')
+      redis.call('HSET', hk, 'r', id, 'rb', rules, 'rd', S(ent.rd))
       if ent.rd > DELAY then
         local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
         local n2 = now + math.max(jitter(ent.rd, ent.r), ent.rd)

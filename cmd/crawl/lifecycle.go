@@ -145,7 +145,7 @@ func resetCrawl(ctx context.Context, cfg *config, rdb redis.UniversalClient, whe
 				held = append(held, holderText(h))
 			}
 		}
-		return fail("-reset: crawl %s on %s is running: %s; stop its processes (their leases go back), or wait for the leases to end, or give -force", cfg.crawlName, where, strings.Join(held, "; "))
+		return fail("-reset: crawl %s on %s is running: %s; stop its processes (their leases go back), or wait for a killed one's -lease to end, or give -force", cfg.crawlName, where, strings.Join(held, "; "))
 	case err != nil:
 		return fail("-reset: %v", err)
 	}

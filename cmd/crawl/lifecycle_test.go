@@ -224,6 +224,12 @@ func TestRedisLifecycleKeep(t *testing.T) {
 	if !strings.Contains(r.stderr, "kept in Redis for good (-redis_ttl 0)") || strings.Contains(r.stderr, "until -redis_ttl") {
 		t.Errorf("stderr of a crawl with -redis_ttl 0: %q, want it to say the keys are kept for good", r.stderr)
 	}
+	// Run again with another -redis_ttl: the crawl was done, its keys'
+	// life is what the first run set, and the line says so.
+	r = runCrawl(t, "-redis", rs.URL(), "-redis_ttl", "1h", "-crawl", "kept", s.URL+"/p/0")
+	if r.code != 0 || !strings.Contains(r.stderr, "the crawl was done before this run") || strings.Contains(r.stderr, "until -redis_ttl") {
+		t.Errorf("stderr of a rerun of a crawl done, kept for good: exit %d, %q; want it to say the crawl was done before", r.code, r.stderr)
+	}
 	keys := keysOf(t, rdb, "kept")
 	if len(keys) == 0 {
 		t.Fatalf("no key of the crawl kept")

@@ -385,11 +385,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 				keys += " crawl:{" + name + ":*}:*" // its shards'
 			}
 			switch _, wasDone := shared.WasDone(); {
+			case wasDone:
+				// Its expiry, or none, was set when it was first
+				// done, by that run's -redis_ttl.
+				logger.Info("the crawl was done before this run: its keys expire as that run's -redis_ttl said (-status says when)", "crawl", name, "keys", keys)
 			case cfg.redisTTL == 0:
 				logger.Info("the crawl is kept in Redis for good (-redis_ttl 0): -reset deletes it", "crawl", name, "keys", keys)
-			case wasDone:
-				// Its expiry was set when it was first done.
-				logger.Info("the crawl was done before this run: its keys expire -redis_ttl after that", "crawl", name, "keys", keys)
 			default:
 				logger.Info("the crawl is kept in Redis until -redis_ttl after it is done", "crawl", name, "keys", keys, "redis_ttl", cfg.redisTTL)
 			}

@@ -66,6 +66,9 @@ func (f *resolveFlag) Set(s string) error {
 	if host == "" {
 		return errors.New("HOST is empty: want HOST:PORT:ADDR (an IPv6 address as HOST goes in brackets: [::1]:80:127.0.0.1)")
 	}
+	if host[0] == '+' || host[0] == '-' {
+		return fmt.Errorf("host %q: curl's %c prefix is not taken: give HOST:PORT:ADDR", host, host[0])
+	}
 	host, err := resolveHost(host)
 	if err != nil {
 		return err

@@ -266,7 +266,7 @@ func TestResolveBlockPrivate(t *testing.T) {
 func TestResolveBad(t *testing.T) {
 	s := hostSite(t)
 	for _, v := range []string{"foo", "a.example:http:" + s.Addr(), "a.example:80:nowhere", "a b:80:" + s.Addr(),
-		"::5:80:" + s.Addr(), "[::5:80:" + s.Addr(), "[1.2.3.4]:80:" + s.Addr(), "a.example,b.example:80:" + s.Addr()} {
+		"::5:80:" + s.Addr(), "[::5:80:" + s.Addr(), "[1.2.3.4]:80:" + s.Addr(), "a.example,b.example:80:" + s.Addr(), "-a.example:80:" + s.Addr(), "+a.example:80:" + s.Addr()} {
 		r := runCrawl(t, "-resolve", "*.example:80:"+s.Addr(), "-resolve", v, "http://a.example/")
 		want := fmt.Sprintf("invalid value %q for flag -resolve", v)
 		if r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
