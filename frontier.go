@@ -611,7 +611,7 @@ func (f *MemoryFrontier) take(now time.Time) (*Lease, bool) {
 
 // takeFrom leases the request h would start now, if any.
 func (f *MemoryFrontier) takeFrom(h *host, now time.Time) (*Lease, bool) {
-	if age := f.policy.RobotsMaxAge; h.gate == gateOpen && f.policy.Robots && age > 0 && h.opened && !h.rulesAt.IsZero() && now.Sub(h.rulesAt) >= age {
+	if h.gate == gateOpen && f.policy.Robots && h.opened && sched.RulesDue(f.policy.RobotsMaxAge, h.rulesAt, now) {
 		// Its rules are too old: its robots.txt goes first again.
 		h.gate = gateRobots
 		h.robotsTries = 0

@@ -33,8 +33,8 @@ func redactURL(raw string) string {
 
 // announce says on stderr, -q or not, which crawl this process is on: the
 // name -status and -reset take.
-func announce(w io.Writer, cfg *config, f *redisfrontier.Frontier) {
-	fmt.Fprintf(w, "crawl: crawl %s on %s\n", f.Name(), cfg.redisWhere())
+func announce(w io.Writer, cfg *config, name string) {
+	fmt.Fprintf(w, "crawl: crawl %s on %s\n", name, cfg.redisWhere())
 }
 
 // alreadyDone says on stderr, -q or not, that the crawl this process

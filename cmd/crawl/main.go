@@ -342,7 +342,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		if cfg.crawlName != "" {
 			// Named by -crawl: said at once, before Redis answers (a
 			// derived name is said once Start has made it).
-			fmt.Fprintf(stderr, "crawl: crawl %s on %s\n", cfg.crawlName, cfg.redisWhere())
+			announce(stderr, &cfg, cfg.crawlName)
 			announced = true
 		}
 		f, err := openRedis(ctx, &cfg, logger)
@@ -365,7 +365,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if shared != nil && shared.Name() != "" && !announced {
 		// Even when the crawl refused this process (other roots or
 		// scope under its name): the name to give -status or -reset.
-		announce(stderr, &cfg, shared)
+		announce(stderr, &cfg, shared.Name())
 	}
 	if err == nil {
 		if showLine {

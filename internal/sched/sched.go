@@ -30,6 +30,13 @@ func Jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d+1)
 }
 
+// RulesDue reports whether a host's robots.txt rules, first gone by at
+// since (zero: no URL has yet), are maxAge old at now, so that its
+// robots.txt goes first again (Policy.RobotsMaxAge; 0 keeps them).
+func RulesDue(maxAge time.Duration, since, now time.Time) bool {
+	return maxAge > 0 && !since.IsZero() && now.Sub(since) >= maxAge
+}
+
 // Pause returns the pause before a host's next request start under a
 // delay d: Jitter(d), but never under floor, the Crawl-delay the host's
 // robots.txt asked for (d is at least that), which a site gets in full.

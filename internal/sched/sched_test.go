@@ -126,3 +126,21 @@ func TestWantWake(t *testing.T) {
 		}
 	}
 }
+
+func TestRulesDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		age        time.Duration
+		since, now time.Time
+		want       bool
+	}{
+		{time.Second, t0, t0.Add(time.Second), true},
+		{time.Second, t0, t0.Add(time.Second - 1), false},
+		{time.Second, time.Time{}, t0.Add(time.Hour), false}, // no URL went by them yet
+		{0, t0, t0.Add(time.Hour), false},                    // kept
+	} {
+		if got := RulesDue(tt.age, tt.since, tt.now); got != tt.want {
+			t.Errorf("RulesDue(%v, %v, %v) = %t, want %t", tt.age, tt.since, tt.now, got, tt.want)
+		}
+	}
+}
