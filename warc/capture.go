@@ -183,6 +183,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				resp.Body.Close()
 				return nil, werr
 			}
+		default:
+			// Not recorded by design: a tunnel, an upgrade. A head
+			// read as c was closed (the request cancelled, the Writer
+			// closed) never gets here: conn.Read refuses its bytes.
 		}
 	}
 	return resp, nil
@@ -271,10 +275,13 @@ type conn struct {
 	scheme string
 	ip     string
 
-	mu     sync.Mutex
-	off    bool   // recording stopped: a CONNECT tunnel, an upgrade, bad framing
-	closed bool   // the Writer closed: no exchange starts
-	gen    uint64 // exchanges ended on c
+	mu  sync.Mutex
+	off bool   // recording stopped: a CONNECT tunnel, an upgrade, bad framing
+	gen uint64 // exchanges ended on c
+	// closed is the error of every Write and Read once c is closed, by
+	// the transport (net.ErrClosed) or by the Writer (ErrClosed): no
+	// exchange starts on c, and no byte read from it passes unrecorded.
+	closed error
 	// status and mediaType (without parameters) of the response head,
 	// and whether its body is compressed already.
 	status     int
@@ -341,12 +348,12 @@ func (c *conn) Write(p []byte) (int, error) {
 	// The bytes are taken before they are sent: the response to them may
 	// be read before this Write returns.
 	c.mu.Lock()
-	if c.req.Len() == 0 && !c.inBody && c.w.closing.Load() {
-		c.closed = true
+	if c.req.Len() == 0 && !c.inBody && c.w.closing.Load() && c.closed == nil {
+		c.closed = ErrClosed
 	}
-	if c.closed {
+	if err := c.closed; err != nil {
 		c.mu.Unlock()
-		return 0, ErrClosed
+		return 0, err
 	}
 	if !c.off {
 		if c.req.Len() == 0 {
@@ -369,6 +376,14 @@ func (c *conn) Write(p []byte) (int, error) {
 func (c *conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.mu.Lock()
+	if err := c.closed; err != nil {
+		// Closed while the bytes came: they were not recorded, and may
+		// be a whole response, which net/http, when the close raced it,
+		// still hands to its caller (the transport closes the connection
+		// of a request whose context ends as its head comes).
+		c.mu.Unlock()
+		return 0, err
+	}
 	if c.off {
 		c.mu.Unlock()
 		return n, err
@@ -415,13 +430,17 @@ func (c *conn) taken() (*item, error) {
 }
 
 // Close records a response cut short by the client (a caller that closed
-// the body before its end makes the transport close the connection).
+// the body before its end makes the transport close the connection), and
+// fails a read under way that has not yet passed its bytes on.
 func (c *conn) Close() error {
 	c.mu.Lock()
 	if !c.off && c.inBody {
 		c.emit(c.cutReason("length"))
 	}
 	c.off = true
+	if c.closed == nil {
+		c.closed = net.ErrClosed
+	}
 	c.mu.Unlock()
 	c.w.mu.Lock()
 	delete(c.w.conns, c)
@@ -481,14 +500,18 @@ func (c *conn) stop(gen uint64) (*item, error) {
 
 // cut ends recording on c for Writer.Close: a response being read is
 // recorded as far as it was read, marked WARC-Truncated: unspecified; no
-// exchange starts on c after it.
+// exchange starts on c after it, and no byte read from c is passed on
+// (a response whose head had not come fails with ErrClosed).
 func (c *conn) cut() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.off && c.inBody {
 		c.emit("unspecified")
 	}
-	c.off, c.closed = true, true
+	c.off = true
+	if c.closed == nil {
+		c.closed = ErrClosed
+	}
 }
 
 // feed takes bytes read from the connection. c.mu is held.

@@ -706,8 +706,9 @@ func TestHTTPSProxyRefused(t *testing.T) {
 
 // Close stops admitting exchanges and cuts those under way: a response
 // being read is recorded as far as it was read, marked WARC-Truncated:
-// unspecified; one whose head had not come is not recorded; a request
-// after Close fails with ErrClosed.
+// unspecified; one whose head had not come is not recorded, and its
+// request fails with ErrClosed when it comes; a request after Close fails
+// with ErrClosed.
 func TestCloseCutsExchanges(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<12) // 64 KiB
 	release := make(chan struct{})
@@ -727,7 +728,9 @@ func TestCloseCutsExchanges(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	defer close(release)
+	var once sync.Once
+	answer := func() { once.Do(func() { close(release) }) }
+	defer answer()
 	w := newWriter(t, Options{})
 	client := &http.Client{Transport: w.Transport(nil)}
 	resp, err := client.Get(srv.URL + "/slow")
@@ -752,6 +755,12 @@ func TestCloseCutsExchanges(t *testing.T) {
 	}
 	if _, err := client.Get(srv.URL + "/slow"); !errors.Is(err, ErrClosed) {
 		t.Errorf("GET after Close: error %v, want one wrapping ErrClosed", err)
+	}
+	// The response to /nohead comes now, after Close: it is not passed on
+	// unrecorded.
+	answer()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("/nohead answered after Close: error %v, want one wrapping ErrClosed", err)
 	}
 	recs := readAll(t, w)
 	resps := warctest.ByType(recs, "response")

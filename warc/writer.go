@@ -112,8 +112,10 @@
 // with ErrClosed), then cuts the exchanges still in progress on the
 // transport's connections: one whose response head has come is recorded
 // as far as it was read, marked WARC-Truncated: unspecified, one without
-// is not recorded; then it waits for the exchanges being made, writes
-// them, and closes the file. A body the caller closed before its end
+// is not recorded, and nothing more read on a cut connection reaches the
+// caller (the rest of a body, or a response that comes after, fails with
+// ErrClosed); then it waits for the exchanges being made, writes them,
+// and closes the file. A body the caller closed before its end
 // (resp.Body.Close) is recorded by that Close, before it returns, marked
 // WARC-Truncated: length (or time, or unspecified, as above), so that a
 // Close of the Writer after it finds it.
