@@ -223,7 +223,10 @@ type Counts struct {
 // durable or shared Frontier's calls that wait for a disk or a server)
 // returns promptly with ctx.Err() when ctx is done; a durable Frontier's
 // state is then as if the call had not been made or had completed, never
-// between. The crawler ends its leases with a ctx that outlives the Run's
+// between. A shared Frontier may first complete a call it had already
+// sent, within a bound it documents (redisfrontier: up to 5 s past ctx's
+// end), and a Take whose lease the server made by then returns it rather
+// than ctx.Err(), so that no lease is left out with no holder. The crawler ends its leases with a ctx that outlives the Run's
 // by 5 s, so that a cancelled Run still records what its workers did, and
 // a frontier that cannot answer then does not hold the Run's end for good. After Close,
 // every method returns ErrFrontierClosed, and a Take or Join blocked when
@@ -236,7 +239,7 @@ type Counts struct {
 //
 // A durable Frontier keeps, across Close and a crash of its process: the
 // seen set, the queue, the Requests leased (queued again when the Frontier
-// is opened anew), the retries with their times and tries, the rules of
+// is opened anew, or, by a shared Frontier, at its Close), the retries with their times and tries, the rules of
 // each host, and, if it is a ResultStore, every Result acked.
 type Frontier interface {
 	// Start readies the Frontier for a Run under p, before any other
@@ -310,7 +313,9 @@ type Frontier interface {
 
 	// Close releases the Frontier's resources; a durable Frontier
 	// commits what it holds first. Leases still out stay leased: they
-	// are handed out again when the Frontier is opened anew.
+	// are handed out again when the Frontier is opened anew. A shared
+	// Frontier may instead put them back at Close, for the other
+	// processes to take at once (redisfrontier does).
 	Close() error
 }
 

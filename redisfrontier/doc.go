@@ -130,7 +130,11 @@
 //	             lseq (the leases made); once a Join found the crawl
 //	             done, fin (when, µs), fd (done then), dl (when the
 //	             keys expire, µs; 0: kept), sw (done at the last sweep
-//	             of the keys' expiry)
+//	             of the keys' expiry); format (1, this layout); shards
+//	             (a crawl of several: their number); rv (set while a
+//	             process revives a crawl whose keys were set to expire).
+//	             A Reset under way replaces it with a hash of the one
+//	             field reset, until it has deleted the other keys
 //	s:<b>        set: the seen set's bucket b (see below)
 //	q:<host>     list: the host's new Requests, in order of admission
 //	r:<host>     sorted set: the host's Requests put back, by the time
@@ -161,6 +165,8 @@
 //	             the member at 9e15 that ready has
 //	stats        hash: the crawl.Stats counters
 //	ops:<owner>  sorted set: the owner's recent replies, for replay
+//	live         sorted set: the processes on the crawl (Owner → when
+//	             their presence ends, µs), for Inspect and Reset
 //	ev           pub/sub channel: "w", work came up (the Takes waiting
 //	             ask again), or "j", the crawl may be over (the Takes
 //	             and the Joins waiting ask again); Start returns
@@ -230,7 +236,7 @@
 // # Seen set and memory
 //
 // The seen set keeps 64 bits of xxhash per URL: the top bits pick one of
-// Options.SeenBuckets sets, the rest is an integer member, so each set is
+// Options.SeenBuckets sets (of its host's shard, in a crawl of several), the rest is an integer member, so each set is
 // an intset, 8 bytes a member, while it has at most the server's
 // set-max-intset-entries (512) members. Two URLs share the 64 bits with
 // odds of about n²/2⁶⁵ over n URLs (3·10⁻⁸ at a million, 3% at a
@@ -313,10 +319,11 @@
 // 1000, never fill, and it makes none): a crawl of one local host of
 // 10,001 pages (the site of bench/hosts, -hosts 1 -latency 0s) by the
 // command at its defaults (-workers 100, -host_workers 8), one process on
-// a redis-server without AOF, took 1.22 to 1.31 s against 1.67 to 1.72
-// before, the server's CPU 57 to 59 µs a URL against 78 to 82 (INFO cpu),
-// the process's 0.96 to 1.04 CPU seconds against 1.24 to 1.29 (3 runs
-// each, in turn).
+// a redis-server without AOF, took 1.29 to 1.34 s against 1.87 to 2.09
+// before (3 rounds each, docs/performance.md's table); in 3 other runs
+// each, in turn, the server's CPU was 57 to 59 µs a URL against 78 to 82
+// (INFO cpu), the process's 0.96 to 1.04 CPU seconds against 1.24 to
+// 1.29.
 //
 // Since: an ack call sends the stats counters of its acks summed once,
 // not nine arguments an ack (an ack whose lease is lost takes its own

@@ -37,15 +37,21 @@ type Options struct {
 	// modulo Shards. It is fixed when the crawl is made: later Starts
 	// use the crawl's, whatever theirs. 0 or 1 keeps the whole crawl
 	// under one hash tag (on one master of a cluster); OpenCluster makes
-	// 0 mean DefaultShards. At most 4096. See docs/cluster.md for what a crawl of
+	// 0 mean DefaultShards. At most 4096: more is taken as 4096, less
+	// than 0 as 1. See docs/cluster.md for what a crawl of
 	// several shards does differently (its page budget is handed to the
 	// shards in parts, and it has no seen cache).
 	Shards int
-	// WaitReplicas, if not 0, makes every write of the crawl wait until
-	// that many replicas of its master have it (Redis's WAIT, on the
-	// connection of the write), so that a replica promoted after its
-	// master died has every write a call returned for: a failover then
-	// loses nothing. A write that fewer replicas acknowledge within
+	// WaitReplicas, if not 0, makes every script call of the crawl (its
+	// URLs, leases, counters: every change of the crawl's state) wait
+	// until that many replicas of its master have it (Redis's WAIT, one
+	// after each batch of calls sent to a master, on its connection), so
+	// that a replica promoted after its master died has every write a
+	// call returned for: a failover then loses nothing of the crawl. The
+	// keys' expiry once the crawl is done and the record of the processes
+	// on it (see Inspect) are not waited for: a failover may lose them,
+	// and they are set again by the next process that finds the crawl
+	// done, or by the process's next word (a third of its lease term). A write that fewer replicas acknowledge within
 	// WaitTimeout is made again (it is safe to run twice), so the crawl
 	// waits while a master has fewer replicas up. 0, the default, does
 	// not wait: Redis replicates asynchronously, and a failover may lose
@@ -61,13 +67,18 @@ type Options struct {
 	// with the Owner it had takes back, at Start, the leases it held.
 	Owner string
 	// SeenBuckets is the number of sets the seen set is spread over, a
-	// power of two; it is fixed when the crawl starts (later Starts use
-	// the crawl's). Each set stays compact (8 bytes a URL) while it has at
+	// power of two (another is rounded up to one), on each shard of a
+	// crawl of several (Shards × SeenBuckets in all); it is fixed when
+	// the crawl starts (later Starts use the crawl's). Each set stays compact (8 bytes a URL) while it has at
 	// most the server's set-max-intset-entries (512 by default) members,
 	// and turns into a hashtable (about 50 bytes a URL) past that; so the
 	// default, 16384, suits crawls of up to about 6 million URLs (10.8
 	// bytes a URL measured at a million; 9.4 with 4096 buckets, which hold
-	// 1.5 million). Give about URLs/400 for more. 0 means 16384.
+	// 1.5 million); on a crawl of Shards shards, Shards times as many.
+	// Give about URLs/400 (over Shards) for more. A small crawl of many
+	// shards pays Redis's cost of a key for most of its URLs, its sets
+	// having a member or two each (2,000 URLs of 50 hosts on 8 shards
+	// made 1,985 sets). 0 means 16384.
 	SeenBuckets int
 	// MaxTake is the most leases one Take asks the server for at once:
 	// as many as this process has Takes waiting, up to MaxTake, each
@@ -226,7 +237,11 @@ type cachedRules struct {
 type taker chan *crawl.Lease
 
 // New returns a Frontier on client; Start names the crawl. The caller
-// keeps client: Close does not close it.
+// keeps client: Close does not close it. A client of one server made with
+// ClientOptions ends its calls at their ctx's deadline, as Open's does;
+// another holds a call to a server that hangs up to its ReadTimeout, past
+// the bounds this package gives (Close's, a Run's end's). (A cluster's
+// client does not: see ClientOptions.)
 func New(client redis.UniversalClient, opts *Options) *Frontier {
 	f := &Frontier{
 		rdb:      client,
@@ -285,7 +300,7 @@ func Open(ctx context.Context, redisURL string, opts *Options) (*Frontier, error
 	if err != nil {
 		return nil, fmt.Errorf("redisfrontier: %w", err)
 	}
-	f := New(redis.NewClient(o), opts)
+	f := New(redis.NewClient(ClientOptions(o)), opts)
 	f.ownClient = true
 	return f, nil
 }
@@ -329,6 +344,22 @@ func ClusterOptions(addrs []string) *redis.ClusterOptions {
 	return &redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: time.Second}
 }
 
+// ClientOptions sets in o what Open sets in the options of the client it
+// makes, for a program that makes its own client for New:
+// ContextTimeoutEnabled, so that a call ends when its ctx's deadline
+// passes, even on a server that hangs (stopped, or cut off without a
+// reset), rather than after the client's ReadTimeout (3 s by default),
+// which ignores ctx: the Frontier's Acks at a Run's end, and its Close,
+// then keep to their bounds. It returns o. Not for a Redis Cluster's
+// client (ClusterOptions): there, calls cut at their deadline while a
+// master fails over hid the failover's errors from the client's hooks
+// (the command's outage log), so a master that hangs holds a call up to
+// the client's ReadTimeout.
+func ClientOptions(o *redis.Options) *redis.Options {
+	o.ContextTimeoutEnabled = true
+	return o
+}
+
 // Name returns the crawl's name, as Options gave it or Start derived it;
 // "" before Start.
 func (f *Frontier) Name() string {
@@ -363,7 +394,10 @@ func crawlName(roots []string, scope string) string {
 // Start readies the Frontier for a Run under p: it names the crawl (if
 // Options did not), records its Roots and Scope on first use, and refuses
 // a crawl of the same name started under other Roots or Scope. It waits
-// for the server while it is unreachable. A crawl that was deleted (see
+// for the server while it is unreachable (until ctx ends: the error then
+// names the server and its last failure). It fails at once on a server
+// that can never do: OpenCluster's on a server that is not a Redis
+// Cluster, Open's on one node of a cluster. A crawl that was deleted (see
 // Reset) is made anew; one that was done stays done, as WasDone then
 // reports, and its keys' expiry stays as it was; one stopped by its page
 // budget that has work under p (a larger MaxPages) goes on, its keys
@@ -785,9 +819,9 @@ func (f *Frontier) push(ctx context.Context, reqs []crawl.Request) (int, error) 
 }
 
 // Take leases a Request that may start now, waiting until there is one.
-// Of the Takes of one process, a few (maxInFlight) ask the server at a
-// time, each for itself and for Takes waiting, up to Options.MaxTake, and
-// hand the leases out; the other Takes wait to be served or to lead. The
+// Of the Takes of one process, one at a time asks the server, for itself
+// and for the Takes waiting, up to Options.MaxTake, and hands the leases
+// out; the other Takes wait to be served or to lead. The
 // Acks' script call (see Ack) leases for the Takes waiting too.
 // A Take whose ctx ends once the server has made its lease completes:
 // it returns the lease, having read its host's rules (waiting for an

@@ -460,7 +460,7 @@ type Status struct {
 	// Expires is when the crawl's keys expire; zero if they do not.
 	Expires time.Time
 	// Stats are the whole crawl's counters, as Frontier.Stats gives
-	// them to its processes (Elapsed, Workers and Todo left zero).
+	// them to its processes (Elapsed, Workers, Todo and Budget left zero).
 	Stats crawl.Stats
 	// Holders are the processes on the crawl, in order of Owner (see
 	// Options.Owner): those holding leases (their terms ended or not),

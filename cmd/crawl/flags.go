@@ -227,15 +227,15 @@ func newCLI(cfg *config) *cli {
 	c.add(&stringFlag{p: &cfg.redis}, "URL", "share the crawl through the Redis server at URL (redis://HOST:PORT/DB): the same command on N machines crawls the roots once between them; each prints the whole crawl's counters, after the lines of the URLs it fetched itself, and exits when the whole crawl is done", "redis")
 	c.add(&addrsFlag{p: &cfg.cluster}, "ADDR[,ADDR...]", "share the crawl, as -redis does, through the Redis Cluster whose nodes include each ADDR (HOST:PORT; a node or a few will do: the others are learnt from them); may be repeated. The crawl is spread by host over the cluster's masters (in 256 shards), so that they share its work and its keys. Exclusive with -redis; every flag that goes with -redis goes with it", "redis_cluster")
 	c.add(&nameFlag{stringFlag{p: &cfg.crawlName}}, "NAME", "the crawl's name on -redis or -redis_cluster, without '{', '}', ':' or a control character (default: one derived from the roots and the options that decide which URLs are crawled); each process prints it at its start, -q or not", "crawl")
-	c.add(&durationFlag{p: &cfg.lease, positive: true}, "DURATION", "with -redis or -redis_cluster, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); the default is the library's, crawl.DefaultLeaseTerm", "lease")
+	c.add(&durationFlag{p: &cfg.lease, positive: true, min: crawl.MinLeaseTerm}, "DURATION", "with -redis or -redis_cluster, how long a URL a process took stays its own without news of it: then another process takes it (this one died, or cannot reach Redis); at least "+crawl.MinLeaseTerm.String()+" (crawl.MinLeaseTerm); the default is the library's, crawl.DefaultLeaseTerm", "lease")
 	c.add(givenFlag{&durationFlag{p: &cfg.redisWait}, &cfg.waitGiven}, "DURATION", "with -redis, how long to wait at the start for Redis to answer, or with -redis_cluster for a node of the cluster to answer that the cluster is up (cluster_state:ok), before giving up with an error (exit 1); 0: as long as it takes. Once the crawl has begun, it waits out any outage", "redis_wait")
-	c.add(givenFlag{&intFlag{p: &cfg.waitReplicas, min: 0}, &cfg.waitReplicasGiven}, "N", "with -redis or -redis_cluster, make each write of the crawl wait until N replicas of its master have it (Redis's WAIT), so that a replica that takes over from a failed master has every write, and the failover loses nothing; it costs a round trip from the master to a replica per write, and while fewer than N replicas of a master are up the crawl waits for them. 0: no wait; Redis replicates asynchronously, and a failover may lose the master's last writes (their URLs are fetched again, and may get two results)", "redis_wait_replicas")
+	c.add(givenFlag{&intFlag{p: &cfg.waitReplicas, min: 0}, &cfg.waitReplicasGiven}, "N", "with -redis or -redis_cluster, make each write of the crawl wait until N replicas of its master have it (Redis's WAIT), so that a replica that takes over from a failed master has every write, and the failover loses nothing; it costs a round trip from the master to a replica per call (one WAIT after each batch of writes sent to a master), and while fewer than N replicas of a master are up the crawl waits for them. 0: no wait; Redis replicates asynchronously, and a failover may lose the master's last writes (their URLs are fetched again, and may get two results)", "redis_wait_replicas")
 
 	// The lifecycle of a shared crawl.
 	c.add(&boolFlag{p: &cfg.status}, "", "with -redis or -redis_cluster and -crawl NAME, print the crawl's state (running: a process on it; waiting: URLs left and no process on it; or done), its counters, who holds leases and until when (a JSON object with -format jsonl) and exit; exit 1 if there is no such crawl", "status")
 	c.add(&boolFlag{p: &cfg.reset}, "", "with -redis or -redis_cluster and -crawl NAME, delete the crawl's keys (on every master of a cluster) and exit, so that the command run again crawls anew; refused while a process is on it (holding leases, or waiting out a host's delay), unless -force", "reset")
 	c.add(&boolFlag{p: &cfg.force}, "", "with -reset, delete the crawl even while processes are on it: their next call fails, and they exit 1 with an error that says the crawl was deleted", "force")
-	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis or -redis_cluster, how long the keys of a finished crawl (done, or stopped by its -max_pages) stay in Redis, from when a process finds it so (0: for good); running the command again on a finished crawl fetches nothing and does not extend it, unless a larger -max_pages lets it go on", "redis_ttl")
+	c.add(givenFlag{&durationFlag{p: &cfg.redisTTL}, &cfg.ttlGiven}, "DURATION", "with -redis or -redis_cluster, how long the keys of a finished crawl (done, or stopped by its -max_pages) stay in Redis, from when a process finds it so (0: for good; otherwise at least 1s); running the command again on a finished crawl fetches nothing and does not extend it, unless a larger -max_pages lets it go on", "redis_ttl")
 
 	c.group("Profiling")
 	c.add(&stringFlag{p: &cfg.cpuProfile}, "FILE", "write a CPU profile of the crawl to FILE (go tool pprof reads it; cmd/crawl/default.pgo was made so)", "cpuprofile")
@@ -398,6 +398,7 @@ func (f givenFlag) Set(s string) error {
 type durationFlag struct {
 	p        *time.Duration
 	positive bool
+	min      time.Duration // if not 0, the least a positive value may be
 }
 
 func (f *durationFlag) String() string {
@@ -417,6 +418,8 @@ func (f *durationFlag) Set(s string) error {
 		return errors.New("must not be negative")
 	case d == 0 && f.positive:
 		return errors.New("must be positive")
+	case d > 0 && d < f.min:
+		return fmt.Errorf("must be at least %v", f.min)
 	}
 	*f.p = d
 	return nil

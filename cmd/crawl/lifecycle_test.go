@@ -181,6 +181,17 @@ func TestRedisLifecycleBudget(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "state:     waiting\n") {
 		t.Errorf("-status of a crawl stopped by -max_pages: exit %d, stdout %q; want state waiting", r.code, r.stdout)
 	}
+	// Run again under the same budget with -redis_ttl 0: it fetches
+	// nothing, does not keep the keys for good, and does not say it
+	// does (it said so, the keys expiring all the same).
+	r = runCrawl(t, "-redis", rs.URL(), "-redis_ttl", "0", "-crawl", "budget", "-max_pages", "5", s.URL+"/p/0")
+	if r.code != 0 || s.requests() != first {
+		t.Fatalf("rerun under the same -max_pages: exit %d, %d requests more, stderr %q; want 0 and none", r.code, s.requests()-first, r.stderr)
+	}
+	if strings.Contains(r.stderr, "for good") || !strings.Contains(r.stderr, "set to expire") {
+		t.Errorf("stderr of a rerun with -redis_ttl 0 of a crawl stopped by -max_pages: %q; want it to say its keys are set to expire", r.stderr)
+	}
+	ttls("after a rerun with -redis_ttl 0 under the same -max_pages")
 
 	args[len(args)-2] = "0" // -max_pages 0: no budget
 	r = runCrawl(t, args...)

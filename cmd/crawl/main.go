@@ -46,12 +46,14 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/boltfrontier"
 	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/render"
 	"github.com/asyncrawl/crawl/warc"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
@@ -336,7 +338,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			})
 		}}))
 	}
-	var shared *redisfrontier.Frontier
+	var (
+		shared *redisfrontier.Frontier
+		rdb    redis.UniversalClient // shared's
+	)
 	announced := false
 	if cfg.sharing() {
 		if cfg.crawlName != "" {
@@ -345,12 +350,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			announce(stderr, &cfg, cfg.crawlName)
 			announced = true
 		}
-		f, err := openRedis(ctx, &cfg, logger)
+		f, client, err := openRedis(ctx, &cfg, logger)
 		if err != nil {
 			return fail("%v", err)
 		}
 		defer f.Close()
-		shared = f
+		shared, rdb = f, client
 		opts = append(opts, crawl.WithFrontier(f), crawl.WithLeaseTerm(cfg.lease))
 	}
 	c, err := crawl.New(opts...)
@@ -384,11 +389,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			if len(cfg.cluster) > 0 {
 				keys += " crawl:{" + name + ":*}:*" // its shards'
 			}
+			// The keys' expiry as the server has it: set by this run,
+			// or by an earlier one that finished the crawl (done, or
+			// its page budget spent), which a rerun does not extend.
+			// Asked only of a Run that ended well: one cut short (Redis
+			// down, say) is not held up by it.
+			var expires time.Time
+			if err == nil {
+				ictx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				if st, ierr := redisfrontier.Inspect(ictx, rdb, name); ierr == nil {
+					expires = st.Expires
+				}
+				cancel()
+			}
 			switch _, wasDone := shared.WasDone(); {
 			case wasDone:
 				// Its expiry, or none, was set when it was first
 				// done, by that run's -redis_ttl.
 				logger.Info("the crawl was done before this run: its keys expire as that run's -redis_ttl said (-status says when)", "crawl", name, "keys", keys)
+			case !expires.IsZero():
+				logger.Info("the crawl's keys are set to expire (-status says so; a run that does not go on with it does not extend them)", "crawl", name, "keys", keys, "at", expires.Local().Format(time.RFC3339))
 			case cfg.redisTTL == 0:
 				logger.Info("the crawl is kept in Redis for good (-redis_ttl 0): -reset deletes it", "crawl", name, "keys", keys)
 			default:

@@ -74,7 +74,7 @@ func (a *reach) unanswered(stats *crawl.Stats, roots []string) string {
 		if stats.Done == 0 {
 			return "" // nothing done: nothing to tell by
 		}
-		return strings.Join(roots, ", ") + ": no URL of the crawl got a response (another process took the roots: its report says why)"
+		return strings.Join(roots, ", ") + ": no URL of the crawl got a response (another process, or an earlier run, took the roots: its report says why)"
 	}
 	for status, n := range stats.StatusCounts {
 		if n > 0 && (status < 300 || status > 399) {

@@ -92,14 +92,12 @@ func redisOptions(cfg *config) (*redis.Options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-redis %s: %v (want redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// for TLS, or unix:///PATH)", redactURL(cfg.redis), err)
 	}
-	return o, nil
+	return redisfrontier.ClientOptions(o), nil
 }
 
 // newRedisClient returns a client of the crawl's Redis: of the server of
 // -redis, or of the cluster of -redis_cluster. With logger, it logs each
-// outage once, and its end: of the server, by its dials (outageWatch); of
-// the cluster, by the calls made to it (clusterWatch), whose dead master
-// never answers again, its replica answering for it.
+// outage once, and its end (see outageWatch).
 func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, error) {
 	if len(cfg.cluster) > 0 {
 		// As redisfrontier.OpenCluster makes it (the command makes its
@@ -108,7 +106,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 		// the dead master for a minute.
 		rdb := redis.NewClusterClient(redisfrontier.ClusterOptions(cfg.cluster))
 		if logger != nil {
-			rdb.AddHook(&clusterWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: clusterQuiet})
+			rdb.AddHook(&outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet})
 		}
 		return rdb, nil
 	}
@@ -151,14 +149,14 @@ func waitRedisErr(cfg *config, err error) error {
 // the Run that follows then returns at once, interrupted. Later, while a
 // server cannot be reached, the crawl waits for it (the Frontier does);
 // logger says so once an outage, and once it is over.
-func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfrontier.Frontier, error) {
+func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfrontier.Frontier, redis.UniversalClient, error) {
 	// The client logs each failed dial while a server is down (every
 	// few hundred milliseconds): through the command's log at debug
 	// level (-v); the outage watch says it once.
 	redis.SetLogger(redisLog{logger})
 	rdb, err := newRedisClient(cfg, logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The Frontier closes only a client Open made: this one, made here
 	// for the hook, lives as long as the process.
@@ -173,9 +171,9 @@ func openRedis(ctx context.Context, cfg *config, logger *slog.Logger) (*redisfro
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
 		f.Close()
 		rdb.Close()
-		return nil, waitRedisErr(cfg, err)
+		return nil, nil, waitRedisErr(cfg, err)
 	}
-	return f, nil
+	return f, rdb, nil
 }
 
 // waitRedis waits until the Redis of rdb answers (see answers), for at
@@ -314,54 +312,23 @@ func answers(ctx context.Context, rdb redis.UniversalClient) error {
 	return nil
 }
 
-// outageWatch is a hook of the Redis client that logs, once an outage,
-// that the server does not answer, and once that it does again: a dial
-// that fails begins an outage, one that succeeds ends it.
+// outageWatch is a hook of the Redis client (of a server, or of a Redis
+// Cluster) that logs, once an outage, that Redis does not answer (a call
+// failed for the network, a timeout included, or with a reply saying the
+// server is not ready: loading its data, a cluster's master lost, a
+// failover under way), and once that it answers again: when a call
+// succeeds after quiet without a failure (a cluster's; a server's is 0),
+// so that the calls that go on meanwhile to a cluster's live masters do
+// not end the outage while those of a lost one's slots still fail (the
+// Frontier tries them again at least every 2s). By the calls, not the
+// dials: a server stopped (SIGSTOP), or cut off without a reset, still
+// accepts connections, and never answers on them; so a call with no
+// reply after outageSilence is a failure too (a call the client timed
+// out may be tried again by it before it fails: a stopped server went
+// unlogged for 5 s and more).
 type outageWatch struct {
 	logger *slog.Logger
-	server string // the -redis URL without its password, or a node's HOST:PORT
-
-	mu   sync.Mutex
-	down bool
-}
-
-func (w *outageWatch) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := next(ctx, network, addr)
-		if err != nil && ctx.Err() != nil {
-			return c, err // the caller gave up, not the server
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		switch {
-		case err != nil && !w.down:
-			w.down = true
-			w.logger.Warn("Redis does not answer: waiting for it", "redis", w.server, "err", err)
-		case err == nil && w.down:
-			w.down = false
-			w.logger.Info("Redis answers again", "redis", w.server)
-		}
-		return c, err
-	}
-}
-
-func (w *outageWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-
-func (w *outageWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-// clusterWatch is a hook of a Redis Cluster's client that logs, once an
-// outage, that the cluster does not answer (a call failed for the network,
-// or with a reply saying the cluster is not ready: a master lost, a
-// failover under way), and once that it answers again: when a call
-// succeeds after quiet without a failure, so that the calls to the live
-// masters that go on meanwhile do not end the outage while those of the
-// lost one's slots still fail (the Frontier tries them again at least
-// every 2s).
-type clusterWatch struct {
-	logger *slog.Logger
-	server string // the seed nodes
+	server string // the -redis URL without its password, or the seed nodes
 	quiet  time.Duration
 
 	mu     sync.Mutex
@@ -369,12 +336,18 @@ type clusterWatch struct {
 	failed time.Time // the last failure
 }
 
-// clusterQuiet is clusterWatch's quiet.
-const clusterQuiet = 3 * time.Second
+// outageQuiet is outageWatch's quiet on a Redis Cluster, and
+// outageSilence how long a call waits for its reply before the watch
+// takes Redis for down. Redis serves one command at a time: one that has
+// not replied in 3 s serves no one.
+const (
+	outageQuiet   = 3 * time.Second
+	outageSilence = 3 * time.Second
+)
 
-func (w *clusterWatch) note(ctx context.Context, err error) {
+func (w *outageWatch) note(ctx context.Context, err error) {
 	if err != nil && ctx.Err() != nil {
-		return // the caller gave up, not the cluster
+		return // the caller gave up, not Redis
 	}
 	var reply redis.Error
 	failed := err != nil && (!errors.As(err, &reply) || redisfrontier.Transient(err))
@@ -394,22 +367,34 @@ func (w *clusterWatch) note(ctx context.Context, err error) {
 	}
 }
 
-func (w *clusterWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (w *outageWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (w *clusterWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (w *outageWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		t := w.watch(ctx)
 		err := next(ctx, cmd)
+		t.Stop()
 		w.note(ctx, err)
 		return err
 	}
 }
 
-func (w *clusterWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (w *outageWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t := w.watch(ctx)
 		err := next(ctx, cmds)
+		t.Stop()
 		w.note(ctx, err)
 		return err
 	}
+}
+
+// watch notes a failure if the call under ctx has no reply within
+// outageSilence; the caller stops the timer it returns when it has.
+func (w *outageWatch) watch(ctx context.Context) *time.Timer {
+	return time.AfterFunc(outageSilence, func() {
+		w.note(ctx, fmt.Errorf("no reply in %v", outageSilence))
+	})
 }
 
 // redisLog is the Redis client's logger, writing to the command's log at

@@ -266,12 +266,52 @@ func (s *sharedSite) checkComplete(t *testing.T) {
 
 // proc is one process of the command on a shared crawl.
 type proc struct {
-	name           string // its User-Agent
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	done           chan struct{} // closed when it has exited
-	r              ran
-	pagesAtExit    int // the pages the site had answered when it exited
+	name        string // its User-Agent
+	cmd         *exec.Cmd
+	stdout      bytes.Buffer
+	stderr      timedBuffer
+	done        chan struct{} // closed when it has exited
+	r           ran
+	pagesAtExit int // the pages the site had answered when it exited
+}
+
+// timedBuffer is a process's stderr that knows when each part came.
+type timedBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	ends []int       // the buffer's length after each Write
+	at   []time.Time // and when it was
+}
+
+func (b *timedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	b.ends = append(b.ends, b.buf.Len())
+	b.at = append(b.at, time.Now())
+	return n, err
+}
+
+func (b *timedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// when returns when s was first written whole, if it was.
+func (b *timedBuffer) when(s string) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := strings.Index(b.buf.String(), s)
+	if i < 0 {
+		return time.Time{}, false
+	}
+	for k, end := range b.ends {
+		if end >= i+len(s) {
+			return b.at[k], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // startProcs starts k processes of the command with args, each with the
@@ -663,20 +703,41 @@ func TestRedisInterrupt(t *testing.T) {
 }
 
 // Ctrl-C while Redis is down: the process cannot give its URLs back; it
-// waits a moment for Redis, then leaves them to expire and exits 130.
+// waits 5 s for Redis, then leaves them to expire and exits 130. Down is
+// killed (connections refused) or frozen (SIGSTOP: connections accepted,
+// never answered), whose calls took the client's 3 s read timeout each,
+// whatever their ctx, so that the exit came after 10 s.
 func TestRedisInterruptWhileDown(t *testing.T) {
 	t.Parallel()
-	rs := redistest.Start(t)
-	s := newSharedSite(t, 200, 20*time.Millisecond)
-	ps := startProcs(t, s, 1, "-redis", rs.URL(), "-workers", "4", s.URL+"/p/0")
-	s.waitSent(t, ps[0].name, 20)
-	rs.Kill()
-	if err := ps[0].cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	r := ps[0].wait(t)
-	if r.code != 130 || !strings.Contains(r.stderr, "left to expire") {
-		t.Errorf("after SIGINT with Redis down: exit %d, stderr %q; want 130 and the URLs left to expire", r.code, r.stderr)
+	for _, frozen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "killed", true: "frozen"}[frozen], func(t *testing.T) {
+			t.Parallel()
+			rs := redistest.Start(t)
+			s := newSharedSite(t, 200, 20*time.Millisecond)
+			ps := startProcs(t, s, 1, "-redis", rs.URL(), "-workers", "4", s.URL+"/p/0")
+			s.waitSent(t, ps[0].name, 20)
+			if frozen {
+				rs.Freeze()
+				defer rs.Thaw()
+			} else {
+				rs.Kill()
+			}
+			if err := ps[0].cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			r := ps[0].wait(t)
+			exited := time.Now()
+			if r.code != 130 || !strings.Contains(r.stderr, "left to expire") {
+				t.Fatalf("after SIGINT with Redis down: exit %d, stderr %q; want 130 and the URLs left to expire", r.code, r.stderr)
+			}
+			// Once it has said so, it does not wait for Redis again
+			// (its Close waited 5 s more for a frozen one): the exit
+			// comes at once, with a margin for a loaded machine.
+			said, _ := ps[0].stderr.when("left to expire")
+			if d := exited.Sub(said); d > 2500*time.Millisecond {
+				t.Errorf("after SIGINT with Redis down: exited %v after it said the URLs were left to expire, want at once; stderr %q", d, r.stderr)
+			}
+		})
 	}
 }
 

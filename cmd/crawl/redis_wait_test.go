@@ -127,23 +127,42 @@ func TestRedisRefuses(t *testing.T) {
 // Redis stopped mid-crawl, then started again: the process waits it out
 // (-redis_wait bounds only the wait at the start) and logs the outage
 // once, and once that Redis is back, not each try of the client.
+//
+// Killed, Redis refuses connections; frozen (SIGSTOP: a server stopped,
+// or cut off without a reset), it accepts them and never answers: the
+// outage is the same, logged by the calls that fail (it went unlogged
+// when only failed dials began one).
 func TestRedisOutageLoggedOnce(t *testing.T) {
 	t.Parallel()
-	rs := redistest.Start(t)
-	s := newSharedSite(t, 200, 20*time.Millisecond)
-	ps := startProcs(t, s, 1, "-redis", rs.URL(), "-redis_wait", "1s", "-workers", "4", s.URL+"/p/0")
-	s.waitSent(t, ps[0].name, 20)
-	rs.Kill()
-	// Down for longer than -redis_wait, and long enough for the client
-	// to try many times.
-	time.Sleep(3 * time.Second)
-	rs.Restart()
-	checkFinished(t, s, ps)
-	r := ps[0].r
-	for what, want := range map[string]int{"Redis does not answer": 1, "Redis answers again": 1, "failed to dial": 0} {
-		if n := strings.Count(r.stderr, what); n != want {
-			t.Errorf("one outage of Redis, 3s: %q logged %d times, want %d; stderr:\n%s", what, n, want, r.stderr)
-		}
+	for _, frozen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "killed", true: "frozen"}[frozen], func(t *testing.T) {
+			t.Parallel()
+			rs := redistest.Start(t)
+			s := newSharedSite(t, 200, 20*time.Millisecond)
+			ps := startProcs(t, s, 1, "-redis", rs.URL(), "-redis_wait", "1s", "-workers", "4", s.URL+"/p/0")
+			s.waitSent(t, ps[0].name, 20)
+			if frozen {
+				rs.Freeze()
+			} else {
+				rs.Kill()
+			}
+			// Down for longer than -redis_wait, and long enough for the
+			// client to try many times (a frozen server's calls time out
+			// after the client's 3 s).
+			time.Sleep(5 * time.Second)
+			if frozen {
+				rs.Thaw()
+			} else {
+				rs.Restart()
+			}
+			checkFinished(t, s, ps)
+			r := ps[0].r
+			for what, want := range map[string]int{"Redis does not answer": 1, "Redis answers again": 1, "failed to dial": 0} {
+				if n := strings.Count(r.stderr, what); n != want {
+					t.Errorf("one outage of Redis, 5s: %q logged %d times, want %d; stderr:\n%s", what, n, want, r.stderr)
+				}
+			}
+			t.Logf("stderr: %s", r.stderr)
+		})
 	}
-	t.Logf("stderr: %s", r.stderr)
 }
