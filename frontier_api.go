@@ -223,14 +223,15 @@ type Counts struct {
 // durable or shared Frontier's calls that wait for a disk or a server)
 // returns promptly with ctx.Err() when ctx is done; a durable Frontier's
 // state is then as if the call had not been made or had completed, never
-// between. A shared Frontier may first complete a call it had already
-// sent, within a bound it documents (redisfrontier: up to 5 s past ctx's
-// end), and a Take whose lease the server made by then returns it rather
-// than ctx.Err(), so that no lease is left out with no holder. The crawler ends its leases with a ctx that outlives the Run's
-// by 5 s, so that a cancelled Run still records what its workers did, and
-// a frontier that cannot answer then does not hold the Run's end for good. After Close,
-// every method returns ErrFrontierClosed, and a Take or Join blocked when
-// Close is called returns it too.
+// between. A shared Frontier may first complete a call it had already sent,
+// within a bound it documents (redisfrontier: up to 5 s past ctx's end), and
+// a Take whose lease the server made by then returns it rather than
+// ctx.Err(), so that no lease is left out with no holder. The crawler ends
+// its leases with a ctx that outlives the Run's by 5 s, so that a cancelled
+// Run still records what its workers did, and a frontier that cannot answer
+// then does not hold the Run's end for good. After Close, every method
+// returns ErrFrontierClosed, and a Take or Join blocked when Close is called
+// returns it too.
 //
 // Within a host, new Requests are handed out in the order they were
 // admitted; retries by their time. A RobotsRequest is never pending: it is

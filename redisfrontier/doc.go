@@ -236,15 +236,15 @@
 // # Seen set and memory
 //
 // The seen set keeps 64 bits of xxhash per URL: the top bits pick one of
-// Options.SeenBuckets sets (of its host's shard, in a crawl of several), the rest is an integer member, so each set is
-// an intset, 8 bytes a member, while it has at most the server's
-// set-max-intset-entries (512) members. Two URLs share the 64 bits with
-// odds of about n²/2⁶⁵ over n URLs (3·10⁻⁸ at a million, 3% at a
-// billion); the second would be taken as seen. Measured (TestSeenMemory,
-// REDISFRONTIER_MEM=1, redis-server 7.0.15, 1,000,000 URLs of 55 bytes,
-// used_memory delta): 10.8 bytes a URL with the default 16384 buckets,
-// 9.4 with 4096, against about 120 for a set of the URLs. A URL queued
-// costs about 73 bytes more until it is taken (its list entry).
+// Options.SeenBuckets sets (of its host's shard, in a crawl of several), the
+// rest is an integer member, so each set is an intset, 8 bytes a member,
+// while it has at most the server's set-max-intset-entries (512) members. Two
+// URLs share the 64 bits with odds of about n²/2⁶⁵ over n URLs (3·10⁻⁸ at a
+// million, 3% at a billion); the second would be taken as seen. Measured
+// (TestSeenMemory, REDISFRONTIER_MEM=1, redis-server 7.0.15, 1,000,000 URLs
+// of 55 bytes, used_memory delta): 10.8 bytes a URL with the default 16384
+// buckets, 9.4 with 4096, against about 120 for a set of the URLs. A URL
+// queued costs about 73 bytes more until it is taken (its list entry).
 //
 // # Speed
 //

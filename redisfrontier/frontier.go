@@ -42,20 +42,20 @@ type Options struct {
 	// several shards does differently (its page budget is handed to the
 	// shards in parts, and it has no seen cache).
 	Shards int
-	// WaitReplicas, if not 0, makes every script call of the crawl (its
-	// URLs, leases, counters: every change of the crawl's state) wait
-	// until that many replicas of its master have it (Redis's WAIT, one
-	// after each batch of calls sent to a master, on its connection), so
-	// that a replica promoted after its master died has every write a
-	// call returned for: a failover then loses nothing of the crawl. The
-	// keys' expiry once the crawl is done and the record of the processes
-	// on it (see Inspect) are not waited for: a failover may lose them,
-	// and they are set again by the next process that finds the crawl
-	// done, or by the process's next word (a third of its lease term). A write that fewer replicas acknowledge within
-	// WaitTimeout is made again (it is safe to run twice), so the crawl
-	// waits while a master has fewer replicas up. 0, the default, does
-	// not wait: Redis replicates asynchronously, and a failover may lose
-	// the writes of the master's last moment (see docs/cluster.md).
+	// WaitReplicas, if not 0, makes every script call of the crawl (its URLs,
+	// leases, counters: every change of the crawl's state) wait until that
+	// many replicas of its master have it (Redis's WAIT, one after each batch
+	// of calls sent to a master, on its connection), so that a replica
+	// promoted after its master died has every write a call returned for: a
+	// failover then loses nothing of the crawl. The keys' expiry once the
+	// crawl is done and the record of the processes on it (see Inspect) are
+	// not waited for: a failover may lose them, and they are set again by the
+	// next process that finds the crawl done, or by the process's next word (a
+	// third of its lease term). A write that fewer replicas acknowledge within
+	// WaitTimeout is made again (it is safe to run twice), so the crawl waits
+	// while a master has fewer replicas up. 0, the default, does not wait:
+	// Redis replicates asynchronously, and a failover may lose the writes of
+	// the master's last moment (see docs/cluster.md).
 	WaitReplicas int
 	// WaitTimeout bounds each wait for the replicas (WaitReplicas);
 	// 0 means 1 second.
@@ -66,19 +66,19 @@ type Options struct {
 	// so that every Frontier is an owner of its own. A process restarted
 	// with the Owner it had takes back, at Start, the leases it held.
 	Owner string
-	// SeenBuckets is the number of sets the seen set is spread over, a
-	// power of two (another is rounded up to one), on each shard of a
-	// crawl of several (Shards × SeenBuckets in all); it is fixed when
-	// the crawl starts (later Starts use the crawl's). Each set stays compact (8 bytes a URL) while it has at
-	// most the server's set-max-intset-entries (512 by default) members,
-	// and turns into a hashtable (about 50 bytes a URL) past that; so the
-	// default, 16384, suits crawls of up to about 6 million URLs (10.8
-	// bytes a URL measured at a million; 9.4 with 4096 buckets, which hold
-	// 1.5 million); on a crawl of Shards shards, Shards times as many.
-	// Give about URLs/400 (over Shards) for more. A small crawl of many
-	// shards pays Redis's cost of a key for most of its URLs, its sets
-	// having a member or two each (2,000 URLs of 50 hosts on 8 shards
-	// made 1,985 sets). 0 means 16384.
+	// SeenBuckets is the number of sets the seen set is spread over, a power
+	// of two (another is rounded up to one), on each shard of a crawl of
+	// several (Shards × SeenBuckets in all); it is fixed when the crawl starts
+	// (later Starts use the crawl's). Each set stays compact (8 bytes a URL)
+	// while it has at most the server's set-max-intset-entries (512 by
+	// default) members, and turns into a hashtable (about 50 bytes a URL) past
+	// that; so the default, 16384, suits crawls of up to about 6 million URLs
+	// (10.8 bytes a URL measured at a million; 9.4 with 4096 buckets, which
+	// hold 1.5 million); on a crawl of Shards shards, Shards times as many.
+	// Give about URLs/400 (over Shards) for more. A small crawl of many shards
+	// pays Redis's cost of a key for most of its URLs, its sets having a
+	// member or two each (2,000 URLs of 50 hosts on 8 shards made 1,985 sets).
+	// 0 means 16384.
 	SeenBuckets int
 	// MaxTake is the most leases one Take asks the server for at once:
 	// as many as this process has Takes waiting, up to MaxTake, each

@@ -721,6 +721,9 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		return 0, fmt.Errorf("redisfrontier: crawl %q: %d %w", name, v[1], ErrLeased)
 	}
 	deleted := int(v[1])
+	// A Reset cut short left its mark: counted with the keys deleted,
+	// for it is what is left of the crawl (alone, all of it).
+	marked := v[0] == 1 && len(v) == 3 && v[2] == 1
 	meta := prefix + "meta"
 	if shards > 1 {
 		// The shards' meta hashes first: every script of a process still
@@ -756,7 +759,11 @@ func Reset(ctx context.Context, client redis.UniversalClient, name string, force
 		return nil
 	})
 	if err == nil {
-		err = client.Del(ctx, meta).Err()
+		var n int64
+		n, err = client.Del(ctx, meta).Result()
+		if marked {
+			deleted += int(n)
+		}
 	}
 	// The processes waiting on the crawl ask again now, and find it gone.
 	client.Publish(ctx, prefix+"ev", "j")

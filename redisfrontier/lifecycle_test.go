@@ -492,6 +492,19 @@ func TestResetCut(t *testing.T) {
 	if n, err := h.Push(t.Context(), siteURL(0)); n != 1 || err != nil {
 		t.Errorf("Push of the root to the crawl made anew: %d, %v; want 1, nil", n, err)
 	}
+
+	// A Reset cut after it deleted every key but the mark: the mark is
+	// the crawl, and the Reset run again deletes it and says so (it said
+	// there was no crawl, ErrNoCrawl, having deleted the mark).
+	if err := c.HSet(t.Context(), "crawl:{marked}:meta", "reset", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := redisfrontier.Reset(t.Context(), c, "marked", false); err != nil || n != 1 {
+		t.Errorf("Reset of a crawl of which only the mark is left: %d, %v; want 1, nil", n, err)
+	}
+	if got := crawlKeys(t, c, "marked"); len(got) != 0 {
+		t.Errorf("keys after the Reset of the mark: %q, want none", got)
+	}
 }
 
 // A Join that finds the crawl done and whose sweep (the TTL set on every

@@ -704,7 +704,9 @@ return 'sweep:' .. m[1] .. ':' .. m[2]
 // the leases hash, KEYS[3] their terms, KEYS[4] the processes on the
 // crawl (see presenceScript); ARGV[2] "1" counts no lease (a crawl of
 // several shards: the shards' are counted apart). Reply: {1, meta deleted
-// (0 or 1)}, or {0, leases out, processes on it} refused.
+// (0 or 1)}, and a third element 1 if the crawl was marked already (a
+// Reset cut short: its mark, which the caller deletes last, is then the
+// crawl's last key); or {0, leases out, processes on it} refused.
 var resetScript = redis.NewScript(`
 local cut = redis.call('HEXISTS', KEYS[1], 'reset') == 1
 local t = redis.call('TIME')
@@ -717,7 +719,11 @@ if ARGV[2] ~= '1' then n = redis.call('HLEN', KEYS[2]) - redis.call('ZCOUNT', KE
 local on = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 if n + on > 0 and ARGV[1] ~= '1' and not cut then return {0, n, on} end
 local d = redis.call('DEL', KEYS[1])
-if cut then d = 0 end
+if cut then
+  d = 0
+  redis.call('HSET', KEYS[1], 'reset', '1')
+  return {1, d, 1}
+end
 redis.call('HSET', KEYS[1], 'reset', '1')
 return {1, d}
 `)

@@ -102,6 +102,10 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 		return resetCrawl(ctx, cfg, rdb, where, stderr, fail)
 	}
 	st, err := redisfrontier.Inspect(ctx, rdb, cfg.crawlName)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "crawl: interrupted")
+		return interruptedCode(ctx)
+	}
 	if errors.Is(err, redisfrontier.ErrNoCrawl) {
 		return fail("no crawl %s on %s: it never started, or was reset, or its keys expired after it was done", cfg.crawlName, where)
 	}
@@ -146,6 +150,10 @@ func resetCrawl(ctx context.Context, cfg *config, rdb redis.UniversalClient, whe
 			}
 		}
 		return fail("-reset: crawl %s on %s is running: %s; stop its processes (their leases go back), or wait for a killed one's -lease to end, or give -force", cfg.crawlName, where, strings.Join(held, "; "))
+	case err != nil && ctx.Err() != nil:
+		// Ctrl-C: exits as a crawl interrupted does.
+		fmt.Fprintf(stderr, "crawl: interrupted; -reset of crawl %s may be cut short: -reset again finishes it\n", cfg.crawlName)
+		return interruptedCode(ctx)
 	case err != nil:
 		return fail("-reset: %v", err)
 	}

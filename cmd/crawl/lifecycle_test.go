@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -433,5 +434,32 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// Ctrl-C of -reset (or -status) once Redis has answered, its call cut by
+// the cancellation, exits as an interrupted crawl does, 130, saying that
+// the Reset may be cut short; it exited 1 with "context canceled".
+func TestRedisResetInterrupted(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer rdb.Close()
+	if err := rdb.HSet(t.Context(), "crawl:{cut}:meta", "reset", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{crawlName: "cut", redis: rs.URL(), reset: true}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stderr strings.Builder
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(&stderr, format, a...)
+		return 1
+	}
+	if code := resetCrawl(ctx, cfg, rdb, rs.URL(), &stderr, fail); code != 130 || !strings.Contains(stderr.String(), "-reset again finishes it") {
+		t.Errorf("-reset interrupted: exit %d, stderr %q; want 130 and how to finish it", code, stderr.String())
+	}
+	if n := rdb.Exists(t.Context(), "crawl:{cut}:meta").Val(); n != 1 {
+		t.Errorf("-reset interrupted before its call: the mark deleted, want it left for the next -reset")
 	}
 }
