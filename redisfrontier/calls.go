@@ -338,7 +338,42 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 // connection) says it may be unreachable (see Frontier.unreachable).
 func (f *Frontier) noteReach(err error) {
 	var rerr redis.Error
-	f.unreachable.Store(err != nil && !errors.As(err, &rerr))
+	down := err != nil && !errors.As(err, &rerr)
+	f.unreachable.Store(down)
+	if !down {
+		f.lastReply.Store(time.Now().UnixNano())
+	}
+}
+
+// silenceLimit is how long the server may keep this process's calls
+// waiting with no reply before it is taken not to answer (see answering):
+// far longer than a loaded server takes, shorter than the grace a Close
+// or a cut-short Ack would give it.
+const silenceLimit = 2 * time.Second
+
+// answering reports whether the server may answer a call within a grace:
+// its last call did not fail on the network (unreachable), and it has not
+// kept the calls in flight waiting silenceLimit with no reply (a server
+// that hangs: stopped, or cut off without a reset, whose calls have not
+// timed out yet).
+func (f *Frontier) answering() bool {
+	if f.unreachable.Load() {
+		return false
+	}
+	if f.busy.Load() == 0 {
+		return true
+	}
+	since := max(f.busySince.Load(), f.lastReply.Load())
+	return time.Since(time.Unix(0, since)) < silenceLimit
+}
+
+// waiting counts a pipeline waiting for the server until the func it
+// returns is called.
+func (f *Frontier) waiting() func() {
+	if f.busy.Add(1) == 1 {
+		f.busySince.Store(time.Now().UnixNano())
+	}
+	return func() { f.busy.Add(-1) }
 }
 
 // reload has a cluster client read the cluster's slots anew (after a
@@ -376,6 +411,7 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 		prep[i] = prepared{keys, args}
 	}
 	errs := make([]error, len(calls))
+	defer f.waiting()()
 	// A plain client's MOVED is for good (see transient).
 	_, cluster := f.rdb.(*redis.ClusterClient)
 	run := func(rdb redis.Cmdable, idx []int, wait bool) {

@@ -179,10 +179,15 @@ type Frontier struct {
 	// term is Policy.LeaseTerm, read where f.mu may not be taken.
 	term atomic.Int64
 	// unreachable is set while the server did not answer this
-	// process's last call (see noteReach): a call whose caller's ctx has
-	// ended is then given up at once rather than given a grace, for
-	// the server will not answer within it.
+	// process's last call (see noteReach): while it is, or while the
+	// server keeps the calls waiting (see answering), a Close or an Ack
+	// whose caller's ctx has ended gives up at once rather than give
+	// the server a grace it will not answer within.
 	unreachable atomic.Bool
+	// busy counts the pipelines waiting for the server, busy since the
+	// time (Unix ns) it last rose from none; lastReply is when the
+	// server last answered a call. See answering.
+	busy, busySince, lastReply atomic.Int64
 	// expiring is set while the crawl's keys are, as far as this
 	// process knows, set to expire (see Options.TTL): a Push that
 	// admits a Request then keeps them (revive).
@@ -1261,7 +1266,7 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 		a.take = nil    // the call leases nothing more for it
 		a.aheadTo = nil // nor keeps its lease ahead for it
 		f.amu.Unlock()
-		if taking && !f.unreachable.Load() {
+		if taking && f.answering() {
 			// Its call leases for the Takes waiting: those it cannot
 			// hand out go back before this Ack returns (see
 			// flushAcks), unless the server is that slow.
@@ -2246,8 +2251,9 @@ func statsOf(vals []map[string]string) crawl.Stats {
 // Close puts back the leases this Frontier holds, so that another process
 // (or this one, opened anew) takes them at once, and releases the
 // Frontier; it closes the client if Open made it. It gives the server 5 s
-// (a quarter of a second if the process's last call could not reach it),
-// after which the leases come back only when their term ends.
+// (a quarter of a second if the process's last call could not reach it,
+// or if its calls in flight have waited 2 s with no reply: a server that
+// hangs), after which the leases come back only when their term ends.
 // A Take or Join blocked, or begun once Close has begun, returns
 // ErrFrontierClosed, as does every later call.
 func (f *Frontier) Close() error {
@@ -2265,7 +2271,7 @@ func (f *Frontier) Close() error {
 	if started {
 		// Give the server a while; if it is down, the leases expire.
 		grace := 5 * time.Second
-		if f.unreachable.Load() {
+		if !f.answering() {
 			grace = 250 * time.Millisecond // it is down: one try
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), grace)

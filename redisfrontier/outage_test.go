@@ -169,3 +169,38 @@ func TestRedisDownClose(t *testing.T) {
 	}
 	<-waiting
 }
+
+// TestRedisFrozenClose: a server that hangs (stopped: it takes
+// connections and never answers) keeps a call waiting long before the
+// call fails (go-redis tries a timed-out call again, up to 12 s); a Close
+// while the calls have waited with no reply for longer than any server
+// under load takes gives up at once rather than wait 5 s more for it.
+func TestRedisFrozenClose(t *testing.T) {
+	s := redistest.Start(t)
+	p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+	f := process(t, s, "frozenclose", p)
+	if _, err := f.Push(t.Context(), siteURL(0)); err != nil {
+		t.Fatal(err)
+	}
+	s.Freeze()
+	defer s.Thaw()
+	pushed := make(chan error, 1)
+	go func() {
+		_, err := f.Push(t.Context(), siteURL(1))
+		pushed <- err
+	}()
+	time.Sleep(2500 * time.Millisecond)
+	select {
+	case err := <-pushed:
+		t.Fatalf("Push to a stopped server returned %v within 2.5 s; the test needs it waiting", err)
+	default:
+	}
+	start := time.Now()
+	f.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close, its calls kept waiting 2.5 s with no reply: %v; want at once (a quarter of a second), not 5 s", took.Round(time.Millisecond))
+	}
+	if err := <-pushed; err == nil {
+		t.Error("Push to a stopped server, then Close: nil error, want one")
+	}
+}

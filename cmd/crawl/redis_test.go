@@ -735,7 +735,7 @@ func TestRedisInterruptWhileDown(t *testing.T) {
 			// comes at once, with a margin for a loaded machine.
 			said, _ := ps[0].stderr.when("left to expire")
 			if d := exited.Sub(said); d > 2500*time.Millisecond {
-				t.Errorf("after SIGINT with Redis down: exited %v after it said the URLs were left to expire, want at once; stderr %q", d, r.stderr)
+				t.Errorf("after SIGINT with Redis down: exited %v after it said the URLs were left to expire, want at once; stderr, each write's time:\n%s\nexited %s", d, ps[0].stderr.dump(), exited.Format("15:04:05.000"))
 			}
 		})
 	}
@@ -768,4 +768,18 @@ func TestRedisFlags(t *testing.T) {
 	if len(s.fetches) != 0 {
 		t.Errorf("%d requests sent, want none", len(s.fetches))
 	}
+}
+
+// dump returns each write with its time, for a test's message.
+func (b *timedBuffer) dump() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sb strings.Builder
+	s := b.buf.String()
+	prev := 0
+	for k, end := range b.ends {
+		fmt.Fprintf(&sb, "[%s] %q\n", b.at[k].Format("15:04:05.000"), s[prev:end])
+		prev = end
+	}
+	return sb.String()
 }
