@@ -416,7 +416,7 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 				stats = whole.clone()
 				stats.ensureMaps()
 			} else {
-				r.cfg.logger.Error("frontier stats", "err", err)
+				r.endError("stats", "the report counts this process's work, not the whole crawl's", err)
 			}
 		}
 		counts, cerr := front.Counts(r.endCtx)
@@ -425,7 +425,7 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 		} else {
 			// Not known: not 0, which would say nothing is left.
 			stats.Todo = -1
-			r.cfg.logger.Error("frontier counts", "err", cerr)
+			r.endError("counts", "the URLs left (Todo) are not known", cerr)
 		}
 		stats.Elapsed = time.Since(start)
 		// The deadline may also come while the pages in flight finish

@@ -126,6 +126,20 @@ func (r *run) heartbeat(ctx context.Context) {
 	})
 }
 
+// endError logs err, what the frontier answered when asked for its
+// stats or counts at the Run's end (what names it), with what it means
+// for the report: a frontier that did not answer within endGrace was
+// said once already (see frontierError), and is not an error of the
+// crawl's, so that its report says what it does not know at the level
+// of a warning.
+func (r *run) endError(what, means string, err error) {
+	if r.endCtx.Err() != nil {
+		r.cfg.logger.Warn("the frontier does not answer: "+means, "asked", what)
+		return
+	}
+	r.cfg.logger.Error("frontier "+what, "err", err)
+}
+
 // frontierError logs err, what the frontier answered when a lease of u was
 // ended: a lease lost is no error of the crawl's (some other worker has
 // it); a frontier that did not answer within endGrace of the Run's end is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -301,18 +302,30 @@ func (f *awayFrontier) Counts(ctx context.Context) (crawl.Counts, error) {
 	return f.spyFrontier.Counts(ctx)
 }
 
+// Stats makes awayFrontier a StatsStore, whose whole crawl's Stats the
+// Run's end asks for.
+func (f *awayFrontier) Stats(ctx context.Context) (crawl.Stats, error) {
+	if err := f.wait(ctx); err != nil {
+		return crawl.Stats{}, err
+	}
+	return crawl.Stats{}, nil
+}
+
 // A Run that is cancelled while its frontier cannot be reached returns
 // all the same, a few seconds later: it does not wait for the server to
-// come back to give its leases back.
+// come back to give its leases back. It says so once, a warning, and
+// what its report does not know: no error, for the user stopped it.
 func TestCancelledRunReturnsWithFrontierAway(t *testing.T) {
 	f := &awayFrontier{spyFrontier: newSpy(), away: make(chan struct{})}
+	var logged safeBuffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
 	started := make(chan struct{}, 16)
 	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}
 		time.Sleep(200 * time.Millisecond)
 		htmlPage(`<a href="/a">a</a><a href="/b">b</a>`)(w, r)
 	}))
-	c, err := crawl.New(crawl.WithFrontier(f), crawl.WithRobots(false), crawl.WithWorkers(2))
+	c, err := crawl.New(crawl.WithFrontier(f), crawl.WithRobots(false), crawl.WithWorkers(2), crawl.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +355,11 @@ func TestCancelledRunReturnsWithFrontierAway(t *testing.T) {
 		stats.WriteReport(&b)
 		if !strings.Contains(b.String(), "Todo: unknown") {
 			t.Errorf("report:\n%s\nwant a line Todo: unknown", b.String())
+		}
+		log := logged.String()
+		if strings.Contains(log, "level=ERROR") || strings.Count(log, "left to expire") != 1 ||
+			!strings.Contains(log, "not the whole crawl's") || !strings.Contains(log, "(Todo) are not known") {
+			t.Errorf("log:\n%s\nwant no error; one warning that the URLs are left to expire, and what the report does not know", log)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return within 30 s of being cancelled with its frontier away")
