@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,15 +288,17 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		return fmt.Errorf("redisfrontier: %s did not answer (%v): %w", f.serverName(), waited, err)
 	}
 	for len(pending) > 0 {
+		sent := time.Now()
 		errs, perr := f.pipeline(ctx, pending)
 		if perr != nil {
 			return perr
 		}
+		waitedFor := time.Since(sent)
 		var again []*call
 		wait := false
 		for i, c := range pending {
 			err := errs[i]
-			f.noteReach(err)
+			f.noteReach(ctx, err, waitedFor)
 			switch {
 			case err == nil:
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
@@ -334,9 +337,18 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 }
 
 // noteReach records whether the server answered a call that ended with
-// err: nil or a reply, it did; any other error (the network, a closed
-// connection) says it may be unreachable (see Frontier.unreachable).
-func (f *Frontier) noteReach(err error) {
+// err after waiting for it: nil or a reply, it did; any other error (the
+// network, a connection refused) says it may be unreachable (see
+// Frontier.unreachable), but for a call whose ctx has ended and that
+// failed on ctx or on a timeout, which its ctx's end may have caused: that
+// says nothing of the server, unless the call had waited silenceLimit
+// with no reply.
+func (f *Frontier) noteReach(ctx context.Context, err error, waited time.Duration) {
+	var nerr net.Error
+	if err != nil && ctx.Err() != nil && waited < silenceLimit && (errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout()) {
+		return
+	}
 	var rerr redis.Error
 	down := err != nil && !errors.As(err, &rerr)
 	f.unreachable.Store(down)

@@ -710,12 +710,13 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		if f.isClosed() {
 			return crawl.ErrFrontierClosed
 		}
+		sent := time.Now()
 		err := call()
 		if err == nil || errors.Is(err, redis.Nil) {
 			f.unreachable.Store(false)
 			return err
 		}
-		f.noteReach(err)
+		f.noteReach(ctx, err, time.Since(sent))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -832,7 +833,10 @@ func (f *Frontier) push(ctx context.Context, reqs []crawl.Request) (int, error) 
 // it returns the lease, having read its host's rules (waiting for an
 // unreachable server up to 5 s past ctx's end, after which it gives the
 // lease back and returns the error), so that no lease is left out with
-// no holder.
+// no holder. One whose ctx ends before the server's reply gives back
+// what its call may have leased before it returns, but while the server
+// does not answer (as for Ack): those leases come back when it does, or
+// when their term ends.
 func (f *Frontier) Take(ctx context.Context) (*crawl.Lease, error) {
 	if _, _, _, _, err := f.state(); err != nil {
 		return nil, err
@@ -994,9 +998,10 @@ func (f *Frontier) takeN(ctx context.Context, n int) ([]*crawl.Lease, time.Durat
 			// The call may have leased on the server after all, its
 			// reply lost with ctx: give back what it took before
 			// returning, so that the call is as if not made (unless
-			// the server does not answer within rulesGrace: then the
-			// leases go back when it does, or expire).
-			waitAtMost(rulesGrace, func() { f.undoTake(seq, low, args) })
+			// the server does not answer within rulesGrace, or did
+			// not answer the call: then the leases go back when it
+			// does, or expire).
+			f.graceWait(func() { f.undoTake(seq, low, args) })
 		} else {
 			f.endOp(seq)
 		}
@@ -1037,6 +1042,33 @@ func rulesCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return rctx, func() {
 		stop()
 		cancel()
+	}
+}
+
+// graceWait runs fn, what a call whose ctx has ended does to leave
+// nothing half made, and waits for it at most rulesGrace, and only while
+// the server answers (see answering): its calls wait anyway, and a
+// cluster's client, which ends a call at its read timeout whatever its
+// ctx, returns one cut by ctx seconds late, after which a grace would add
+// 5 s to a Run's end.
+func (f *Frontier) graceWait(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	limit := time.NewTimer(rulesGrace)
+	defer limit.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for f.answering() {
+		select {
+		case <-done:
+			return
+		case <-limit.C:
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -1174,8 +1206,10 @@ func (f *Frontier) release(l *crawl.Lease) {
 // ctx ends while its call leases so waits for the call before it returns
 // ctx.Err() (for a server slow to answer, up to 5 s past ctx's end), so
 // that the leases no Take is left to take have gone back by then; it
-// returns at once if the process's last call could not reach the server
-// (those leases then come back when their term ends).
+// returns at once, or as soon as it is seen, if the server does not
+// answer (the process's last call failed on the network, or its calls in
+// flight have waited 2 s with no reply): those leases then come back
+// when their term ends.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	n, _, err := f.ack(ctx, nil, l, o)
 	return n, err
@@ -1266,11 +1300,11 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 		a.take = nil    // the call leases nothing more for it
 		a.aheadTo = nil // nor keeps its lease ahead for it
 		f.amu.Unlock()
-		if taking && f.answering() {
+		if taking {
 			// Its call leases for the Takes waiting: those it cannot
 			// hand out go back before this Ack returns (see
 			// flushAcks), unless the server is that slow.
-			waitAtMost(rulesGrace, func() { <-a.done })
+			f.graceWait(func() { <-a.done })
 		}
 		return pre, nil, ctx.Err()
 	}

@@ -286,7 +286,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 		if ctx.Err() != nil {
 			// As takeN: the calls may have leased; give back what
 			// they took, sent again under their numbers.
-			waitAtMost(rulesGrace, func() {
+			f.graceWait(func() {
 				defer f.endCalls(calls)
 				uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
@@ -382,7 +382,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 // ctx that ctx's end does not cut at once (see rulesCtx).
 func (f *Frontier) makeLeases(ctx context.Context, got []leased, ids []string, perr error) ([]*crawl.Lease, error) {
 	giveBack := func(err error) ([]*crawl.Lease, error) {
-		waitAtMost(rulesGrace, func() {
+		f.graceWait(func() {
 			for _, id := range ids {
 				f.release(&crawl.Lease{ID: id})
 			}

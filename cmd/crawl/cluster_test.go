@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -342,6 +343,36 @@ func TestClusterFailover(t *testing.T) {
 				t.Errorf("no process logged that the cluster did not answer when %s was killed; stderr of the first %q", victim, ps[0].r.stderr)
 			}
 		})
+	}
+}
+
+// Ctrl-C while a master of the cluster hangs (stopped: it takes
+// connections and never answers; the one with the crawl's control keys):
+// as with one server (TestRedisInterruptWhileDown), the process waits 5 s
+// for it, says that its URLs are left to expire, and exits 130 at once
+// after. A cluster's client ends a call cut by its ctx at its read
+// timeout, seconds late, after which a Take gave its leases back with 5 s
+// more of grace: the exit came 10 s after the signal.
+func TestClusterInterruptWhileFrozen(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 1)
+	s := newHostsSite(t, 300, 10, 20*time.Millisecond)
+	ps := startProcsOn(t, s.pagesFetched, 1, 120*time.Second, clusterArgs(c, s, "frozen", "-workers", "8")...)
+	s.waitRequests(t, 100)
+	victim := c.Node(c.MasterOf("crawl:{frozen}:meta"))
+	victim.Freeze()
+	defer victim.Thaw()
+	if err := ps[0].cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := ps[0].wait(t)
+	exited := time.Now()
+	if r.code != 130 || !strings.Contains(r.stderr, "left to expire") || strings.Contains(r.stderr, "level=ERROR") {
+		t.Fatalf("after SIGINT with a master stopped: exit %d, stderr %q; want 130, the URLs left to expire, and no error", r.code, r.stderr)
+	}
+	said, _ := ps[0].stderr.when("left to expire")
+	if d := exited.Sub(said); d > 2500*time.Millisecond {
+		t.Errorf("after SIGINT with a master stopped: exited %v after it said the URLs were left to expire, want at once; stderr, each write's time:\n%s\nexited %s", d, ps[0].stderr.dump(), exited.Format("15:04:05.000"))
 	}
 }
 
