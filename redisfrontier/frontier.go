@@ -1052,39 +1052,39 @@ func rulesCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // ctx, returns one cut by ctx seconds late, after which a grace would add
 // 5 s to a Run's end.
 func (f *Frontier) graceWait(fn func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	limit := time.NewTimer(rulesGrace)
-	defer limit.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for f.answering() {
-		select {
-		case <-done:
-			return
-		case <-limit.C:
-			return
-		case <-tick.C:
-		}
-	}
+	waitWhile(rulesGrace, f.answering, fn)
 }
 
 // waitAtMost runs fn in a goroutine of its own and waits for it to end,
 // or for d, whichever is first.
 func waitAtMost(d time.Duration, fn func()) {
+	waitWhile(d, nil, fn)
+}
+
+// waitWhile is waitAtMost that also stops waiting once ok, if not nil,
+// reports false (asked every 50ms).
+func waitWhile(d time.Duration, ok func() bool, fn func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		fn()
 	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
+	limit := time.NewTimer(d)
+	defer limit.Stop()
+	var tick <-chan time.Time
+	if ok != nil {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for ok == nil || ok() {
+		select {
+		case <-done:
+			return
+		case <-limit.C:
+			return
+		case <-tick:
+		}
 	}
 }
 
