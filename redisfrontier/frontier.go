@@ -244,9 +244,11 @@ type taker chan *crawl.Lease
 // New returns a Frontier on client; Start names the crawl. The caller
 // keeps client: Close does not close it. A client of one server made with
 // ClientOptions ends its calls at their ctx's deadline, as Open's does;
-// another holds a call to a server that hangs up to its ReadTimeout, past
-// the bounds this package gives (Close's, a Run's end's). (A cluster's
-// client does not: see ClientOptions.)
+// another (and a cluster's: see ClientOptions) holds a call to a server
+// that hangs up to its ReadTimeout whatever the call's ctx, so that
+// Close, and a Run's end, may keep to their bounds only within that much
+// (a Frontier that has seen its calls wait 2 s with no reply gives the
+// server no grace, as with one that cannot be reached: see Close).
 func New(client redis.UniversalClient, opts *Options) *Frontier {
 	f := &Frontier{
 		rdb:      client,
