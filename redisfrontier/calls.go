@@ -293,12 +293,12 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		if perr != nil {
 			return perr
 		}
-		waitedFor := time.Since(sent)
+		took := time.Since(sent)
 		var again []*call
 		wait := false
 		for i, c := range pending {
 			err := errs[i]
-			f.noteReach(ctx, err, waitedFor)
+			f.noteReach(ctx, err, took)
 			switch {
 			case err == nil:
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):

@@ -715,7 +715,7 @@ func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
 		sent := time.Now()
 		err := call()
 		if err == nil || errors.Is(err, redis.Nil) {
-			f.unreachable.Store(false)
+			f.noteReach(ctx, nil, 0)
 			return err
 		}
 		f.noteReach(ctx, err, time.Since(sent))

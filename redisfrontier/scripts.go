@@ -719,12 +719,8 @@ if ARGV[2] ~= '1' then n = redis.call('HLEN', KEYS[2]) - redis.call('ZCOUNT', KE
 local on = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 if n + on > 0 and ARGV[1] ~= '1' and not cut then return {0, n, on} end
 local d = redis.call('DEL', KEYS[1])
-if cut then
-  d = 0
-  redis.call('HSET', KEYS[1], 'reset', '1')
-  return {1, d, 1}
-end
 redis.call('HSET', KEYS[1], 'reset', '1')
+if cut then return {1, 0, 1} end
 return {1, d}
 `)
 

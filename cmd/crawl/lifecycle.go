@@ -94,17 +94,19 @@ func runLifecycle(ctx context.Context, cfg *config, stdout, stderr io.Writer, fa
 	if err := waitRedis(ctx, rdb, cfg.redisWait); err != nil {
 		return fail("%v", waitRedisErr(cfg, err))
 	}
-	if ctx.Err() != nil {
+	interrupted := func() int {
 		fmt.Fprintln(stderr, "crawl: interrupted")
 		return interruptedCode(ctx)
+	}
+	if ctx.Err() != nil {
+		return interrupted()
 	}
 	if cfg.reset {
 		return resetCrawl(ctx, cfg, rdb, where, stderr, fail)
 	}
 	st, err := redisfrontier.Inspect(ctx, rdb, cfg.crawlName)
 	if err != nil && ctx.Err() != nil {
-		fmt.Fprintln(stderr, "crawl: interrupted")
-		return interruptedCode(ctx)
+		return interrupted()
 	}
 	if errors.Is(err, redisfrontier.ErrNoCrawl) {
 		return fail("no crawl %s on %s: it never started, or was reset, or its keys expired after it was done", cfg.crawlName, where)

@@ -314,6 +314,20 @@ func (b *timedBuffer) when(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// dump returns each write with its time, for a test's message.
+func (b *timedBuffer) dump() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sb strings.Builder
+	s := b.buf.String()
+	prev := 0
+	for k, end := range b.ends {
+		fmt.Fprintf(&sb, "[%s] %q\n", b.at[k].Format("15:04:05.000"), s[prev:end])
+		prev = end
+	}
+	return sb.String()
+}
+
 // startProcs starts k processes of the command with args, each with the
 // User-Agent "crawltest-I" so that the site knows who sent what.
 func startProcs(t *testing.T, s *sharedSite, k int, args ...string) []*proc {
@@ -773,18 +787,4 @@ func TestRedisFlags(t *testing.T) {
 	if len(s.fetches) != 0 {
 		t.Errorf("%d requests sent, want none", len(s.fetches))
 	}
-}
-
-// dump returns each write with its time, for a test's message.
-func (b *timedBuffer) dump() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var sb strings.Builder
-	s := b.buf.String()
-	prev := 0
-	for k, end := range b.ends {
-		fmt.Fprintf(&sb, "[%s] %q\n", b.at[k].Format("15:04:05.000"), s[prev:end])
-		prev = end
-	}
-	return sb.String()
 }
