@@ -317,7 +317,9 @@ func checkConcurrent(t *testing.T, f crawl.Frontier) {
 	}()
 
 	push(t, f, len(roots), "16 new roots", roots...)
-	err := do(t, "Join while 64 workers crawl", f.Join)
+	_, err := call(t, crawlTimeout, "Join while 64 workers crawl", func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, f.Join(ctx)
+	})
 	mu.Lock()
 	begun := 0
 	for _, n := range ackCalls {
