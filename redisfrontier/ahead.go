@@ -1,7 +1,6 @@
 package redisfrontier
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -354,7 +353,7 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error, sent tim
 				got = append(got, leased{kind: kind, id: nid, extra: extra, body: body})
 				ids = append(ids, nid)
 			}
-			if ls, lerr := f.makeLeases(context.Background(), got, ids, nil); lerr == nil {
+			if ls, lerr := f.makeLeases(f.life, got, ids, nil); lerr == nil {
 				made = ls
 			}
 		}
@@ -412,7 +411,7 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error, sent tim
 // giveAhead releases the leases ahead of ids (comma separated), as if never
 // taken.
 func (f *Frontier) giveAhead(ids string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := f.bgCtx(time.Minute)
 	defer cancel()
 	seq, low := f.beginOp()
 	defer f.endOp(seq)

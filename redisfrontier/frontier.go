@@ -166,6 +166,15 @@ type Frontier struct {
 	presStop context.CancelFunc
 	presDone chan struct{}
 
+	// The Frontier's own goroutines (bgGo), which Close ends and waits
+	// for: life is the ctx of their calls, ended by Close; bgN counts
+	// them, and bgIdle, if not nil, is closed when bgN drops to 0.
+	life    context.Context
+	endLife context.CancelFunc
+	bgmu    sync.Mutex
+	bgN     int
+	bgIdle  chan struct{}
+
 	amu      sync.Mutex // guards the Acks waiting, to the blank line
 	acks     []*pendingAck
 	flushers int // goroutines sending them
@@ -249,6 +258,9 @@ type taker chan *crawl.Lease
 // Close, and a Run's end, may keep to their bounds only within that much
 // (a Frontier that has seen its calls wait 2 s with no reply gives the
 // server no grace, as with one that cannot be reached: see Close).
+// Close waits for the Frontier's goroutines to end, and so, with the
+// caller's client and a server that does not answer, for the calls they
+// wait on up to the client's ReadTimeout (3 s by default), 5 s at most.
 func New(client redis.UniversalClient, opts *Options) *Frontier {
 	f := &Frontier{
 		rdb:      client,
@@ -263,6 +275,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
 		idle:  idlePoll,
 	}
+	f.life, f.endLife = context.WithCancel(context.Background())
 	if opts != nil {
 		f.opts = *opts
 	}
@@ -1037,57 +1050,99 @@ const rulesGrace = 5 * time.Second
 // rulesCtx returns the ctx a Take reads its leases' rules with: ctx's
 // values, ended rulesGrace after ctx ends (while the server is
 // unreachable the read waits for it as long as ctx lasts, like every
-// call, then a little longer).
-func rulesCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+// call, then a little longer); and at once when Close ends the
+// Frontier's own calls.
+func (f *Frontier) rulesCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(rulesGrace, cancel) })
+	stopLife := context.AfterFunc(f.life, cancel)
 	return rctx, func() {
 		stop()
+		stopLife()
 		cancel()
 	}
 }
 
 // graceWait runs fn, what a call whose ctx has ended does to leave
-// nothing half made, and waits for it at most rulesGrace, and only while
-// the server answers (see answering): its calls wait anyway, and a
-// cluster's client, which ends a call at its read timeout whatever its
-// ctx, returns one cut by ctx seconds late, after which a grace would add
-// 5 s to a Run's end.
+// nothing half made, in a goroutine of the Frontier's (see bgGo), and
+// waits for it at most rulesGrace, and only while the server answers (see
+// answering): its calls wait anyway, and a cluster's client, which ends a
+// call cut by ctx only at its read timeout whatever its ctx, returns one
+// cut by ctx seconds late, after which a grace would add 5 s to a Run's
+// end. What fn has not done when graceWait returns, it goes on with
+// until Close ends it.
 func (f *Frontier) graceWait(fn func()) {
-	waitWhile(rulesGrace, f.answering, fn)
-}
-
-// waitAtMost runs fn in a goroutine of its own and waits for it to end,
-// or for d, whichever is first.
-func waitAtMost(d time.Duration, fn func()) {
-	waitWhile(d, nil, fn)
-}
-
-// waitWhile is waitAtMost that also stops waiting once ok, if not nil,
-// reports false (asked every 50ms).
-func waitWhile(d time.Duration, ok func() bool, fn func()) {
 	done := make(chan struct{})
-	go func() {
+	f.bgGo(func() {
 		defer close(done)
 		fn()
-	}()
+	})
+	f.waitWhile(done, rulesGrace)
+}
+
+// waitWhile waits for done to be closed, at most d, and only while the
+// server answers (asked every 50ms). It reports whether done was closed.
+func (f *Frontier) waitWhile(done <-chan struct{}, d time.Duration) bool {
 	limit := time.NewTimer(d)
 	defer limit.Stop()
-	var tick <-chan time.Time
-	if ok != nil {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		tick = t.C
-	}
-	for ok == nil || ok() {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for f.answering() {
 		select {
 		case <-done:
-			return
+			return true
 		case <-limit.C:
-			return
-		case <-tick:
+			return false
+		case <-tick.C:
 		}
 	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// bgGo runs fn in a goroutine of the Frontier's own: work a call leaves to
+// finish after it returns (an Ack that goes on past its ctx, leases given
+// back). Its calls use f.life, which Close ends; Close then waits for it,
+// so that no goroutine of the Frontier outlives Close.
+func (f *Frontier) bgGo(fn func()) {
+	f.bgmu.Lock()
+	if f.bgN == 0 {
+		f.bgIdle = make(chan struct{})
+	}
+	f.bgN++
+	f.bgmu.Unlock()
+	go func() {
+		defer func() {
+			f.bgmu.Lock()
+			if f.bgN--; f.bgN == 0 {
+				close(f.bgIdle)
+			}
+			f.bgmu.Unlock()
+		}()
+		fn()
+	}()
+}
+
+// bgDone returns a channel closed once no goroutine of bgGo's runs.
+func (f *Frontier) bgDone() <-chan struct{} {
+	f.bgmu.Lock()
+	defer f.bgmu.Unlock()
+	if f.bgN == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return f.bgIdle
+}
+
+// bgCtx returns the ctx of a call made by a goroutine of the Frontier's
+// own: ended by Close, and after d.
+func (f *Frontier) bgCtx(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(f.life, d)
 }
 
 // leaseToken returns a take call's token, which the IDs of the leases it
@@ -1105,7 +1160,7 @@ func leaseToken() string {
 // never taken.
 func (f *Frontier) undoTake(seq, low uint64, args []any) {
 	defer f.endOp(seq)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := f.bgCtx(time.Minute)
 	defer cancel()
 	reply, err := f.evalAs(ctx, takeScript, seq, low, args...)
 	if err != nil {
@@ -1185,7 +1240,7 @@ const maxCachedRules = 1024
 // release gives back a lease its Take no longer wants, and the lease ahead
 // of it, as if they had never been taken.
 func (f *Frontier) release(l *crawl.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := f.bgCtx(time.Minute)
 	defer cancel()
 	shard, id, ok := f.route(l.ID)
 	if !ok {
@@ -1288,7 +1343,7 @@ func (f *Frontier) ack(ctx, take context.Context, l *crawl.Lease, o crawl.Outcom
 	f.acks = append(f.acks, a)
 	if f.flushers < maxInFlight {
 		f.flushers++
-		go f.flushAcks()
+		f.bgGo(f.flushAcks)
 	}
 	f.amu.Unlock()
 	select {
@@ -1586,7 +1641,7 @@ func (f *Frontier) flushAcks() {
 		// long as the Frontier is open, whatever their callers' ctx.
 		sent := time.Now()
 		var once linksOnce
-		r, err := f.evalAdmitting(context.Background(), script, batch, bits, func(args []any) []any {
+		r, err := f.evalAdmitting(f.life, script, batch, bits, func(args []any) []any {
 			return append(appendAcksOnce(args, batch, &once), take...)
 		})
 		acked := r.next()
@@ -1694,7 +1749,7 @@ func (f *Frontier) serveWaiters(want, asked int, batch []*pendingAck, taken stri
 		for i, g := range got {
 			ids[i] = g.id
 		}
-		leases, _ = f.makeLeases(context.Background(), got, ids, perr)
+		leases, _ = f.makeLeases(f.life, got, ids, perr)
 		leases = f.keepAhead(got, leases, sent)
 		f.starved.Store(len(leases) < asked)
 	}
@@ -1757,7 +1812,7 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 	shards, sprefix := f.shards, f.sprefix
 	f.mu.Unlock()
 	var cmds []*redis.BoolCmd
-	ctx := context.Background()
+	ctx := f.life
 	_, err = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, a := range batch {
 			for _, l := range a.links {
@@ -2291,7 +2346,11 @@ func statsOf(vals []map[string]string) crawl.Stats {
 // or if its calls in flight have waited 2 s with no reply: a server that
 // hangs), after which the leases come back only when their term ends.
 // A Take or Join blocked, or begun once Close has begun, returns
-// ErrFrontierClosed, as does every later call.
+// ErrFrontierClosed, as does every later call. The work the Frontier's
+// calls leave to finish after they return (an Ack that goes on past its
+// ctx, the leases of a Take cut short going back) is done first, within
+// the same grace; no goroutine the Frontier started outlives Close (with
+// a client of the caller's, see New).
 func (f *Frontier) Close() error {
 	f.mu.Lock()
 	if f.closing {
@@ -2306,8 +2365,14 @@ func (f *Frontier) Close() error {
 	var err error
 	if started {
 		// Give the server a while; if it is down, the leases expire.
+		// First the Frontier's own calls end: the Acks that go on past
+		// their callers' ctx, the leases of a Take cut short going
+		// back; then the leases left go back.
 		grace := 5 * time.Second
-		if !f.answering() {
+		limit := time.Now().Add(grace)
+		f.waitWhile(f.bgDone(), grace)
+		grace = time.Until(limit)
+		if !f.answering() || grace < 250*time.Millisecond {
 			grace = 250 * time.Millisecond // it is down: one try
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
@@ -2338,10 +2403,21 @@ func (f *Frontier) Close() error {
 		ps.Close()
 		<-done
 	}
+	// The Frontier's own calls still waiting end now, so that none of
+	// its goroutines outlives Close: at once with the client Open made,
+	// closed here; with the caller's, a call the server does not answer
+	// ends at the client's ReadTimeout (go-redis ends a call at its
+	// ctx's deadline, not when it is cancelled), for which Close waits
+	// 5 s at most.
+	f.endLife()
 	if f.ownClient {
 		if cerr := f.rdb.Close(); err == nil {
 			err = cerr
 		}
+	}
+	select {
+	case <-f.bgDone():
+	case <-time.After(rulesGrace):
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil // the leases expire after their term

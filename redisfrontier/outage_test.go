@@ -3,6 +3,7 @@ package redisfrontier_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRedisDown: while redis-server is down, every call waits (a call
@@ -203,4 +205,79 @@ func TestRedisFrozenClose(t *testing.T) {
 	if err := <-pushed; err == nil {
 		t.Error("Push to a stopped server, then Close: nil error, want one")
 	}
+}
+
+// TestCloseLeavesNoGoroutine: every goroutine a Frontier starts has ended
+// when Close returns, whoever owns the client, even with the server
+// stopped (SIGSTOP) while a Take cut by its ctx gives its leases back and
+// an Ack cut by its ctx goes on to the server: those calls are the
+// Frontier's, and Close ends them. Before, they went on after Close, a
+// Take's for up to a minute.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(map[bool]string{true: "own client", false: "caller's client"}[own], func(t *testing.T) {
+			s := redistest.Start(t)
+			p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+			var f *redisfrontier.Frontier
+			if own {
+				f = open(t, s, &redisfrontier.Options{Name: "leftover"})
+			} else {
+				client := redis.NewClient(redisfrontier.ClientOptions(&redis.Options{Addr: s.Addr()}))
+				defer client.Close()
+				f = redisfrontier.New(client, &redisfrontier.Options{Name: "leftover"})
+			}
+			if err := f.Start(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+				t.Fatal(err)
+			}
+			l, err := f.Take(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Freeze()
+			defer s.Thaw()
+			var wg sync.WaitGroup
+			cut := func(fn func(ctx context.Context)) {
+				ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+				wg.Go(func() {
+					defer cancel()
+					fn(ctx)
+				})
+			}
+			cut(func(ctx context.Context) { f.Take(ctx) })
+			cut(func(ctx context.Context) { f.Ack(ctx, l, crawl.Outcome{Links: []crawl.Request{siteURL(2)}}) })
+			wg.Wait()
+			start := time.Now()
+			f.Close()
+			if took := time.Since(start); took > 7*time.Second {
+				t.Errorf("Close with the server stopped took %v; want it bounded (the grace of 5 s at most)", took.Round(time.Millisecond))
+			}
+			if left := frontierGoroutines(); left != "" {
+				t.Errorf("goroutines of the Frontier left after Close returned:\n%s", left)
+			}
+		})
+	}
+}
+
+// frontierGoroutines returns the stacks of the goroutines running the
+// package's code (its tests' aside), after a short settle.
+func frontierGoroutines() string {
+	var keep []string
+	for range 20 {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		keep = keep[:0]
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "crawl/redisfrontier.") && !strings.Contains(g, "redisfrontier_test.") {
+				keep = append(keep, g)
+			}
+		}
+		if len(keep) == 0 {
+			return ""
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return strings.Join(keep, "\n\n")
 }

@@ -288,7 +288,7 @@ func (f *Frontier) takeShards(ctx context.Context, n, shards int) ([]*crawl.Leas
 			// they took, sent again under their numbers.
 			f.graceWait(func() {
 				defer f.endCalls(calls)
-				uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				uctx, cancel := f.bgCtx(time.Minute)
 				defer cancel()
 				if f.runSections(uctx, calls) != nil {
 					return // they expire after their term, or go back at Close
@@ -392,7 +392,7 @@ func (f *Frontier) makeLeases(ctx context.Context, got []leased, ids []string, p
 	if perr != nil {
 		return giveBack(perr)
 	}
-	rctx, cancel := rulesCtx(ctx)
+	rctx, cancel := f.rulesCtx(ctx)
 	defer cancel()
 	leases := make([]*crawl.Lease, 0, len(got))
 	for i, g := range got {
@@ -611,7 +611,7 @@ func (f *Frontier) pushShards(ctx context.Context, reqs []crawl.Request, bits ui
 // a process that dies between the two leaves the lease to expire and the
 // page to be fetched again, its links seen already.
 func (f *Frontier) flushShards(batch []*pendingAck, n int) {
-	ctx := context.Background()
+	ctx := f.life
 	local := make([][]admission, len(batch))
 	foreign := make([]int, len(batch))
 	type group struct {
