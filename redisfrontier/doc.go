@@ -113,8 +113,11 @@
 // masters against 57 on one server, BenchmarkCluster), spread over the
 // masters.
 // Redis replicates asynchronously, so a master that dies may take its
-// last writes with it, which costs work done again, never a URL lost;
-// with Options.WaitReplicas each write waits for a replica, and a
+// last writes with it. On its own shards that costs work done again,
+// never a URL lost; but the other masters keep what they did meanwhile,
+// so a link that a page of another master's shard had just sent it is
+// lost when that page's ack was kept: crawled only if another page
+// links to it. With Options.WaitReplicas each write waits for a replica, and a
 // failover loses no write (pages are fetched again only when the failover
 // and the wait outlast Policy.LeaseTerm). docs/cluster.md in the repository tells every
 // step and its failure cases, and what was measured.
