@@ -287,6 +287,11 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		}
 		return fmt.Errorf("redisfrontier: %s did not answer (%v): %w", f.serverName(), waited, err)
 	}
+	// The calls wait for the server from here until they are done,
+	// through every attempt; a reply starts the wait anew (see
+	// answering).
+	w := f.waiting()
+	defer f.waited(w)
 	for len(pending) > 0 {
 		sent := time.Now()
 		errs, perr := f.pipeline(ctx, pending)
@@ -298,6 +303,10 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		wait := false
 		for i, c := range pending {
 			err := errs[i]
+			var rerr redis.Error
+			if err == nil || errors.As(err, &rerr) || err == errMoved || err == errFewReplicas {
+				f.heard(w)
+			}
 			f.noteReach(ctx, err, took)
 			switch {
 			case err == nil:
@@ -350,11 +359,7 @@ func (f *Frontier) noteReach(ctx context.Context, err error, waited time.Duratio
 		return
 	}
 	var rerr redis.Error
-	down := err != nil && !errors.As(err, &rerr)
-	f.unreachable.Store(down)
-	if !down {
-		f.lastReply.Store(time.Now().UnixNano())
-	}
+	f.unreachable.Store(err != nil && !errors.As(err, &rerr))
 }
 
 // silenceLimit is how long the server may keep this process's calls
@@ -364,28 +369,54 @@ func (f *Frontier) noteReach(ctx context.Context, err error, waited time.Duratio
 const silenceLimit = 2 * time.Second
 
 // answering reports whether the server may answer a call within a grace:
-// its last call did not fail on the network (unreachable), and it has not
-// kept the calls in flight waiting silenceLimit with no reply (a server
-// that hangs: stopped, or cut off without a reset, whose calls have not
-// timed out yet).
+// its last call did not fail on the network (unreachable), and no call in
+// flight has waited silenceLimit with no reply, counted over all its
+// attempts (go-redis and the Frontier each try a call again): a server
+// that hangs (stopped, or cut off without a reset) whose calls have not
+// timed out yet. In a cluster, one master that hangs is enough, whatever
+// the others answer meanwhile: the work a grace waits for needs them all.
 func (f *Frontier) answering() bool {
 	if f.unreachable.Load() {
 		return false
 	}
-	if f.busy.Load() == 0 {
-		return true
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	for _, at := range f.sent {
+		if time.Since(time.Unix(0, at)) >= silenceLimit {
+			return false
+		}
 	}
-	since := max(f.busySince.Load(), f.lastReply.Load())
-	return time.Since(time.Unix(0, since)) < silenceLimit
+	return true
 }
 
-// waiting counts a pipeline waiting for the server until the func it
-// returns is called.
-func (f *Frontier) waiting() func() {
-	if f.busy.Add(1) == 1 {
-		f.busySince.Store(time.Now().UnixNano())
+// waiting records calls sent to the server, waiting for their replies
+// until waited is called with the number it returns.
+func (f *Frontier) waiting() uint64 {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	if f.sent == nil {
+		f.sent = map[uint64]int64{}
 	}
-	return func() { f.busy.Add(-1) }
+	f.sentN++
+	f.sent[f.sentN] = time.Now().UnixNano()
+	return f.sentN
+}
+
+// heard records a reply to the calls of waiting's number n: they wait
+// anew from now.
+func (f *Frontier) heard(n uint64) {
+	f.wmu.Lock()
+	if _, ok := f.sent[n]; ok {
+		f.sent[n] = time.Now().UnixNano()
+	}
+	f.wmu.Unlock()
+}
+
+// waited records that the calls of waiting's number n are done.
+func (f *Frontier) waited(n uint64) {
+	f.wmu.Lock()
+	delete(f.sent, n)
+	f.wmu.Unlock()
 }
 
 // reload has a cluster client read the cluster's slots anew (after a
@@ -423,7 +454,6 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 		prep[i] = prepared{keys, args}
 	}
 	errs := make([]error, len(calls))
-	defer f.waiting()()
 	// A plain client's MOVED is for good (see transient).
 	_, cluster := f.rdb.(*redis.ClusterClient)
 	run := func(rdb redis.Cmdable, idx []int, wait bool) {

@@ -193,10 +193,12 @@ type Frontier struct {
 	// whose caller's ctx has ended gives up at once rather than give
 	// the server a grace it will not answer within.
 	unreachable atomic.Bool
-	// busy counts the pipelines waiting for the server, busy since the
-	// time (Unix ns) it last rose from none; lastReply is when the
-	// server last answered a call. See answering.
-	busy, busySince, lastReply atomic.Int64
+	// sent holds, for the calls waiting for the server (evalMany's), by
+	// a number of their own, the last sentN, when they were sent or last
+	// had a reply (Unix ns). See answering.
+	wmu   sync.Mutex
+	sent  map[uint64]int64
+	sentN uint64
 	// expiring is set while the crawl's keys are, as far as this
 	// process knows, set to expire (see Options.TTL): a Push that
 	// admits a Request then keeps them (revive).
@@ -258,9 +260,8 @@ type taker chan *crawl.Lease
 // Close, and a Run's end, may keep to their bounds only within that much
 // (a Frontier that has seen its calls wait 2 s with no reply gives the
 // server no grace, as with one that cannot be reached: see Close).
-// Close waits for the Frontier's goroutines to end, and so, with the
-// caller's client and a server that does not answer, for the calls they
-// wait on up to the client's ReadTimeout (3 s by default), 5 s at most.
+// The Frontier's goroutines waiting on such a call end with it, after
+// Close when the server hangs (see Close).
 func New(client redis.UniversalClient, opts *Options) *Frontier {
 	f := &Frontier{
 		rdb:      client,
@@ -2349,8 +2350,11 @@ func statsOf(vals []map[string]string) crawl.Stats {
 // ErrFrontierClosed, as does every later call. The work the Frontier's
 // calls leave to finish after they return (an Ack that goes on past its
 // ctx, the leases of a Take cut short going back) is done first, within
-// the same grace; no goroutine the Frontier started outlives Close (with
-// a client of the caller's, see New).
+// the same grace; then Close ends it and waits for the goroutines doing
+// it, so that none outlives Close, but one waiting on a call to a server
+// that hangs: the client ends such a call at its ReadTimeout (3 s by
+// default) whatever the call's ctx, after Close has returned, unless
+// the client is Open's of one server, which Close closes.
 func (f *Frontier) Close() error {
 	f.mu.Lock()
 	if f.closing {
@@ -2375,18 +2379,30 @@ func (f *Frontier) Close() error {
 		if !f.answering() || grace < 250*time.Millisecond {
 			grace = 250 * time.Millisecond // it is down: one try
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		f.presStop()
 		<-f.presDone
-		presenceScript.Run(ctx, f.rdb, []string{f.prefix + "meta", f.prefix + "live"}, "0", f.owner)
-		if n := f.sharded(); n > 0 {
-			calls := make([]*call, n)
-			for v := range calls {
-				calls[v] = &call{shard: v, script: closeScript}
+		// In a goroutine of the Frontier's, waited for until the
+		// grace ends: a cluster's client holds a call to a master that
+		// hangs until its ReadTimeout, whatever the call's ctx.
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		res := make(chan error, 1)
+		f.bgGo(func() {
+			presenceScript.Run(ctx, f.rdb, []string{f.prefix + "meta", f.prefix + "live"}, "0", f.owner)
+			if n := f.sharded(); n > 0 {
+				calls := make([]*call, n)
+				for v := range calls {
+					calls[v] = &call{shard: v, script: closeScript}
+				}
+				res <- f.evalMany(ctx, calls)
+			} else {
+				_, err := f.eval(ctx, closeScript, false)
+				res <- err
 			}
-			err = f.evalMany(ctx, calls)
-		} else {
-			_, err = f.eval(ctx, closeScript, false)
+		})
+		select {
+		case err = <-res:
+		case <-ctx.Done():
+			err = ctx.Err()
 		}
 		cancel()
 	}
@@ -2403,21 +2419,26 @@ func (f *Frontier) Close() error {
 		ps.Close()
 		<-done
 	}
-	// The Frontier's own calls still waiting end now, so that none of
-	// its goroutines outlives Close: at once with the client Open made,
-	// closed here; with the caller's, a call the server does not answer
-	// ends at the client's ReadTimeout (go-redis ends a call at its
-	// ctx's deadline, not when it is cancelled), for which Close waits
-	// 5 s at most.
+	// The Frontier's own calls still waiting, which had their grace
+	// above, end now, so that none of its goroutines outlives Close: at
+	// once with the client of one server that Open made, closed here. A
+	// client that holds a call to a server that hangs until its
+	// ReadTimeout, whatever the call's ctx (the caller's; a cluster's,
+	// which goes on with a call cut by ctx for a while), ends it then,
+	// and Close does not wait for that.
 	f.endLife()
 	if f.ownClient {
 		if cerr := f.rdb.Close(); err == nil {
 			err = cerr
 		}
 	}
+	wait := time.Second
+	if !f.answering() {
+		wait = 250 * time.Millisecond
+	}
 	select {
 	case <-f.bgDone():
-	case <-time.After(rulesGrace):
+	case <-time.After(wait):
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil // the leases expire after their term
