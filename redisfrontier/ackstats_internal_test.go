@@ -2,11 +2,15 @@ package redisfrontier
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/redisfrontier/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // usualAck returns the usual ack of lease id with Result r and the
@@ -105,5 +109,83 @@ func TestAckStatsRobotsKind(t *testing.T) {
 	want.Add(&page)
 	if st.Done != want.Done || st.HTML != 1 || st.HTMLBytes != 10 || st.Other != 0 {
 		t.Errorf("Stats: %+v; want the page's only (%+v)", st, want)
+	}
+}
+
+// TestAckStatsManyShards: on a crawl of several shards, the acks of one
+// batch go to their shards in one call a node, each shard a section, and
+// the call counts the stats counters of all its sections once: the
+// crawl's Stats count each lease acked once, and those of an ack whose
+// lease is lost, or acked twice in the batch, not at all.
+func TestAckStatsManyShards(t *testing.T) {
+	ctx := context.Background()
+	s := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	f := New(c, &Options{Name: "ackstatsmany", Shards: 8})
+	defer f.Close()
+	if err := f.Start(ctx, crawl.Policy{HostWorkers: 8, LeaseTerm: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []crawl.Request
+	for i := range 6 {
+		reqs = append(reqs, crawl.Request{URL: fmt.Sprintf("https://h%d.example/%d", i, i), Depth: 1})
+	}
+	if _, err := f.Push(ctx, reqs...); err != nil {
+		t.Fatal(err)
+	}
+	var ls []*crawl.Lease
+	shards := map[int]bool{}
+	for range reqs {
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		v, _, _ := f.route(l.ID)
+		shards[v] = true
+	}
+	if len(shards) < 3 {
+		t.Fatalf("the 6 hosts' leases are on %d shards of 8; the test needs 3 or more", len(shards))
+	}
+	var want crawl.Stats
+	want.Refused = map[string]int{}
+	lost := crawl.Result{Status: 500, ContentType: "text/html", Size: 7}
+	var batch []*pendingAck
+	add := func(l *crawl.Lease, r crawl.Result, refused map[string]int, counts bool) {
+		v, id, ok := f.route(l.ID)
+		if !ok {
+			t.Fatalf("lease ID %q: no shard", l.ID)
+		}
+		a := usualAck(id, r, refused)
+		a.shard, a.done = v, make(chan struct{})
+		batch = append(batch, a)
+		if counts {
+			want.Add(&r)
+			for k, n := range refused {
+				want.Refused[k] += n
+			}
+		}
+	}
+	for i, l := range ls {
+		add(l, crawl.Result{URL: l.URL, Status: 200 + i, ContentType: "text/html", Size: 100 * i}, map[string]int{"max_depth": i + 1}, true)
+	}
+	add(ls[1], lost, map[string]int{"url_length": 4}, false) // acked twice
+	add(&crawl.Lease{ID: ls[2].ID[:strings.IndexByte(ls[2].ID, '/')+1] + "999-nosuchlease"}, lost, map[string]int{"max_depth": 5}, false)
+	f.flushShards(batch, 8)
+	for i, a := range batch {
+		if a.err != nil {
+			t.Fatalf("ack %d: %v", i, a.err)
+		}
+		if wantOwned := i < len(ls); a.owned != wantOwned {
+			t.Errorf("ack %d: owned %v, want %v", i, a.owned, wantOwned)
+		}
+	}
+	got, err := f.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Stats:\n got %+v\nwant %+v", got, want)
 	}
 }

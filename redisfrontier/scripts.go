@@ -1135,6 +1135,12 @@ return done(takeBody())
 // another.
 const ackBody = `
 local ACKPRE = {'unfinished', 'fresh', 'queued', 'done', 'pages'}
+-- callStats, when set, gathers the stats counters of the acks of every
+-- section of a call on several shards of a node (ackManyScript), which
+-- counts them once, on one shard, at its end: Stats sums every shard's,
+-- and a hash written once a call, not once a shard, saves the server two
+-- redis.calls a shard.
+local callStats
 -- ackEnd is the index of the argument after the last lease, once ackBody
 -- has run; isOver is set if it found the crawl over; aheadOut is the
 -- reply's field of the leases ahead promoted.
@@ -1387,7 +1393,11 @@ if #precs > 0 then redis.call('HSET', leases, unpack(precs)) end
 if #pterms > 0 then redis.call('ZADD', exp, unpack(pterms)) end
 if #renews > 0 then redis.call('ZADD', exp, 'XX', unpack(renews)) end
 aheadOut = table.concat(aouts)
-incr(P .. 'stats', stats, {})
+if callStats then
+  for k, v in pairs(stats) do callStats[k] = (callStats[k] or 0) + v end
+else
+  incr(P .. 'stats', stats, {})
+end
 if (cnt.pages or 0) < 0 then unpark() end
 if any and over() then
   redis.call('PUBLISH', P .. 'ev', 'j')
@@ -1590,7 +1600,12 @@ return many(TAKEPRE, takeBody)
 
 // ackManyScript is ackScript on shards of one node, each a section (see
 // many) with ackScript's own arguments (its run "-"); a section's reply
-// is the field that follows the run in ackScript's.
+// is the field that follows the run in ackScript's. The stats counters of
+// all its acks go to the last section's shard (see callStats).
 var ackManyScript = redis.NewScript(prelude + ackBody + `
-return many(ACKPRE, ackBody)
+callStats = {}
+local reply = many(ACKPRE, ackBody)
+if type(reply) == 'table' then return reply end
+incr(P .. 'stats', callStats, {})
+return reply
 `)
