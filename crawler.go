@@ -62,7 +62,9 @@
 // which case the URLs still queued, those waiting to be retried and those
 // whose fetch the cancellation cut short are counted in Stats.Todo, without
 // a Result: they did not fail, and a later Run on the same frontier fetches
-// them. Run always returns, and no goroutine it started outlives it.
+// them. Run always returns, and no goroutine it started outlives it (a
+// Frontier given with WithFrontier keeps its own, which serve its
+// connections and finish what its calls left, until its Close).
 //
 // # The frontier
 //
