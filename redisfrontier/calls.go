@@ -299,14 +299,17 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 			return perr
 		}
 		took := time.Since(sent)
+		for _, err := range errs {
+			var rerr redis.Error
+			if err == nil || errors.As(err, &rerr) || err == errMoved || err == errFewReplicas {
+				f.heard(w) // a reply, if an error: the server answers
+				break
+			}
+		}
 		var again []*call
 		wait := false
 		for i, c := range pending {
 			err := errs[i]
-			var rerr redis.Error
-			if err == nil || errors.As(err, &rerr) || err == errMoved || err == errFewReplicas {
-				f.heard(w)
-			}
 			f.noteReach(ctx, err, took)
 			switch {
 			case err == nil:
@@ -381,7 +384,7 @@ func (f *Frontier) answering() bool {
 	}
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
-	for _, at := range f.sent {
+	for _, at := range f.waits {
 		if time.Since(time.Unix(0, at)) >= silenceLimit {
 			return false
 		}
@@ -394,20 +397,17 @@ func (f *Frontier) answering() bool {
 func (f *Frontier) waiting() uint64 {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
-	if f.sent == nil {
-		f.sent = map[uint64]int64{}
-	}
-	f.sentN++
-	f.sent[f.sentN] = time.Now().UnixNano()
-	return f.sentN
+	f.waitN++
+	f.waits[f.waitN] = time.Now().UnixNano()
+	return f.waitN
 }
 
 // heard records a reply to the calls of waiting's number n: they wait
 // anew from now.
 func (f *Frontier) heard(n uint64) {
 	f.wmu.Lock()
-	if _, ok := f.sent[n]; ok {
-		f.sent[n] = time.Now().UnixNano()
+	if _, ok := f.waits[n]; ok {
+		f.waits[n] = time.Now().UnixNano()
 	}
 	f.wmu.Unlock()
 }
@@ -415,7 +415,7 @@ func (f *Frontier) heard(n uint64) {
 // waited records that the calls of waiting's number n are done.
 func (f *Frontier) waited(n uint64) {
 	f.wmu.Lock()
-	delete(f.sent, n)
+	delete(f.waits, n)
 	f.wmu.Unlock()
 }
 

@@ -193,12 +193,12 @@ type Frontier struct {
 	// whose caller's ctx has ended gives up at once rather than give
 	// the server a grace it will not answer within.
 	unreachable atomic.Bool
-	// sent holds, for the calls waiting for the server (evalMany's), by
-	// a number of their own, the last sentN, when they were sent or last
+	// waits holds, for the calls waiting for the server (evalMany's), by
+	// a number of their own, the last waitN, when they were sent or last
 	// had a reply (Unix ns). See answering.
 	wmu   sync.Mutex
-	sent  map[uint64]int64
-	sentN uint64
+	waits map[uint64]int64
+	waitN uint64
 	// expiring is set while the crawl's keys are, as far as this
 	// process knows, set to expire (see Options.TTL): a Push that
 	// admits a Request then keeps them (revive).
@@ -258,7 +258,7 @@ type taker chan *crawl.Lease
 // another (and a cluster's: see ClientOptions) holds a call to a server
 // that hangs up to its ReadTimeout whatever the call's ctx, so that
 // Close, and a Run's end, may keep to their bounds only within that much
-// (a Frontier that has seen its calls wait 2 s with no reply gives the
+// (a Frontier that has seen a call wait 2 s with no reply gives the
 // server no grace, as with one that cannot be reached: see Close).
 // The Frontier's goroutines waiting on such a call end with it, after
 // Close when the server hangs (see Close).
@@ -271,6 +271,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		inflight: map[uint64]struct{}{},
 		rules:    map[string]cachedRules{},
 		ahead:    map[string]*chain{},
+		waits:    map[uint64]int64{},
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
@@ -1082,8 +1083,8 @@ func (f *Frontier) graceWait(fn func()) {
 }
 
 // waitWhile waits for done to be closed, at most d, and only while the
-// server answers (asked every 50ms). It reports whether done was closed.
-func (f *Frontier) waitWhile(done <-chan struct{}, d time.Duration) bool {
+// server answers (asked every 50ms).
+func (f *Frontier) waitWhile(done <-chan struct{}, d time.Duration) {
 	limit := time.NewTimer(d)
 	defer limit.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -1091,17 +1092,11 @@ func (f *Frontier) waitWhile(done <-chan struct{}, d time.Duration) bool {
 	for f.answering() {
 		select {
 		case <-done:
-			return true
+			return
 		case <-limit.C:
-			return false
+			return
 		case <-tick.C:
 		}
-	}
-	select {
-	case <-done:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -1265,8 +1260,9 @@ func (f *Frontier) release(l *crawl.Lease) {
 // ctx.Err() (for a server slow to answer, up to 5 s past ctx's end), so
 // that the leases no Take is left to take have gone back by then; it
 // returns at once, or as soon as it is seen, if the server does not
-// answer (the process's last call failed on the network, or its calls in
-// flight have waited 2 s with no reply): those leases then come back
+// answer (the process's last call failed on the network, or one of its
+// calls in flight has waited 2 s with no reply, over all its tries; in a
+// cluster, one master's is enough): those leases then come back
 // when their term ends.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	n, _, err := f.ack(ctx, nil, l, o)
@@ -2344,17 +2340,18 @@ func statsOf(vals []map[string]string) crawl.Stats {
 // (or this one, opened anew) takes them at once, and releases the
 // Frontier; it closes the client if Open made it. It gives the server 5 s
 // (a quarter of a second if the process's last call could not reach it,
-// or if its calls in flight have waited 2 s with no reply: a server that
-// hangs), after which the leases come back only when their term ends.
+// or if one of its calls in flight has waited 2 s with no reply: a server,
+// or in a cluster a master, that hangs), after which the leases come back only when their term ends.
 // A Take or Join blocked, or begun once Close has begun, returns
 // ErrFrontierClosed, as does every later call. The work the Frontier's
 // calls leave to finish after they return (an Ack that goes on past its
 // ctx, the leases of a Take cut short going back) is done first, within
 // the same grace; then Close ends it and waits for the goroutines doing
-// it, so that none outlives Close, but one waiting on a call to a server
-// that hangs: the client ends such a call at its ReadTimeout (3 s by
-// default) whatever the call's ctx, after Close has returned, unless
-// the client is Open's of one server, which Close closes.
+// it (a second at most, a quarter of one when the server hangs), so that
+// none outlives Close, but one waiting on a call to a server that hangs:
+// the client ends such a call at its ReadTimeout (3 s by default)
+// whatever the call's ctx, after Close has returned, unless the client
+// is Open's of one server, which Close closes.
 func (f *Frontier) Close() error {
 	f.mu.Lock()
 	if f.closing {
