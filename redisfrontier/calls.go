@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asyncrawl/crawl"
@@ -292,9 +293,13 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 	// answering).
 	w := f.waiting()
 	defer f.waited(w)
+	node := make(map[*call]string, len(calls))
+	for _, c := range calls {
+		node[c] = f.nodeOf(ctx, f.callKey(c))
+	}
 	for len(pending) > 0 {
 		sent := time.Now()
-		errs, perr := f.pipeline(ctx, pending)
+		errs, perr := f.pipelineCut(ctx, pending, node)
 		if perr != nil {
 			return perr
 		}
@@ -310,7 +315,7 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 		wait := false
 		for i, c := range pending {
 			err := errs[i]
-			f.noteReach(ctx, err, took)
+			f.noteReach(ctx, node[c], err, took)
 			switch {
 			case err == nil:
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
@@ -348,21 +353,65 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 	return nil
 }
 
-// noteReach records whether the server answered a call that ended with
-// err after waiting for it: nil or a reply, it did; any other error (the
-// network, a connection refused) says it may be unreachable (see
-// Frontier.unreachable), but for a call whose ctx has ended and that
-// failed on ctx or on a timeout, which its ctx's end may have caused: that
-// says nothing of the server, unless the call had waited silenceLimit
-// with no reply.
-func (f *Frontier) noteReach(ctx context.Context, err error, waited time.Duration) {
+// noteReach records whether node (see nodeOf) answered a call that ended
+// with err after waiting for it: nil or a reply, it did; any other error
+// (the network, a connection refused) says it may not answer (see
+// answering), but for a call whose ctx has ended and that failed on ctx
+// or on a timeout, which its ctx's end may have caused: that says nothing
+// of the node, unless the call had waited silenceLimit with no reply. A
+// reply of allNodes is one of every node; a call of allNodes with none
+// marks allNodes mute until such a reply.
+func (f *Frontier) noteReach(ctx context.Context, node string, err error, waited time.Duration) {
 	var nerr net.Error
 	if err != nil && ctx.Err() != nil && waited < silenceLimit && (errors.Is(err, context.Canceled) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout()) {
 		return
 	}
 	var rerr redis.Error
-	f.unreachable.Store(err != nil && !errors.As(err, &rerr))
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	switch {
+	case err != nil && !errors.As(err, &rerr):
+		f.mute[node] = true
+	case node == allNodes:
+		clear(f.mute)
+	default:
+		delete(f.mute, node)
+	}
+}
+
+// allNodes is the node (see nodeOf) of a call that asks every master of a
+// cluster, or every shard of a crawl.
+const allNodes = "*"
+
+// nodeOf returns the node that holds key, as noteReach and answering
+// name it: its address in a cluster (the master the client takes it to
+// be on), "" on one server, where allNodes is "" too; key "" is
+// allNodes.
+func (f *Frontier) nodeOf(ctx context.Context, key string) string {
+	cc, ok := f.rdb.(*redis.ClusterClient)
+	switch {
+	case !ok:
+		return ""
+	case key == "":
+		return allNodes
+	}
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return allNodes // not known: it may be any
+	}
+	return node.Options().Addr
+}
+
+// callKey returns the key of c's node: its shard's (the crawl's control
+// keys' for shard -1).
+func (f *Frontier) callKey(c *call) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.shard >= 0 && f.shards > 1 {
+		return f.sprefix[c.shard] + "meta"
+	}
+	return f.prefix + "meta"
 }
 
 // silenceLimit is how long the server may keep this process's calls
@@ -372,18 +421,19 @@ func (f *Frontier) noteReach(ctx context.Context, err error, waited time.Duratio
 const silenceLimit = 2 * time.Second
 
 // answering reports whether the server may answer a call within a grace:
-// its last call did not fail on the network (unreachable), and no call in
-// flight has waited silenceLimit with no reply, counted over all its
-// attempts (go-redis and the Frontier each try a call again): a server
-// that hangs (stopped, or cut off without a reset) whose calls have not
-// timed out yet. In a cluster, one master that hangs is enough, whatever
-// the others answer meanwhile: the work a grace waits for needs them all.
+// no node's last call had no reply (see noteReach; in a cluster, by
+// master), and no call in flight has waited silenceLimit with no reply,
+// counted over all its attempts (go-redis and the Frontier each try a
+// call again): a server that hangs (stopped, or cut off without a reset)
+// whose calls have not timed out yet. In a cluster, one master that
+// hangs is enough, whatever the others answer meanwhile: the work a
+// grace waits for needs them all.
 func (f *Frontier) answering() bool {
-	if f.unreachable.Load() {
-		return false
-	}
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
+	if len(f.mute) > 0 {
+		return false
+	}
 	for _, at := range f.waits {
 		if time.Since(time.Unix(0, at)) >= silenceLimit {
 			return false
@@ -531,6 +581,105 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 	}
 	wg.Wait()
 	return errs, nil
+}
+
+// pipelineCut is pipeline, but returns when ctx ends, each call failed
+// with ctx's error, even if the client holds the calls: a cluster's
+// client ignores ctx on a call in flight, which a master that hangs holds
+// until the client's ReadTimeout (3 s), so that a Run's end waited
+// seconds for a worker's Ack, and then for each call left. The calls go
+// on in a goroutine of the Frontier's (bgGo) until the client ends them,
+// and what they hear, node by node, is noted then (see noteReach),
+// counted as waiting until they end (see answering). A plain client
+// (ClientOptions) ends a call at its ctx's deadline itself.
+func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*call]string) ([]error, error) {
+	if _, ok := f.rdb.(*redis.ClusterClient); !ok || ctx.Done() == nil {
+		return f.pipeline(ctx, calls)
+	}
+	// Copies, which the goroutine may write after its caller returned.
+	own := make([]*call, len(calls))
+	for i, c := range calls {
+		cp := *c
+		own[i] = &cp
+	}
+	type result struct {
+		errs []error
+		err  error
+	}
+	done := make(chan result, 1)
+	var cut atomic.Bool
+	w := f.waiting()
+	f.bgGo(func() {
+		defer f.waited(w)
+		sent := time.Now()
+		errs, err := f.pipeline(ctx, own)
+		done <- result{errs, err}
+		if cut.Load() && err == nil {
+			for i, c := range calls {
+				f.noteReach(ctx, node[c], errs[i], time.Since(sent))
+			}
+		}
+	})
+	select {
+	case r := <-done:
+		for i, c := range calls {
+			c.reply, c.full = own[i].reply, own[i].full
+		}
+		return r.errs, r.err
+	case <-ctx.Done():
+		cut.Store(true)
+		select {
+		case r := <-done: // it ended meanwhile: its replies are noted
+			for i, c := range calls {
+				c.reply, c.full = own[i].reply, own[i].full
+			}
+			return r.errs, r.err
+		default:
+		}
+		errs := make([]error, len(calls))
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+		return errs, nil
+	}
+}
+
+// cutCall runs call, a read of node (see nodeOf), as pipelineCut runs a
+// pipeline: on a cluster's client, it returns ctx.Err() when ctx ends
+// first, the call going on in a goroutine of the Frontier's until the
+// client ends it. call must write nothing its caller reads after an
+// error.
+func (f *Frontier) cutCall(ctx context.Context, node string, call func() error) error {
+	if _, ok := f.rdb.(*redis.ClusterClient); !ok || ctx.Done() == nil {
+		return call()
+	}
+	done := make(chan error, 1)
+	var cut atomic.Bool
+	w := f.waiting()
+	f.bgGo(func() {
+		defer f.waited(w)
+		sent := time.Now()
+		err := call()
+		done <- err
+		if cut.Load() {
+			if errors.Is(err, redis.Nil) {
+				err = nil
+			}
+			f.noteReach(ctx, node, err, time.Since(sent))
+		}
+	})
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		cut.Store(true)
+		select {
+		case err := <-done:
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
 }
 
 // waitTimeout returns Options.WaitTimeout or its default.

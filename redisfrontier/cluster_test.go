@@ -162,3 +162,50 @@ func TestClusterUnreachableSays(t *testing.T) {
 		t.Errorf("OpenCluster of a server with no cluster support: %v (ctx %v); want at once an error naming it, saying it is not a Redis Cluster", err, ctx.Err())
 	}
 }
+
+// A call to a cluster whose masters hang (stopped: they take connections
+// and never answer) returns when its ctx is cancelled, not when the
+// client's ReadTimeout ends it: a cluster's client ignores ctx on a call
+// in flight, so that a Run's end waited 3 s for each worker's call, and
+// then for each call of its report (TestClusterInterruptWhileFrozen of
+// the command failed so, now and then).
+func TestClusterCallCutByCtx(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	f := openCluster(t, c, &redisfrontier.Options{Name: "cut"})
+	if err := f.Start(t.Context(), crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Masters() {
+		c.Node(m).Freeze()
+		defer c.Node(m).Thaw()
+	}
+	// A Take cut short waits for its call to give back the leases it
+	// made (see Take) while the server may answer: until its call has
+	// waited 2 s with no reply, 1.7 s past the cancel.
+	for _, tt := range []struct {
+		name string
+		call func(ctx context.Context) error
+		late time.Duration
+	}{
+		{"Take", func(ctx context.Context) error { _, err := f.Take(ctx); return err }, 2200 * time.Millisecond},
+		{"Extend", func(ctx context.Context) error { return f.Extend(ctx, l) }, 500 * time.Millisecond},
+		{"Counts", func(ctx context.Context) error { _, err := f.Counts(ctx); return err }, 500 * time.Millisecond},
+		{"Stats", func(ctx context.Context) error { _, err := f.Stats(ctx); return err }, 500 * time.Millisecond},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancelled := time.Now().Add(300 * time.Millisecond)
+		time.AfterFunc(time.Until(cancelled), cancel)
+		err := tt.call(ctx)
+		if late := time.Since(cancelled); !errors.Is(err, context.Canceled) || late > tt.late {
+			t.Errorf("%s with every master stopped, its ctx cancelled: returned %v after the cancel with %v; want context.Canceled within %v", tt.name, late.Round(time.Millisecond), err, tt.late)
+		}
+		cancel()
+	}
+}

@@ -187,16 +187,19 @@ type Frontier struct {
 	starved atomic.Bool
 	// term is Policy.LeaseTerm, read where f.mu may not be taken.
 	term atomic.Int64
-	// unreachable is set while the server did not answer this
-	// process's last call (see noteReach): while it is, or while the
-	// server keeps the calls waiting (see answering), a Close or an Ack
-	// whose caller's ctx has ended gives up at once rather than give
-	// the server a grace it will not answer within.
-	unreachable atomic.Bool
+	// mute holds the nodes (their addresses; "" for the one server of a
+	// Frontier not on a cluster) whose last call had no reply (see
+	// noteReach): while one does, or while a node keeps a call waiting
+	// (see answering), a Close or an Ack whose caller's ctx has ended
+	// gives up at once rather than give the server a grace it will not
+	// answer within. By node: in a cluster, the masters that answer say
+	// nothing of the one that does not.
+	//
 	// waits holds, for the calls waiting for the server (evalMany's), by
 	// a number of their own, the last waitN, when they were sent or last
 	// had a reply (Unix ns). See answering.
 	wmu   sync.Mutex
+	mute  map[string]bool
 	waits map[uint64]int64
 	waitN uint64
 	// expiring is set while the crawl's keys are, as far as this
@@ -254,14 +257,16 @@ type taker chan *crawl.Lease
 
 // New returns a Frontier on client; Start names the crawl. The caller
 // keeps client: Close does not close it. A client of one server made with
-// ClientOptions ends its calls at their ctx's deadline, as Open's does;
-// another (and a cluster's: see ClientOptions) holds a call to a server
-// that hangs up to its ReadTimeout whatever the call's ctx, so that
-// Close, and a Run's end, may keep to their bounds only within that much
-// (a Frontier that has seen a call wait 2 s with no reply gives the
-// server no grace, as with one that cannot be reached: see Close).
-// The Frontier's goroutines waiting on such a call end with it, after
-// Close when the server hangs (see Close).
+// ClientOptions ends its calls at their ctx's deadline, as Open's does. A
+// cluster's client (see ClientOptions) holds a call to a master that
+// hangs up to its ReadTimeout whatever the call's ctx: the Frontier's
+// methods return when their ctx ends all the same, the call left to a
+// goroutine of the Frontier's. Another client of one server holds the
+// call, and the method with it, so that Close, and a Run's end, may keep
+// to their bounds only within that much (a Frontier that has seen a call
+// wait 2 s with no reply gives the server no grace, as with one that
+// cannot be reached: see Close). The Frontier's goroutines waiting on
+// such a call end with it, after Close when the server hangs (see Close).
 func New(client redis.UniversalClient, opts *Options) *Frontier {
 	f := &Frontier{
 		rdb:      client,
@@ -272,6 +277,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		rules:    map[string]cachedRules{},
 		ahead:    map[string]*chain{},
 		waits:    map[uint64]int64{},
+		mute:     map[string]bool{},
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
@@ -376,7 +382,8 @@ func ClusterOptions(addrs []string) *redis.ClusterOptions {
 // client (ClusterOptions): there, calls cut at their deadline while a
 // master fails over hid the failover's errors from the client's hooks
 // (the command's outage log), so a master that hangs holds a call up to
-// the client's ReadTimeout.
+// the client's ReadTimeout, which the Frontier leaves to a goroutine of
+// its own when the call's ctx ends (see New).
 func ClientOptions(o *redis.Options) *redis.Options {
 	o.ContextTimeoutEnabled = true
 	return o
@@ -720,20 +727,23 @@ func (f *Frontier) endOp(seq uint64) {
 	delete(f.inflight, seq)
 }
 
-// retryRead runs a read-only call with eval's patience.
-func (f *Frontier) retryRead(ctx context.Context, call func() error) error {
+// retryRead runs a read-only call with eval's patience. key is a key it
+// reads, which names the node it asks (see nodeOf); "" for a call that
+// asks every node.
+func (f *Frontier) retryRead(ctx context.Context, key string, call func() error) error {
+	node := f.nodeOf(ctx, key)
 	backoff := 10 * time.Millisecond
 	for {
 		if f.isClosed() {
 			return crawl.ErrFrontierClosed
 		}
 		sent := time.Now()
-		err := call()
+		err := f.cutCall(ctx, node, call)
 		if err == nil || errors.Is(err, redis.Nil) {
-			f.noteReach(ctx, nil, 0)
+			f.noteReach(ctx, node, nil, 0)
 			return err
 		}
-		f.noteReach(ctx, err, time.Since(sent))
+		f.noteReach(ctx, node, err, time.Since(sent))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -1203,7 +1213,7 @@ func (f *Frontier) hostRules(ctx context.Context, host, version string) (*crawl.
 		return c.rules, nil
 	}
 	var v []any
-	err := f.retryRead(ctx, func() error {
+	err := f.retryRead(ctx, prefix+"h:"+host, func() error {
 		var err error
 		v, err = f.rdb.HMGet(ctx, prefix+"h:"+host, "r", "rb").Result()
 		return err
@@ -1260,10 +1270,10 @@ func (f *Frontier) release(l *crawl.Lease) {
 // ctx.Err() (for a server slow to answer, up to 5 s past ctx's end), so
 // that the leases no Take is left to take have gone back by then; it
 // returns at once, or as soon as it is seen, if the server does not
-// answer (the process's last call failed on the network, or one of its
-// calls in flight has waited 2 s with no reply, over all its tries; in a
-// cluster, one master's is enough): those leases then come back
-// when their term ends.
+// answer (the process's last call to it had no reply, or one of its
+// calls in flight has waited 2 s with none, over all its tries; in a
+// cluster, one master's is enough): those leases then come back when
+// their term ends.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	n, _, err := f.ack(ctx, nil, l, o)
 	return n, err
@@ -2146,7 +2156,7 @@ func (f *Frontier) Join(ctx context.Context) error {
 			hm   *redis.SliceCmd
 			pttl *redis.DurationCmd
 		)
-		err = f.retryRead(ctx, func() error {
+		err = f.retryRead(ctx, prefix+"meta", func() error {
 			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				hm = p.HMGet(ctx, prefix+"meta", "unfinished", "fresh", "pages", "sb", "dl", "rv")
 				pttl = p.PTTL(ctx, prefix+"meta")
@@ -2223,7 +2233,7 @@ func (f *Frontier) Counts(ctx context.Context) (crawl.Counts, error) {
 		hm, ha *redis.SliceCmd
 		hl     *redis.IntCmd
 	)
-	err = f.retryRead(ctx, func() error {
+	err = f.retryRead(ctx, prefix+"meta", func() error {
 		_, err := f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			hm = p.HMGet(ctx, prefix+"meta", "queued", "done", "pages", "sb")
 			hl = p.HLen(ctx, prefix+"leases")
@@ -2267,16 +2277,16 @@ func (f *Frontier) Stats(ctx context.Context) (crawl.Stats, error) {
 		return crawl.Stats{}, err
 	}
 	f.mu.Lock()
-	prefixes := []string{prefix}
+	prefixes, statsKey := []string{prefix}, prefix+"stats"
 	if f.shards > 1 {
-		prefixes = f.sprefix
+		prefixes, statsKey = f.sprefix, "" // every node's
 	}
 	f.mu.Unlock()
 	var (
 		cmds  []*redis.MapStringStringCmd
 		alive []*redis.BoolCmd
 	)
-	err = f.retryRead(ctx, func() error {
+	err = f.retryRead(ctx, statsKey, func() error {
 		cmds, alive = cmds[:0], alive[:0]
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pre := range prefixes {
@@ -2339,9 +2349,11 @@ func statsOf(vals []map[string]string) crawl.Stats {
 // Close puts back the leases this Frontier holds, so that another process
 // (or this one, opened anew) takes them at once, and releases the
 // Frontier; it closes the client if Open made it. It gives the server 5 s
-// (a quarter of a second if the process's last call could not reach it,
-// or if one of its calls in flight has waited 2 s with no reply: a server,
-// or in a cluster a master, that hangs), after which the leases come back only when their term ends.
+// (a quarter of a second if the process's last call to it, or in a
+// cluster to one of its masters, had no reply, or if one of its calls in
+// flight has waited 2 s with no reply: a server, or a master, that hangs
+// or cannot be reached), after which the leases come back only when their
+// term ends.
 // A Take or Join blocked, or begun once Close has begun, returns
 // ErrFrontierClosed, as does every later call. The work the Frontier's
 // calls leave to finish after they return (an Ack that goes on past its

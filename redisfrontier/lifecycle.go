@@ -128,7 +128,7 @@ func (f *Frontier) sweepAfter(ctx context.Context, reply string) error {
 		return errCorrupt
 	}
 	name := f.Name()
-	if err := f.retryRead(ctx, func() error { return sweep(ctx, f.rdb, name, f.owner, at) }); err != nil {
+	if err := f.retryRead(ctx, "", func() error { return sweep(ctx, f.rdb, name, f.owner, at) }); err != nil {
 		return err
 	}
 	reply, err = f.eval(ctx, sweptScript, false, dl, fd)
@@ -154,7 +154,7 @@ func (f *Frontier) reviveIfWork(ctx context.Context, p crawl.Policy) error {
 		pttl *redis.DurationCmd
 		hm   *redis.SliceCmd // and, on a crawl of one shard, its counters
 	)
-	if err := f.retryRead(ctx, func() error {
+	if err := f.retryRead(ctx, meta, func() error {
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			pttl = p.PTTL(ctx, meta)
 			hm = p.HMGet(ctx, meta, "dl", "rv", "unfinished", "fresh", "pages")
@@ -207,7 +207,7 @@ func (f *Frontier) keepIfExpiring(ctx context.Context) error {
 		pttl *redis.DurationCmd
 		hm   *redis.SliceCmd
 	)
-	if err := f.retryRead(ctx, func() error {
+	if err := f.retryRead(ctx, meta, func() error {
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			pttl = p.PTTL(ctx, meta)
 			hm = p.HMGet(ctx, meta, "dl", "rv")
@@ -262,7 +262,7 @@ func (f *Frontier) persistAll(ctx context.Context) error {
 	name := f.Name()
 	meta := keyPrefix(name) + "meta"
 	mine := ":ops:" + f.owner
-	return f.retryRead(ctx, func() error {
+	return f.retryRead(ctx, "", func() error {
 		return scanKeys(ctx, f.rdb, name, "", func(keys []string) error {
 			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, k := range keys {

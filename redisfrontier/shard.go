@@ -432,7 +432,7 @@ func (f *Frontier) collect(ctx context.Context) ([]shardState, budgetState, erro
 		hm []*redis.SliceCmd
 		bh *redis.MapStringStringCmd
 	)
-	err := f.retryRead(ctx, func() error {
+	err := f.retryRead(ctx, "", func() error {
 		hm = hm[:0]
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for v := range n {
@@ -743,7 +743,7 @@ func (f *Frontier) countShards(ctx context.Context) (crawl.Counts, error) {
 		hm []*redis.SliceCmd
 		hl []*redis.IntCmd
 	)
-	err := f.retryRead(ctx, func() error {
+	err := f.retryRead(ctx, "", func() error {
 		hm, hl = hm[:0], hl[:0]
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pre := range prefixes {

@@ -106,7 +106,13 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 		// the dead master for a minute.
 		rdb := redis.NewClusterClient(redisfrontier.ClusterOptions(cfg.cluster))
 		if logger != nil {
-			rdb.AddHook(&outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet})
+			// On the cluster's calls, and on each node's: the Frontier
+			// sends some calls to a master's own client (the writes
+			// -redis_wait_replicas WAITs for, what it counts on each
+			// master), which the cluster's hooks do not see.
+			w := &outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet}
+			rdb.AddHook(w)
+			rdb.OnNewNode(func(node *redis.Client) { node.AddHook(w) })
 		}
 		return rdb, nil
 	}

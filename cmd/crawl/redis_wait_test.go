@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,5 +167,43 @@ func TestRedisOutageLoggedOnce(t *testing.T) {
 			}
 			t.Logf("stderr: %s", r.stderr)
 		})
+	}
+}
+
+// A call to one master's own client (as the Frontier sends the writes
+// -redis_wait_replicas WAITs for) that fails is an outage too: the
+// cluster's hooks do not see such calls, and a master killed went
+// unlogged (TestClusterFailover/waited failed so, now and then).
+func TestClusterNodeCallOutageLogged(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 0)
+	var log strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return log.Write(p)
+	}), nil))
+	rdb, err := newRedisClient(&config{cluster: c.Masters()}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	ctx := context.Background()
+	node, err := rdb.(*redis.ClusterClient).MasterForKey(ctx, "crawl:{x}:meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING %s: %v", node.Options().Addr, err)
+	}
+	c.Node(node.Options().Addr).Kill()
+	if err := node.Ping(ctx).Err(); err == nil {
+		t.Fatalf("PING %s killed: no error", node.Options().Addr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(log.String(), "Redis does not answer: waiting for it"); n != 1 {
+		t.Errorf("a call to a killed master's client: the outage logged %d times, want once; log %q", n, log.String())
 	}
 }
