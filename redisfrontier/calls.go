@@ -293,9 +293,14 @@ func (f *Frontier) evalMany(ctx context.Context, calls []*call) error {
 	// answering).
 	w := f.waiting()
 	defer f.waited(w)
-	node := make(map[*call]string, len(calls))
-	for _, c := range calls {
-		node[c] = f.nodeOf(ctx, f.callKey(c))
+	// The node of each call, in a cluster (see nodeOf); nil on one
+	// server, whose node is "".
+	var node map[*call]string
+	if _, ok := f.rdb.(*redis.ClusterClient); ok {
+		node = make(map[*call]string, len(calls))
+		for _, c := range calls {
+			node[c] = f.nodeOf(ctx, f.callKey(c))
+		}
 	}
 	for len(pending) > 0 {
 		sent := time.Now()
@@ -588,9 +593,8 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 // client ignores ctx on a call in flight, which a master that hangs holds
 // until the client's ReadTimeout (3 s), so that a Run's end waited
 // seconds for a worker's Ack, and then for each call left. The calls go
-// on in a goroutine of the Frontier's (bgGo) until the client ends them,
-// and what they hear, node by node, is noted then (see noteReach),
-// counted as waiting until they end (see answering). A plain client
+// on in a goroutine of the Frontier's (see cutCall), and what they hear,
+// node by node, is noted when they end (see noteReach). A plain client
 // (ClientOptions) ends a call at its ctx's deadline itself.
 func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*call]string) ([]error, error) {
 	if _, ok := f.rdb.(*redis.ClusterClient); !ok || ctx.Done() == nil {
@@ -602,82 +606,63 @@ func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*cal
 		cp := *c
 		own[i] = &cp
 	}
-	type result struct {
-		errs []error
-		err  error
-	}
-	done := make(chan result, 1)
-	var cut atomic.Bool
-	w := f.waiting()
-	f.bgGo(func() {
-		defer f.waited(w)
-		sent := time.Now()
-		errs, err := f.pipeline(ctx, own)
-		done <- result{errs, err}
-		if cut.Load() && err == nil {
-			for i, c := range calls {
-				f.noteReach(ctx, node[c], errs[i], time.Since(sent))
+	var errs []error
+	cut, err := f.cutCall(ctx, func() error {
+		var err error
+		errs, err = f.pipeline(ctx, own)
+		return err
+	}, func(err error, took time.Duration) {
+		for i, c := range calls {
+			if err == nil {
+				f.noteReach(ctx, node[c], errs[i], took)
 			}
 		}
 	})
-	select {
-	case r := <-done:
-		for i, c := range calls {
-			c.reply, c.full = own[i].reply, own[i].full
+	if cut {
+		cutErrs := make([]error, len(calls))
+		for i := range cutErrs {
+			cutErrs[i] = err
 		}
-		return r.errs, r.err
-	case <-ctx.Done():
-		cut.Store(true)
-		select {
-		case r := <-done: // it ended meanwhile: its replies are noted
-			for i, c := range calls {
-				c.reply, c.full = own[i].reply, own[i].full
-			}
-			return r.errs, r.err
-		default:
-		}
-		errs := make([]error, len(calls))
-		for i := range errs {
-			errs[i] = ctx.Err()
-		}
-		return errs, nil
+		return cutErrs, nil
 	}
+	for i, c := range calls {
+		c.reply, c.full = own[i].reply, own[i].full
+	}
+	return errs, err
 }
 
-// cutCall runs call, a read of node (see nodeOf), as pipelineCut runs a
-// pipeline: on a cluster's client, it returns ctx.Err() when ctx ends
-// first, the call going on in a goroutine of the Frontier's until the
-// client ends it. call must write nothing its caller reads after an
-// error.
-func (f *Frontier) cutCall(ctx context.Context, node string, call func() error) error {
+// cutCall runs call and returns its error, as it is on a client of one
+// server; on a cluster's, it returns ctx.Err() and cut when ctx ends
+// first, the call going on in a goroutine of the Frontier's (bgGo),
+// counted as waiting for the server until it ends (see answering), and
+// then given to heard with how long it took. What call writes its caller
+// must not read once cut.
+func (f *Frontier) cutCall(ctx context.Context, call func() error, heard func(err error, took time.Duration)) (cut bool, err error) {
 	if _, ok := f.rdb.(*redis.ClusterClient); !ok || ctx.Done() == nil {
-		return call()
+		return false, call()
 	}
 	done := make(chan error, 1)
-	var cut atomic.Bool
+	var gone atomic.Bool // its caller returned
 	w := f.waiting()
 	f.bgGo(func() {
 		defer f.waited(w)
 		sent := time.Now()
 		err := call()
 		done <- err
-		if cut.Load() {
-			if errors.Is(err, redis.Nil) {
-				err = nil
-			}
-			f.noteReach(ctx, node, err, time.Since(sent))
+		if gone.Load() {
+			heard(err, time.Since(sent))
 		}
 	})
 	select {
 	case err := <-done:
-		return err
+		return false, err
 	case <-ctx.Done():
-		cut.Store(true)
+		gone.Store(true)
 		select {
 		case err := <-done:
-			return err
+			return false, err
 		default:
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 	}
 }

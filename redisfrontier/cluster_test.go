@@ -172,16 +172,7 @@ func TestClusterUnreachableSays(t *testing.T) {
 func TestClusterCallCutByCtx(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	f := openCluster(t, c, &redisfrontier.Options{Name: "cut"})
-	if err := f.Start(t.Context(), crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
-		t.Fatal(err)
-	}
-	l, err := f.Take(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := startLeased(t, f, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
 	for _, m := range c.Masters() {
 		c.Node(m).Freeze()
 		defer c.Node(m).Thaw()

@@ -738,7 +738,12 @@ func (f *Frontier) retryRead(ctx context.Context, key string, call func() error)
 			return crawl.ErrFrontierClosed
 		}
 		sent := time.Now()
-		err := f.cutCall(ctx, node, call)
+		_, err := f.cutCall(ctx, call, func(err error, took time.Duration) {
+			if errors.Is(err, redis.Nil) {
+				err = nil
+			}
+			f.noteReach(ctx, node, err, took)
+		})
 		if err == nil || errors.Is(err, redis.Nil) {
 			f.noteReach(ctx, node, nil, 0)
 			return err

@@ -228,16 +228,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 				defer client.Close()
 				f = redisfrontier.New(client, &redisfrontier.Options{Name: "leftover"})
 			}
-			if err := f.Start(t.Context(), p); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
-				t.Fatal(err)
-			}
-			l, err := f.Take(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := startLeased(t, f, p)
 			s.Freeze()
 			defer s.Thaw()
 			var wg sync.WaitGroup
@@ -265,6 +256,23 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startLeased starts f's crawl under p, pushes two URLs, and returns the
+// lease of one.
+func startLeased(t *testing.T, f *redisfrontier.Frontier, p crawl.Policy) *crawl.Lease {
+	t.Helper()
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Push(t.Context(), siteURL(0), siteURL(1)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // frontierGoroutines returns the stacks of the goroutines running the
