@@ -112,7 +112,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 			// master), which the cluster's hooks do not see.
 			w := &outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet}
 			rdb.AddHook(w)
-			rdb.OnNewNode(func(node *redis.Client) { node.AddHook(w) })
+			rdb.OnNewNode(func(node *redis.Client) { node.AddHook(nodeWatch{w}) })
 		}
 		return rdb, nil
 	}
@@ -392,6 +392,22 @@ func (w *outageWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		t.Stop()
 		w.note(ctx, err)
 		return err
+	}
+}
+
+// nodeWatch is outageWatch on a cluster node's own client, but for the
+// client's reads of the cluster's slots (CLUSTER SLOTS, ...), which it
+// asks of any node, a replica or a node long dead included, and which
+// fail over to the next: the cluster answers all the same.
+type nodeWatch struct{ *outageWatch }
+
+func (w nodeWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	watched := w.outageWatch.ProcessHook(next)
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "cluster" {
+			return next(ctx, cmd)
+		}
+		return watched(ctx, cmd)
 	}
 }
 

@@ -173,7 +173,8 @@ func TestRedisOutageLoggedOnce(t *testing.T) {
 // A call to one master's own client (as the Frontier sends the writes
 // -redis_wait_replicas WAITs for) that fails is an outage too: the
 // cluster's hooks do not see such calls, and a master killed went
-// unlogged (TestClusterFailover/waited failed so, now and then).
+// unlogged (TestClusterFailover/waited failed so, now and then). The
+// client's reads of the slots, which try one node then the next, are not.
 func TestClusterNodeCallOutageLogged(t *testing.T) {
 	t.Parallel()
 	c := redistest.StartCluster(t, 3, 0)
@@ -198,6 +199,16 @@ func TestClusterNodeCallOutageLogged(t *testing.T) {
 		t.Fatalf("PING %s: %v", node.Options().Addr, err)
 	}
 	c.Node(node.Options().Addr).Kill()
+	// The client's own read of the slots, which it asks of any node and
+	// fails over to the next, is no outage.
+	if err := node.ClusterSlots(ctx).Err(); err == nil {
+		t.Fatalf("CLUSTER SLOTS of %s killed: no error", node.Options().Addr)
+	}
+	mu.Lock()
+	if log.Len() > 0 {
+		t.Errorf("CLUSTER SLOTS of a killed node's client: logged %q, want nothing", log.String())
+	}
+	mu.Unlock()
 	if err := node.Ping(ctx).Err(); err == nil {
 		t.Fatalf("PING %s killed: no error", node.Options().Addr)
 	}
