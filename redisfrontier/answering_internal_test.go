@@ -48,7 +48,7 @@ func TestAnsweringByCall(t *testing.T) {
 // not say it is back (a Ctrl-C with a master stopped waited for it again
 // at Close, 5 s, after a read from another had succeeded). A call cut
 // short by its ctx says nothing; a reply of every node (allNodes) says
-// that each answers.
+// that each answers; a node asked nothing for muteMemory is forgotten.
 func TestAnsweringByNode(t *testing.T) {
 	f := New(nil, &Options{Name: "answering"})
 	ctx := context.Background()
@@ -84,6 +84,21 @@ func TestAnsweringByNode(t *testing.T) {
 		if got := f.answering(); got != s.want {
 			t.Errorf("%s: answering %v, want %v", s.comment, got, s.want)
 		}
+	}
+	// A master that failed over is asked nothing more: forgotten after
+	// muteMemory.
+	f.noteReach(ctx, "a", refused, 0)
+	f.wmu.Lock()
+	f.mute["a"] = time.Now().Add(-muteMemory + time.Second)
+	f.wmu.Unlock()
+	if f.answering() {
+		t.Error("a refused a call muteMemory less 1 s ago: answering true, want false")
+	}
+	f.wmu.Lock()
+	f.mute["a"] = time.Now().Add(-muteMemory)
+	f.wmu.Unlock()
+	if !f.answering() {
+		t.Error("a refused a call muteMemory ago, and was asked nothing since: answering false, want true")
 	}
 }
 

@@ -377,13 +377,19 @@ func (f *Frontier) noteReach(ctx context.Context, node string, err error, waited
 	defer f.wmu.Unlock()
 	switch {
 	case err != nil && !errors.As(err, &rerr):
-		f.mute[node] = true
+		f.mute[node] = time.Now()
 	case node == allNodes:
 		clear(f.mute)
 	default:
 		delete(f.mute, node)
 	}
 }
+
+// muteMemory is how long a node whose call had no reply is taken not to
+// answer when no call has been made to it since: far longer than from a
+// Run's last calls to its Frontier's Close; shorter than a process's
+// life after a failover, whose master, dead, is asked nothing more.
+const muteMemory = 10 * time.Second
 
 // allNodes is the node (see nodeOf) of a call that asks every master of a
 // cluster, or every shard of a crawl.
@@ -427,7 +433,7 @@ const silenceLimit = 2 * time.Second
 
 // answering reports whether the server may answer a call within a grace:
 // no node's last call had no reply (see noteReach; in a cluster, by
-// master), and no call in flight has waited silenceLimit with no reply,
+// master), in the last muteMemory, and no call in flight has waited silenceLimit with no reply,
 // counted over all its attempts (go-redis and the Frontier each try a
 // call again): a server that hangs (stopped, or cut off without a reset)
 // whose calls have not timed out yet. In a cluster, one master that
@@ -436,8 +442,10 @@ const silenceLimit = 2 * time.Second
 func (f *Frontier) answering() bool {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
-	if len(f.mute) > 0 {
-		return false
+	for _, at := range f.mute {
+		if time.Since(at) < muteMemory {
+			return false
+		}
 	}
 	for _, at := range f.waits {
 		if time.Since(time.Unix(0, at)) >= silenceLimit {

@@ -188,8 +188,9 @@ type Frontier struct {
 	// term is Policy.LeaseTerm, read where f.mu may not be taken.
 	term atomic.Int64
 	// mute holds the nodes (their addresses; "" for the one server of a
-	// Frontier not on a cluster) whose last call had no reply (see
-	// noteReach): while one does, or while a node keeps a call waiting
+	// Frontier not on a cluster) whose last call had no reply, and when
+	// (see noteReach): while one does (see muteMemory), or while a node
+	// keeps a call waiting
 	// (see answering), a Close or an Ack whose caller's ctx has ended
 	// gives up at once rather than give the server a grace it will not
 	// answer within. By node: in a cluster, the masters that answer say
@@ -199,7 +200,7 @@ type Frontier struct {
 	// a number of their own, the last waitN, when they were sent or last
 	// had a reply (Unix ns). See answering.
 	wmu   sync.Mutex
-	mute  map[string]bool
+	mute  map[string]time.Time
 	waits map[uint64]int64
 	waitN uint64
 	// expiring is set while the crawl's keys are, as far as this
@@ -277,7 +278,7 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 		rules:    map[string]cachedRules{},
 		ahead:    map[string]*chain{},
 		waits:    map[uint64]int64{},
-		mute:     map[string]bool{},
+		mute:     map[string]time.Time{},
 		// Call numbers start from the clock, so that an owner restarted
 		// under the same name never finds its earlier replies.
 		opSeq: uint64(time.Now().UnixMicro()) & (1<<52 - 1),
@@ -1275,10 +1276,10 @@ func (f *Frontier) release(l *crawl.Lease) {
 // ctx.Err() (for a server slow to answer, up to 5 s past ctx's end), so
 // that the leases no Take is left to take have gone back by then; it
 // returns at once, or as soon as it is seen, if the server does not
-// answer (the process's last call to it had no reply, or one of its
-// calls in flight has waited 2 s with none, over all its tries; in a
-// cluster, one master's is enough): those leases then come back when
-// their term ends.
+// answer (the process's last call to it, made in the last 10 s, had no
+// reply, or one of its calls in flight has waited 2 s with none, over
+// all its tries; in a cluster, one master's is enough): those leases
+// then come back when their term ends.
 func (f *Frontier) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
 	n, _, err := f.ack(ctx, nil, l, o)
 	return n, err
@@ -2355,10 +2356,10 @@ func statsOf(vals []map[string]string) crawl.Stats {
 // (or this one, opened anew) takes them at once, and releases the
 // Frontier; it closes the client if Open made it. It gives the server 5 s
 // (a quarter of a second if the process's last call to it, or in a
-// cluster to one of its masters, had no reply, or if one of its calls in
-// flight has waited 2 s with no reply: a server, or a master, that hangs
-// or cannot be reached), after which the leases come back only when their
-// term ends.
+// cluster to one of its masters, had no reply and was made in the last
+// 10 s, or if one of its calls in flight has waited 2 s with no reply: a
+// server, or a master, that hangs or cannot be reached), after which the
+// leases come back only when their term ends.
 // A Take or Join blocked, or begun once Close has begun, returns
 // ErrFrontierClosed, as does every later call. The work the Frontier's
 // calls leave to finish after they return (an Ack that goes on past its
