@@ -432,11 +432,11 @@ func (f *Frontier) callKey(c *call) string {
 const silenceLimit = 2 * time.Second
 
 // answering reports whether the server may answer a call within a grace:
-// no node's last call had no reply (see noteReach; in a cluster, by
-// master), in the last muteMemory, and no call in flight has waited silenceLimit with no reply,
-// counted over all its attempts (go-redis and the Frontier each try a
-// call again): a server that hangs (stopped, or cut off without a reset)
-// whose calls have not timed out yet. In a cluster, one master that
+// no node's last call, in the last muteMemory, had no reply (see
+// noteReach; in a cluster, by master), and no call in flight has waited
+// silenceLimit with no reply, counted over all its attempts (go-redis and
+// the Frontier each try a call again): a server that hangs (stopped, or
+// cut off without a reset) whose calls have not timed out yet. In a cluster, one master that
 // hangs is enough, whatever the others answer meanwhile: the work a
 // grace waits for needs them all.
 func (f *Frontier) answering() bool {
@@ -605,7 +605,7 @@ func (f *Frontier) pipeline(ctx context.Context, calls []*call) ([]error, error)
 // node by node, is noted when they end (see noteReach). A plain client
 // (ClientOptions) ends a call at its ctx's deadline itself.
 func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*call]string) ([]error, error) {
-	if _, ok := f.rdb.(*redis.ClusterClient); !ok || ctx.Done() == nil {
+	if !f.cuts(ctx) {
 		return f.pipeline(ctx, calls)
 	}
 	// Copies, which the goroutine may write after its caller returned.
@@ -620,10 +620,11 @@ func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*cal
 		errs, err = f.pipeline(ctx, own)
 		return err
 	}, func(err error, took time.Duration) {
+		if err != nil {
+			return // never sent (see pipeline): nothing heard
+		}
 		for i, c := range calls {
-			if err == nil {
-				f.noteReach(ctx, node[c], errs[i], took)
-			}
+			f.noteReach(ctx, node[c], errs[i], took)
 		}
 	})
 	if cut {
@@ -646,7 +647,7 @@ func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*cal
 // then given to heard with how long it took. What call writes its caller
 // must not read once cut.
 func (f *Frontier) cutCall(ctx context.Context, call func() error, heard func(err error, took time.Duration)) (cut bool, err error) {
-	if _, ok := f.rdb.(*redis.ClusterClient); !ok || ctx.Done() == nil {
+	if !f.cuts(ctx) {
 		return false, call()
 	}
 	done := make(chan error, 1)
@@ -673,6 +674,13 @@ func (f *Frontier) cutCall(ctx context.Context, call func() error, heard func(er
 			return true, ctx.Err()
 		}
 	}
+}
+
+// cuts reports whether cutCall cuts a call under ctx short: on a
+// cluster's client, under a ctx that can end.
+func (f *Frontier) cuts(ctx context.Context) bool {
+	_, cluster := f.rdb.(*redis.ClusterClient)
+	return cluster && ctx.Done() != nil
 }
 
 // waitTimeout returns Options.WaitTimeout or its default.

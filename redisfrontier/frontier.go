@@ -190,11 +190,10 @@ type Frontier struct {
 	// mute holds the nodes (their addresses; "" for the one server of a
 	// Frontier not on a cluster) whose last call had no reply, and when
 	// (see noteReach): while one does (see muteMemory), or while a node
-	// keeps a call waiting
-	// (see answering), a Close or an Ack whose caller's ctx has ended
-	// gives up at once rather than give the server a grace it will not
-	// answer within. By node: in a cluster, the masters that answer say
-	// nothing of the one that does not.
+	// keeps a call waiting (see answering), a Close or an Ack whose
+	// caller's ctx has ended gives up at once rather than give the
+	// server a grace it will not answer within. By node: in a cluster,
+	// the masters that answer say nothing of the one that does not.
 	//
 	// waits holds, for the calls waiting for the server (evalMany's), by
 	// a number of their own, the last waitN, when they were sent or last
