@@ -642,17 +642,18 @@ func (f *Frontier) pipelineCut(ctx context.Context, calls []*call, node map[*cal
 
 // cutCall runs call and returns its error, as it is on a client of one
 // server; on a cluster's, it returns ctx.Err() and cut when ctx ends
-// first, the call going on in a goroutine of the Frontier's (bgGo),
-// counted as waiting for the server until it ends (see answering), and
-// then given to heard with how long it took. What call writes its caller
-// must not read once cut.
+// first, the call going on in a goroutine of the Frontier's (bgGo), and
+// then given to heard with how long it took. Either way the call counts
+// as waiting for the server until it ends (see answering). What call
+// writes its caller must not read once cut.
 func (f *Frontier) cutCall(ctx context.Context, call func() error, heard func(err error, took time.Duration)) (cut bool, err error) {
+	w := f.waiting()
 	if !f.cuts(ctx) {
+		defer f.waited(w)
 		return false, call()
 	}
 	done := make(chan error, 1)
 	var gone atomic.Bool // its caller returned
-	w := f.waiting()
 	f.bgGo(func() {
 		defer f.waited(w)
 		sent := time.Now()

@@ -200,3 +200,33 @@ func TestClusterCallCutByCtx(t *testing.T) {
 		cancel()
 	}
 }
+
+// An Ack with links cut short while every master hangs leaves its calls to
+// the Frontier: the links asked of the seen set first (on a crawl of
+// several shards, which has no seen cache), then its script. Each counts
+// as waiting for the server: Close takes the server for one that does not
+// answer once a call has waited 2 s with no reply, and returns soon after.
+// The seen set's call was not counted: Close gave a server that hangs its
+// whole grace, 5 s, while the cluster's client held that call.
+func TestClusterCloseAfterAckCut(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	f := openCluster(t, c, &redisfrontier.Options{Name: "ackcut"})
+	l := startLeased(t, f, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
+	for _, m := range c.Masters() {
+		c.Node(m).Freeze()
+		defer c.Node(m).Thaw()
+	}
+	frozen := time.Now()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	o := crawl.Outcome{Links: []crawl.Request{siteURL(2), siteURL(3)}, Result: &crawl.Result{URL: l.URL, Status: 200}}
+	if _, err := f.Ack(ctx, l, o); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Ack with every master stopped: %v, want context.DeadlineExceeded", err)
+	}
+	f.Close()
+	// 2 s for the call to go unanswered, a quarter of a second for
+	// Close's script, up to a quarter for the calls left.
+	if d := time.Since(frozen); d > 3500*time.Millisecond {
+		t.Errorf("Close after an Ack with links cut short, every master stopped: returned %v after the masters stopped, want within 3.5s", d.Round(time.Millisecond))
+	}
+}

@@ -582,12 +582,26 @@ func (f *Frontier) present(ctx context.Context, done chan struct{}) {
 	}
 }
 
-// sayPresent says once that f is on the crawl, for its presenceTerm.
+// sayPresent says once that f is on the crawl, for its presenceTerm. It
+// returns when ctx ends (see cutCall): Close, which stops present and
+// waits for it, is not held by a master that hangs.
 func (f *Frontier) sayPresent(ctx context.Context) error {
 	term := presenceTerm(time.Duration(f.term.Load()))
 	ctx, cancel := context.WithTimeout(ctx, term/3)
 	defer cancel()
-	return presenceScript.Run(ctx, f.rdb, []string{f.prefix + "meta", f.prefix + "live"}, "1", f.owner, term.Microseconds()).Err()
+	f.mu.Lock()
+	meta, live := f.prefix+"meta", f.prefix+"live"
+	f.mu.Unlock()
+	node := f.nodeOf(ctx, meta)
+	sent := time.Now()
+	heard := func(err error, took time.Duration) { f.noteReach(ctx, node, err, took) }
+	cut, err := f.cutCall(ctx, func() error {
+		return presenceScript.Run(ctx, f.rdb, []string{meta, live}, "1", f.owner, term.Microseconds()).Err()
+	}, heard)
+	if !cut {
+		heard(err, time.Since(sent))
+	}
+	return err
 }
 
 // subscribe subscribes to the crawl's events (every shard's, in a crawl of
@@ -1814,7 +1828,11 @@ func (f *Frontier) siftBatch(batch []*pendingAck) {
 // script costs the server a fraction of one inside. A URL once seen stays
 // seen, so a link dropped here would not have been admitted by the
 // script; those left are checked there again. If the server does not
-// answer, every link goes to the script.
+// answer, every link goes to the script. Like every call of the
+// Frontier's, it counts as waiting for the server, and what it hears is
+// noted node by node (see answering): a master that hangs holds it until
+// the cluster's client gives up, and Close must not take the server for
+// one that answers meanwhile.
 func (f *Frontier) dropSeen(batch []*pendingAck) {
 	prefix, _, _, _, err := f.state()
 	if err != nil {
@@ -1823,20 +1841,58 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 	f.mu.Lock()
 	shards, sprefix := f.shards, f.sprefix
 	f.mu.Unlock()
-	var cmds []*redis.BoolCmd
+	var (
+		cmds []*redis.BoolCmd
+		pres []string // each command's shard's key prefix
+	)
+	for _, a := range batch {
+		for _, l := range a.links {
+			pre := prefix
+			if shards > 1 {
+				pre = sprefix[shardOf(l.host, shards)]
+			}
+			pres = append(pres, pre)
+		}
+	}
+	if len(pres) == 0 {
+		return
+	}
 	ctx := f.life
-	_, err = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, a := range batch {
-			for _, l := range a.links {
-				pre := prefix
-				if shards > 1 {
-					pre = sprefix[shardOf(l.host, shards)]
-				}
-				cmds = append(cmds, p.SIsMember(ctx, pre+"s:"+strconv.FormatUint(l.bucket, 10), l.member))
+	// The node of each shard prefix, found before the call: once it is
+	// over, a failover may have moved the shard.
+	nodes := make(map[string]string)
+	for _, pre := range pres {
+		if _, ok := nodes[pre]; !ok {
+			nodes[pre] = f.nodeOf(ctx, pre+"meta")
+		}
+	}
+	note := func(_ error, took time.Duration) {
+		noted := make(map[string]bool, len(nodes))
+		for i, c := range cmds {
+			if node := nodes[pres[i]]; !noted[node] {
+				noted[node] = true
+				f.noteReach(ctx, node, c.Err(), took)
 			}
 		}
-		return nil
-	})
+	}
+	sent := time.Now()
+	cut, err := f.cutCall(ctx, func() error {
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			i := 0
+			for _, a := range batch {
+				for _, l := range a.links {
+					cmds = append(cmds, p.SIsMember(ctx, pres[i]+"s:"+strconv.FormatUint(l.bucket, 10), l.member))
+					i++
+				}
+			}
+			return nil
+		})
+		return err
+	}, note)
+	if cut {
+		return
+	}
+	note(err, time.Since(sent))
 	if err != nil {
 		return
 	}

@@ -175,9 +175,14 @@ func (f *Frontier) startShards(ctx context.Context, roots, scope string, bits ui
 		return 0, err
 	}
 	control, _, _, _, _ := f.state()
-	fd, err := f.rdb.HGet(ctx, control+"meta", "fd").Int64()
+	var fd int64
+	err = f.retryRead(ctx, control+"meta", func() error {
+		var err error
+		fd, err = f.rdb.HGet(ctx, control+"meta", "fd").Int64()
+		return err
+	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, fmt.Errorf("redisfrontier: %w", err)
+		return 0, err
 	}
 	var done int64
 	for _, s := range st {
