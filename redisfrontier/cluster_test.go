@@ -163,6 +163,21 @@ func TestClusterUnreachableSays(t *testing.T) {
 	}
 }
 
+// frozenLeased starts crawl name on a cluster of 3 masters, leases a URL
+// of it, and stops every master (they take connections and never answer)
+// until the test's end.
+func frozenLeased(t *testing.T, name string) (*redisfrontier.Frontier, *crawl.Lease) {
+	t.Helper()
+	c := redistest.StartCluster(t, 3, 0)
+	f := openCluster(t, c, &redisfrontier.Options{Name: name})
+	l := startLeased(t, f, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
+	for _, m := range c.Masters() {
+		c.Node(m).Freeze()
+		t.Cleanup(c.Node(m).Thaw)
+	}
+	return f, l
+}
+
 // A call to a cluster whose masters hang (stopped: they take connections
 // and never answer) returns when its ctx is cancelled, not when the
 // client's ReadTimeout ends it: a cluster's client ignores ctx on a call
@@ -170,13 +185,7 @@ func TestClusterUnreachableSays(t *testing.T) {
 // then for each call of its report (TestClusterInterruptWhileFrozen of
 // the command failed so, now and then).
 func TestClusterCallCutByCtx(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 0)
-	f := openCluster(t, c, &redisfrontier.Options{Name: "cut"})
-	l := startLeased(t, f, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
-	for _, m := range c.Masters() {
-		c.Node(m).Freeze()
-		defer c.Node(m).Thaw()
-	}
+	f, l := frozenLeased(t, "cut")
 	// A Take cut short waits for its call to give back the leases it
 	// made (see Take) while the server may answer: until its call has
 	// waited 2 s with no reply, 1.7 s past the cancel.
@@ -209,13 +218,7 @@ func TestClusterCallCutByCtx(t *testing.T) {
 // The seen set's call was not counted: Close gave a server that hangs its
 // whole grace, 5 s, while the cluster's client held that call.
 func TestClusterCloseAfterAckCut(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 0)
-	f := openCluster(t, c, &redisfrontier.Options{Name: "ackcut"})
-	l := startLeased(t, f, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
-	for _, m := range c.Masters() {
-		c.Node(m).Freeze()
-		defer c.Node(m).Thaw()
-	}
+	f, l := frozenLeased(t, "ackcut")
 	frozen := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
