@@ -436,9 +436,9 @@ const silenceLimit = 2 * time.Second
 // noteReach; in a cluster, by master), and no call in flight has waited
 // silenceLimit with no reply, counted over all its attempts (go-redis and
 // the Frontier each try a call again): a server that hangs (stopped, or
-// cut off without a reset) whose calls have not timed out yet. In a cluster, one master that
-// hangs is enough, whatever the others answer meanwhile: the work a
-// grace waits for needs them all.
+// cut off without a reset) whose calls have not timed out yet. In a
+// cluster, one master that hangs is enough, whatever the others answer
+// meanwhile: the work a grace waits for needs them all.
 func (f *Frontier) answering() bool {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
@@ -675,6 +675,24 @@ func (f *Frontier) cutCall(ctx context.Context, call func() error, heard func(er
 			return true, ctx.Err()
 		}
 	}
+}
+
+// callOn runs call, a call to node (see nodeOf), through cutCall, and
+// notes what it heard (see noteReach): at once, or, when the call is cut
+// short, once it ends. A redis.Nil reply is a reply.
+func (f *Frontier) callOn(ctx context.Context, node string, call func() error) error {
+	heard := func(err error, took time.Duration) {
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+		f.noteReach(ctx, node, err, took)
+	}
+	sent := time.Now()
+	cut, err := f.cutCall(ctx, call, heard)
+	if !cut {
+		heard(err, time.Since(sent))
+	}
+	return err
 }
 
 // cuts reports whether cutCall cuts a call under ctx short: on a

@@ -164,18 +164,24 @@ func TestClusterUnreachableSays(t *testing.T) {
 }
 
 // frozenLeased starts crawl name on a cluster of 3 masters, leases a URL
-// of it, and stops every master (they take connections and never answer)
-// until the test's end.
+// of it, and stops every master until the test's end (freezeMasters).
 func frozenLeased(t *testing.T, name string) (*redisfrontier.Frontier, *crawl.Lease) {
 	t.Helper()
 	c := redistest.StartCluster(t, 3, 0)
 	f := openCluster(t, c, &redisfrontier.Options{Name: name})
 	l := startLeased(t, f, crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute})
+	freezeMasters(t, c)
+	return f, l
+}
+
+// freezeMasters stops every master of c (they take connections and never
+// answer) until the test's end.
+func freezeMasters(t *testing.T, c *redistest.Cluster) {
+	t.Helper()
 	for _, m := range c.Masters() {
 		c.Node(m).Freeze()
 		t.Cleanup(c.Node(m).Thaw)
 	}
-	return f, l
 }
 
 // A call to a cluster whose masters hang (stopped: they take connections
@@ -231,5 +237,27 @@ func TestClusterCloseAfterAckCut(t *testing.T) {
 	// Close's script, up to a quarter for the calls left.
 	if d := time.Since(frozen); d > 3500*time.Millisecond {
 		t.Errorf("Close after an Ack with links cut short, every master stopped: returned %v after the masters stopped, want within 3.5s", d.Round(time.Millisecond))
+	}
+}
+
+// The presence heartbeat (each third of the lease term) with a call in
+// flight when every master hangs: Close stops the heartbeat and waits for
+// it, which returns at once, the call going on in the Frontier's own
+// goroutine (see cutCall), counted as waiting for the server: Close takes
+// the server for one that does not answer once it has waited 2 s. Before,
+// Close waited for the heartbeat until the cluster's client gave up its
+// call, then gave the server its whole grace, 5 s.
+func TestClusterClosePresenceCut(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	f := openCluster(t, c, &redisfrontier.Options{Name: "presence"})
+	if err := f.Start(t.Context(), crawl.Policy{HostWorkers: 1, LeaseTerm: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	freezeMasters(t, c)
+	frozen := time.Now()
+	time.Sleep(250 * time.Millisecond) // a heartbeat, each 100 ms, waits
+	f.Close()
+	if d := time.Since(frozen); d > 3500*time.Millisecond {
+		t.Errorf("Close with every master stopped under a heartbeat: returned %v after the masters stopped, want within 3.5s", d.Round(time.Millisecond))
 	}
 }

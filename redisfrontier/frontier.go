@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,8 +196,9 @@ type Frontier struct {
 	// server a grace it will not answer within. By node: in a cluster,
 	// the masters that answer say nothing of the one that does not.
 	//
-	// waits holds, for the calls waiting for the server (evalMany's), by
-	// a number of their own, the last waitN, when they were sent or last
+	// waits holds, for the calls waiting for the server (each of
+	// evalMany's and of cutCall's: every call the Frontier makes), by a
+	// number of their own, the last waitN, when they were sent or last
 	// had a reply (Unix ns). See answering.
 	wmu   sync.Mutex
 	mute  map[string]time.Time
@@ -592,16 +594,9 @@ func (f *Frontier) sayPresent(ctx context.Context) error {
 	f.mu.Lock()
 	meta, live := f.prefix+"meta", f.prefix+"live"
 	f.mu.Unlock()
-	node := f.nodeOf(ctx, meta)
-	sent := time.Now()
-	heard := func(err error, took time.Duration) { f.noteReach(ctx, node, err, took) }
-	cut, err := f.cutCall(ctx, func() error {
+	return f.callOn(ctx, f.nodeOf(ctx, meta), func() error {
 		return presenceScript.Run(ctx, f.rdb, []string{meta, live}, "1", f.owner, term.Microseconds()).Err()
-	}, heard)
-	if !cut {
-		heard(err, time.Since(sent))
-	}
-	return err
+	})
 }
 
 // subscribe subscribes to the crawl's events (every shard's, in a crawl of
@@ -751,18 +746,10 @@ func (f *Frontier) retryRead(ctx context.Context, key string, call func() error)
 		if f.isClosed() {
 			return crawl.ErrFrontierClosed
 		}
-		sent := time.Now()
-		_, err := f.cutCall(ctx, call, func(err error, took time.Duration) {
-			if errors.Is(err, redis.Nil) {
-				err = nil
-			}
-			f.noteReach(ctx, node, err, took)
-		})
+		err := f.callOn(ctx, node, call)
 		if err == nil || errors.Is(err, redis.Nil) {
-			f.noteReach(ctx, node, nil, 0)
 			return err
 		}
-		f.noteReach(ctx, node, err, time.Since(sent))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -1841,37 +1828,55 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 	f.mu.Lock()
 	shards, sprefix := f.shards, f.sprefix
 	f.mu.Unlock()
+	pre := func(v int) string {
+		if shards > 1 {
+			return sprefix[v]
+		}
+		return prefix
+	}
+	ctx := f.life
+	// Each link's shard (0 on a crawl of one); the node of each shard
+	// the batch asks, found before the call, as a failover may move the
+	// shard while it waits; and those nodes, each once.
 	var (
-		cmds []*redis.BoolCmd
-		pres []string // each command's shard's key prefix
+		of    []int
+		nodes = make(map[int]string)
+		asked []string
+		cmds  []*redis.BoolCmd
 	)
 	for _, a := range batch {
 		for _, l := range a.links {
-			pre := prefix
+			v := 0
 			if shards > 1 {
-				pre = sprefix[shardOf(l.host, shards)]
+				v = shardOf(l.host, shards)
 			}
-			pres = append(pres, pre)
+			of = append(of, v)
+			if _, ok := nodes[v]; !ok {
+				node := f.nodeOf(ctx, pre(v)+"meta")
+				nodes[v] = node
+				if !slices.Contains(asked, node) {
+					asked = append(asked, node)
+				}
+			}
 		}
 	}
-	if len(pres) == 0 {
+	if len(of) == 0 {
 		return
 	}
-	ctx := f.life
-	// The node of each shard prefix, found before the call: once it is
-	// over, a failover may have moved the shard.
-	nodes := make(map[string]string)
-	for _, pre := range pres {
-		if _, ok := nodes[pre]; !ok {
-			nodes[pre] = f.nodeOf(ctx, pre+"meta")
+	// What the call heard: from every node if it went through; else,
+	// node by node, what the first command of each shard had.
+	note := func(err error, took time.Duration) {
+		if err == nil {
+			for _, node := range asked {
+				f.noteReach(ctx, node, nil, took)
+			}
+			return
 		}
-	}
-	note := func(_ error, took time.Duration) {
-		noted := make(map[string]bool, len(nodes))
+		noted := make(map[int]bool, len(nodes))
 		for i, c := range cmds {
-			if node := nodes[pres[i]]; !noted[node] {
-				noted[node] = true
-				f.noteReach(ctx, node, c.Err(), took)
+			if v := of[i]; !noted[v] {
+				noted[v] = true
+				f.noteReach(ctx, nodes[v], c.Err(), took)
 			}
 		}
 	}
@@ -1881,7 +1886,7 @@ func (f *Frontier) dropSeen(batch []*pendingAck) {
 			i := 0
 			for _, a := range batch {
 				for _, l := range a.links {
-					cmds = append(cmds, p.SIsMember(ctx, pres[i]+"s:"+strconv.FormatUint(l.bucket, 10), l.member))
+					cmds = append(cmds, p.SIsMember(ctx, pre(of[i])+"s:"+strconv.FormatUint(l.bucket, 10), l.member))
 					i++
 				}
 			}
