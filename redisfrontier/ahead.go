@@ -211,8 +211,10 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 		a.args[aheadOp] = promoteOp(s, c)
 		w <- s // size 1: never blocks
 	case a.take != nil && a.take.Err() == nil && !f.isClosing() && !stale:
+		// Handed out after the call, which gives it back instead if its
+		// host was paused meanwhile (by this process or another).
 		a.ahead, a.aheadTo, a.take, a.chain = s, a.take, nil, c
-		a.args[aheadOp] = promoteOp(s, c)
+		a.args[aheadOp] = "?" + promoteOp(s, c)[1:]
 	default:
 		c.dead = true
 		ids := s.ID
@@ -331,10 +333,10 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error, sent tim
 	closing := f.isClosing()
 	for _, a := range batch {
 		op, _ := a.args[aheadOp].(string)
-		id, ok := strings.CutPrefix(op, "+")
-		if !ok {
+		if !strings.HasPrefix(op, "+") && !strings.HasPrefix(op, "?") {
 			continue
 		}
+		id := op[1:]
 		id, _, _ = strings.Cut(id, ",") // the rest: its chain, renewed
 		field := ""
 		if err == nil {

@@ -134,13 +134,13 @@ func scriptCall(cmd redis.Cmder) (*redis.Script, []string) {
 }
 
 // promotes picks an acks' call that promotes a lease ahead: one of its
-// acks' ops (see ackScript) is "+" and an ID.
+// acks' ops (see ackScript) is "+" or "?" and an ID.
 func promotes(script *redis.Script, argv []string) bool {
 	if script != ackScript && script != ackTakeScript {
 		return false
 	}
 	for _, a := range argv {
-		if len(a) > 1 && a[0] == '+' {
+		if len(a) > 1 && (a[0] == '+' || a[0] == '?') {
 			return true
 		}
 	}

@@ -436,3 +436,40 @@ func TestAheadStale(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 }
+
+// TestAheadPausedElsewhere: a host paused by another process (a Pause
+// holds back every process) while this one holds leases ahead of it: the
+// AckTake whose call would promote the next for its caller has it given
+// back instead, and hands out nothing during the pause; nothing is lost.
+func TestAheadPausedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	const host, n = "https://h.example", 10
+	p := crawl.Policy{HostWorkers: 1, LeaseTerm: time.Minute}
+	f, _ := oneHost(t, "pausedelsewhere", host, n)
+	l := takeAheadOf(t, f, host)
+	g := New(f.rdb, &Options{Name: "pausedelsewhere"})
+	defer g.Close()
+	if err := g.Start(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(2 * time.Second)
+	if err := g.Pause(ctx, host, until); err != nil {
+		t.Fatal(err)
+	}
+	take, cancelTake := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelTake()
+	_, next, err := f.AckTake(ctx, take, l, crawl.Outcome{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != nil && time.Now().Before(until) {
+		t.Fatalf("AckTake handed out %s during its host's Pause (by another process), %v before its end", next.URL, time.Until(until))
+	}
+	kinds, hn := serverLeases(t, f, host)
+	if next == nil && (len(kinds) != 0 || hn != "0") {
+		t.Fatalf("after the AckTake: leases out on the server %v, host's n %s; want none, n 0", kinds, hn)
+	}
+	if c, err := f.Counts(ctx); err != nil || c != (crawl.Counts{Queued: n - 1, Leased: 0, Done: 1, Pages: 1}) {
+		t.Fatalf("Counts after the AckTake: %+v, %v; want Queued %d, Done 1, Pages 1: the leases ahead back in the queue", c, err, n-1)
+	}
+}

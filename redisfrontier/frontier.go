@@ -1607,7 +1607,7 @@ func (f *Frontier) flushAcks() {
 		var tok string
 		for _, a := range batch {
 			a.sent = true
-			if op, _ := a.args[aheadOp].(string); strings.HasPrefix(op, "+") && f.starved.Load() {
+			if op, _ := a.args[aheadOp].(string); (strings.HasPrefix(op, "+") || strings.HasPrefix(op, "?")) && f.starved.Load() {
 				if tok == "" {
 					tok = leaseToken()
 				}
@@ -2169,7 +2169,13 @@ func (f *Frontier) Extend(ctx context.Context, l *crawl.Lease) error {
 }
 
 // Pause holds back every request to host until the given time, measured
-// from now on the server's clock, for every process.
+// from now on the server's clock, for every process: the server leases
+// none of the host's Requests meanwhile, this process's leases ahead of
+// the host go back at once, and a lease ahead that an Ack's call would
+// promote for its AckTake's caller goes back instead (see the package's
+// Speed). A lease out when Pause is called still runs, a lease ahead of
+// another process included: that process may hand it to one of its Takes
+// that waits, as the lease before it is acked, without asking the server.
 func (f *Frontier) Pause(ctx context.Context, host string, until time.Time) error {
 	shard := -1
 	if n := f.sharded(); n > 0 {

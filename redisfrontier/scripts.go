@@ -1113,7 +1113,10 @@ return done(takeBody())
 // (µs), a random number, what becomes of its lease ahead ("" none; "+"
 // and its ID: promoted, it takes the slot of the lease acked, then a
 // comma and the IDs of the leases ahead that stay behind it, comma
-// separated, renewed for the term; "-" and the IDs of leases ahead,
+// separated, renewed for the term; "?" and the same: promoted the same
+// way unless its host may not start a request now (paused, by any
+// process), in which case it goes back, as if never taken: the caller
+// has not handed it out yet; "-" and the IDs of leases ahead,
 // comma separated: released), for leases ahead of the promoted one how
 // many at most, a dot and a random token ("" for none; their IDs are a
 // counter, a dash, the token); then its stats counters, each framed as
@@ -1194,6 +1197,10 @@ ackEnd = i + 1
 for _, ent in ipairs(ents) do
   if not ent.u and ent.op ~= '' then
     ent.sop, ent.sid = string.sub(ent.op, 1, 1), string.sub(ent.op, 2)
+    if ent.sop == '?' then
+      -- Not handed out yet: promoted only if its host may start it now.
+      ent.sop, ent.unheld = '+', true
+    end
     if ent.sop == '+' then
       -- The IDs after the first are the rest of its chain, renewed.
       local c = string.find(ent.sid, ',', 1, true)
@@ -1259,6 +1266,17 @@ local function promote(ent, srec)
   end
   return table.concat(made)
 end
+-- held reports whether host h may not start a request now (its next
+-- start, nx, past now: paused), read once a call.
+local holds = {}
+local function held(h)
+  local v = holds[h]
+  if v == nil then
+    v = (tonumber(redis.call('HGET', hkey(h), 'nx')) or 0) > now
+    holds[h] = v
+  end
+  return v
+end
 -- countDown counts one of host h's leases out down, for a usual ack:
 -- once for all the call's usual acks of the host, after the loop.
 local function countDown(h)
@@ -1282,6 +1300,12 @@ local function ackOne(e, ent)
     if srec and ROBOTS and RAGE > 0 and stale(redis.call('HGET', hkey(srec.h), 'r') or '') then
       -- Its host's robots.txt is due again: the lease ahead, made
       -- under the rules before, goes back rather than start.
+      giveBack(ent.sid)
+      srec = nil
+    end
+    if srec and ent.unheld and held(srec.h) then
+      -- Its host may not start it now: paused since it was leased
+      -- (by any process). It goes back rather than be handed out.
       giveBack(ent.sid)
       srec = nil
     end
