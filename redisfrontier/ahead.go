@@ -208,13 +208,13 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 	case w != nil:
 		a.chain = c
 		f.ahead[s.ID] = c
-		a.args[aheadOp] = promoteOp(s, c)
+		a.args[aheadOp] = promoteOp("+", s, c)
 		w <- s // size 1: never blocks
 	case a.take != nil && a.take.Err() == nil && !f.isClosing() && !stale:
 		// Handed out after the call, which gives it back instead if its
 		// host was paused meanwhile (by this process or another).
 		a.ahead, a.aheadTo, a.take, a.chain = s, a.take, nil, c
-		a.args[aheadOp] = "?" + promoteOp(s, c)[1:]
+		a.args[aheadOp] = promoteOp("?", s, c)
 	default:
 		c.dead = true
 		ids := s.ID
@@ -229,12 +229,23 @@ func (f *Frontier) handOff(a *pendingAck, s *crawl.Lease, c *chain) {
 // promoteOp returns the ack entry's op that promotes s, c's leases
 // behind it: renewed with it, so that a chain handed from holder to holder
 // quicker than the crawler extends (see Frontier.Extend) does not outlive
-// its term.
-func promoteOp(s *crawl.Lease, c *chain) string {
+// its term. how is "+" for a lease ahead handed out already, "?" for one
+// handed out after the call, which the server gives back instead if its
+// host may not start it then (see ackScript).
+func promoteOp(how string, s *crawl.Lease, c *chain) string {
 	if len(c.ls) == 0 {
-		return "+" + s.ID
+		return how + s.ID
 	}
-	return "+" + s.ID + "," + c.ids()
+	return how + s.ID + "," + c.ids()
+}
+
+// opPromotes returns what of ack op the server promotes (its ID, then
+// its chain's), and whether the op promotes at all (see promoteOp).
+func opPromotes(op string) (string, bool) {
+	if strings.HasPrefix(op, "+") || strings.HasPrefix(op, "?") {
+		return op[1:], true
+	}
+	return "", false
 }
 
 // takeAhead removes and returns the leases ahead to give back as l ends
@@ -333,10 +344,10 @@ func (f *Frontier) promoted(batch []*pendingAck, out string, err error, sent tim
 	closing := f.isClosing()
 	for _, a := range batch {
 		op, _ := a.args[aheadOp].(string)
-		if !strings.HasPrefix(op, "+") && !strings.HasPrefix(op, "?") {
+		id, ok := opPromotes(op)
+		if !ok {
 			continue
 		}
-		id := op[1:]
 		id, _, _ = strings.Cut(id, ",") // the rest: its chain, renewed
 		field := ""
 		if err == nil {

@@ -140,7 +140,7 @@ func promotes(script *redis.Script, argv []string) bool {
 		return false
 	}
 	for _, a := range argv {
-		if len(a) > 1 && (a[0] == '+' || a[0] == '?') {
+		if id, ok := opPromotes(a); ok && id != "" {
 			return true
 		}
 	}

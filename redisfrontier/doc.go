@@ -276,11 +276,11 @@
 // Retry). A lease ahead goes back, first in its host's queue and as if
 // never taken (not counted by the budget), when no Take waits for it at
 // its lease's Ack, when its lease is retried, when its host is paused (at
-// this process's Pause; or, paused by another process, or after it left
-// its chain for an Ack's call that is to promote it for the AckTake's
-// caller, at that call, and the AckTake hands out nothing; one handed at
-// once to a Take waiting, without asking the server, starts as a lease
-// taken just before the Pause would), at Close, and when its term ends (Extend renews it with its lease, and
+// this process's Pause; one kept for an AckTake's caller when a Pause of
+// any process comes, by the call that was to promote it, and the AckTake
+// hands out nothing; one handed at once to a waiting Take, without asking
+// the server, runs as a lease taken just before the Pause would), at Close,
+// and when its term ends (Extend renews it with its lease, and
 // each Ack that promotes a lease ahead of the same lease renews the rest,
 // so a chain handed from holder to holder quicker than the crawler
 // extends does not outlive its term). A lease ahead whose term was set

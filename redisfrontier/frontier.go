@@ -1607,7 +1607,8 @@ func (f *Frontier) flushAcks() {
 		var tok string
 		for _, a := range batch {
 			a.sent = true
-			if op, _ := a.args[aheadOp].(string); (strings.HasPrefix(op, "+") || strings.HasPrefix(op, "?")) && f.starved.Load() {
+			op, _ := a.args[aheadOp].(string)
+			if _, ok := opPromotes(op); ok && f.starved.Load() {
 				if tok == "" {
 					tok = leaseToken()
 				}

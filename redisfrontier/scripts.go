@@ -1266,17 +1266,6 @@ local function promote(ent, srec)
   end
   return table.concat(made)
 end
--- held reports whether host h may not start a request now (its next
--- start, nx, past now: paused), read once a call.
-local holds = {}
-local function held(h)
-  local v = holds[h]
-  if v == nil then
-    v = (tonumber(redis.call('HGET', hkey(h), 'nx')) or 0) > now
-    holds[h] = v
-  end
-  return v
-end
 -- countDown counts one of host h's leases out down, for a usual ack:
 -- once for all the call's usual acks of the host, after the loop.
 local function countDown(h)
@@ -1297,17 +1286,17 @@ local function ackOne(e, ent)
   if ent.sop == '+' and not promoted[ent.sid] then
     srec = raws[ent.si] and unrec(raws[ent.si])
     if srec and (srec.o ~= owner or srec.k ~= 'S') then srec = nil end
-    if srec and ROBOTS and RAGE > 0 and stale(redis.call('HGET', hkey(srec.h), 'r') or '') then
-      -- Its host's robots.txt is due again: the lease ahead, made
-      -- under the rules before, goes back rather than start.
-      giveBack(ent.sid)
-      srec = nil
-    end
-    if srec and ent.unheld and held(srec.h) then
-      -- Its host may not start it now: paused since it was leased
-      -- (by any process). It goes back rather than be handed out.
-      giveBack(ent.sid)
-      srec = nil
+    -- It goes back rather than start if its host's robots.txt is due
+    -- again (it was made under the rules before), or, not handed out
+    -- yet ('?'), if its host may not start a request now (paused since,
+    -- by any process: its next start, nx, past now). One read for both.
+    local aging, unheld = ROBOTS and RAGE > 0, ent.unheld
+    if srec and (aging or unheld) then
+      local st = redis.call('HMGET', hkey(srec.h), 'r', 'nx')
+      if aging and stale(st[1] or '') or unheld and (tonumber(st[2]) or 0) > now then
+        giveBack(ent.sid)
+        srec = nil
+      end
     end
   end
   if not rec or rec.o ~= owner or ended[id] then
