@@ -134,8 +134,9 @@
 // does: an archive of millions of pages does not hold its index in memory.
 // A process that ends without Close
 // leaves the WARC files valid, without the records of its last few
-// milliseconds, and the index empty, or with Options.Resume as it was
-// (warcio's cdx-index or pywb's cdxj-indexer rebuild it from the files).
+// milliseconds, and the index empty, or with Options.Resume as it was;
+// the next Writer with Options.Resume indexes those files at its Close
+// (see Options.Resume).
 //
 // Each line is the one warcio.js's cdx-index and pywb's cdxj-indexer write
 // for the same record:
@@ -249,11 +250,14 @@ type Options struct {
 	// lines and the new ones, sorted, written to a new file in its
 	// directory (Index plus a random part and ".tmp") renamed over it;
 	// those a run killed before its Close left are removed.
-	// So the index covers every file of the runs that wrote it and were
-	// closed; a run that ends without Close (kill -9) leaves the index as
-	// it was, without that run's records, and its files are left out of
-	// the indexes of later runs too (warcio's cdx-index or pywb's
-	// cdxj-indexer rebuild it from the files). Without an earlier
+	// A run that ends without Close (kill -9), or whose Close could not
+	// write the index, leaves it as it was, without that run's records;
+	// so Close also reads each earlier file of the series that no line of
+	// the index it replaces names (all of them when there is no index)
+	// and adds the lines of its response and revisit records, those the
+	// Writer that wrote them would have written, up to the first record
+	// that is not whole (the end of a file a kill cut short). So the
+	// index covers every file of the series. Without an earlier
 	// archive, Resume starts one as NewWriter would.
 	Resume bool
 	// OnError, if set, is called once, with the first error that stops
@@ -311,6 +315,9 @@ type Writer struct {
 	indexTmp string
 	// indexErr is why Close could not write the index, if it could not.
 	indexErr error
+	// first is the number of files of earlier runs NewWriter found
+	// (Options.Resume).
+	first int
 }
 
 // original is what a revisit record refers to.
@@ -419,6 +426,7 @@ func NewWriter(opts Options) (*Writer, error) {
 			n++
 		}
 		w.next.Store(int64(n))
+		w.first = n
 	}
 	if opts.Index != "" {
 		name := opts.Index
@@ -557,24 +565,35 @@ func (w *Writer) close() {
 	}
 }
 
-// keepIndex adds the lines of the index a resumed Writer replaces, if any.
+// keepIndex adds, for a resumed Writer, the lines of the index it
+// replaces, if any, and those of the records of the earlier files that
+// index names none of (see indexEarlier).
 func (w *Writer) keepIndex() error {
-	if w.indexTmp == "" {
+	if !w.opts.Resume {
 		return nil
 	}
-	f, err := os.Open(w.opts.Index)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, maxIndexLine)
-	for sc.Scan() {
-		if len(sc.Bytes()) > 0 {
-			w.lines.Add(sc.Bytes())
+	named := make(map[string]bool)
+	if w.indexTmp != "" {
+		f, err := os.Open(w.opts.Index)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, maxIndexLine)
+		for sc.Scan() {
+			if line := sc.Bytes(); len(line) > 0 {
+				w.lines.Add(line)
+				if f, ok := lineFile(line); ok {
+					named[f] = true
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return err
 		}
 	}
-	return sc.Err()
+	return w.indexEarlier(named)
 }
 
 // maxIndexLine bounds a line of an index a resumed Writer reads: the

@@ -24,11 +24,7 @@ import (
 // response in one of them. Without -state an existing archive is refused
 // with a new name to use.
 func TestWARCResume(t *testing.T) {
-	const pages = 200
-	s := newGraphSite(t, pages, 2*time.Millisecond)
-	dir := t.TempDir()
-	file, index, state := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj"), filepath.Join(dir, "crawl.state")
-	args := []string{"-q", "-workers", "4", "-state", state, "-warc", file, "-warc_index", index, s.URL + "/p/0"}
+	s, dir, file, index, args := warcResumeSite(t)
 
 	cmd := crawlCmd(t, args...)
 	var stdout, stderr bytes.Buffer
@@ -80,6 +76,50 @@ func TestWARCResume(t *testing.T) {
 		t.Fatalf("archive files %q, want %q", files, want)
 	}
 
+	responses := checkIndexed(t, files, index, files[:2])
+	for i := range warcPages {
+		if u := fmt.Sprintf("%s/p/%d", s.URL, i); !responses[u] {
+			t.Errorf("%s: no response record in the archive", u)
+		}
+	}
+}
+
+// TestWARCResumeAfterKill is TestWARCResume with kill -9 for Ctrl-C: the
+// killed run wrote no index, and the next run's index covers its file all
+// the same (the next run reads it to index it).
+func TestWARCResumeAfterKill(t *testing.T) {
+	s, dir, file, index, args := warcResumeSite(t)
+	cmd := crawlCmd(t, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, 60)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if b, err := os.ReadFile(index); err != nil || len(b) != 0 {
+		t.Fatalf("the killed run's index: %d bytes (%v), want an empty file", len(b), err)
+	}
+	if r := runCrawl(t, args...); r.code != 0 {
+		t.Fatalf("after kill -9: exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+	files := []string{file, filepath.Join(dir, "site-00001.warc.gz")}
+	if got, _ := filepath.Glob(filepath.Join(dir, "site*.warc.gz")); len(got) != len(files) {
+		t.Fatalf("archive files %q, want %q", got, files)
+	}
+	responses := checkIndexed(t, files, index, files)
+	for i := range warcPages {
+		if u := fmt.Sprintf("%s/p/%d", s.URL, i); !responses[u] {
+			t.Errorf("%s: no response record in the archive", u)
+		}
+	}
+}
+
+// checkIndexed checks that index has a line for each response and revisit
+// record of files, and no other, each naming its record's file, offset,
+// length and URL, sorted; and that each of named has a line. It returns
+// the target URIs of the responses.
+func checkIndexed(t *testing.T, files []string, index string, named []string) map[string]bool {
+	t.Helper()
 	// Every record in its file, every response and revisit indexed.
 	at := make(map[string]*warctest.Record) // "file offset length"
 	responses := make(map[string]bool)      // target URIs
@@ -117,16 +157,26 @@ func TestWARCResume(t *testing.T) {
 		}
 		indexed[e.Filename]++
 	}
-	for _, f := range files[:2] {
+	for _, f := range named {
 		if indexed[filepath.Base(f)] == 0 {
 			t.Errorf("no index line names %s", filepath.Base(f))
 		}
 	}
-	for i := range pages {
-		if u := fmt.Sprintf("%s/p/%d", s.URL, i); !responses[u] {
-			t.Errorf("%s: no response record in the archive", u)
-		}
-	}
+	return responses
+}
+
+// warcPages is the number of pages of warcResumeSite.
+const warcPages = 200
+
+// warcResumeSite starts a site of warcPages pages and returns it, a directory,
+// the archive's and the index's paths there, and the arguments of a crawl
+// of the site kept in a state file there, archived with its index.
+func warcResumeSite(t *testing.T) (s *graphSite, dir, file, index string, args []string) {
+	s = newGraphSite(t, warcPages, 2*time.Millisecond)
+	dir = t.TempDir()
+	file, index, state := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj"), filepath.Join(dir, "crawl.state")
+	args = []string{"-q", "-workers", "4", "-state", state, "-warc", file, "-warc_index", index, s.URL + "/p/0"}
+	return s, dir, file, index, args
 }
 
 // finishedRE matches the Finished line of a resumed crawl's report.

@@ -1,0 +1,282 @@
+package warc
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A resumed Writer's index covers the files of every earlier run, those of
+// a run killed before its Close too: Close reads each earlier file of the
+// series that no line of the index it replaces names, and indexes its
+// records as a Writer would have (see indexFile).
+
+// lineFile returns the file name of an index line, as the JSON string the
+// line gives it (quotes and escapes as written).
+func lineFile(line []byte) (string, bool) {
+	const key = `"filename":`
+	i := bytes.LastIndex(line, []byte(key))
+	if i < 0 {
+		return "", false
+	}
+	rest := line[i+len(key):]
+	// The string ends at the first quote no backslash escapes.
+	for j := 1; j < len(rest); j++ {
+		switch rest[j] {
+		case '\\':
+			j++
+		case '"':
+			return string(rest[:j+1]), len(rest) > 0 && rest[0] == '"'
+		}
+	}
+	return "", false
+}
+
+// indexEarlier adds to the index the lines of the records of the files of
+// earlier runs (those NewWriter found, Options.Resume) that named, the
+// files the kept index's lines name, lacks.
+func (w *Writer) indexEarlier(named map[string]bool) error {
+	for n := range w.first {
+		name := w.fileName(n)
+		fname := jsonString(filepath.Base(name))
+		if named[fname] {
+			continue
+		}
+		if err := indexFile(name, fname, w.lines.AddString); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexFile calls add with the index line of each response and revisit
+// record of the WARC file name (plain, or a gzip member a record, as a
+// Writer writes them), fname being its base name as a JSON string. A
+// response or revisit is indexed with the request record after it, as a
+// Writer writes them; the reading stops, without an error, at the first
+// record that is not whole or not WARC (the end of a file cut by a kill,
+// or damaged), so that what comes before it is indexed. It returns the
+// errors of opening and reading the file.
+func indexFile(name, fname string, add func(string)) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cr := &countingReader{r: bufio.NewReaderSize(f, 64<<10)}
+	magic, err := cr.r.Peek(2)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // empty
+		}
+		return err
+	}
+	gz := magic[0] == 0x1f && magic[1] == 0x8b
+	var zr *gzip.Reader
+	// next reads the next record, and where it is: its offset and length
+	// as the index gives them.
+	next := func() (*record, int64, int64, error) {
+		start := cr.n
+		if !gz {
+			rec, err := readRecord(cr)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			return rec, start, cr.n - start - int64(len(recordEnd)), nil
+		}
+		if zr == nil {
+			if zr, err = gzip.NewReader(cr); err != nil {
+				return nil, 0, 0, err
+			}
+		} else if err := zr.Reset(cr); err != nil {
+			return nil, 0, 0, err
+		}
+		zr.Multistream(false)
+		data, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		br := bytes.NewReader(data)
+		rec, err := readRecord(br)
+		if err == nil && br.Len() != 0 {
+			err = errors.New("more than a record in a gzip member")
+		}
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		return rec, start, cr.n - start, nil
+	}
+	var pending *record // a response or revisit, waiting for its request
+	var offset, length int64
+	for {
+		rec, off, n, err := next()
+		if err != nil {
+			if ioErr := (*readError)(nil); errors.As(err, &ioErr) {
+				return fmt.Errorf("read %s: %w", name, ioErr.err)
+			}
+			return nil // the end of the file, or what is not a whole record
+		}
+		if pending != nil && rec.get("WARC-Type") == "request" && rec.get("WARC-Concurrent-To") == pending.get("WARC-Record-ID") {
+			if line, ok := pending.indexLine(rec.block); ok {
+				add(line.format(offset, length, fname))
+			}
+		}
+		pending = nil
+		if t := rec.get("WARC-Type"); t == "response" || t == "revisit" {
+			pending, offset, length = rec, off, n
+		}
+	}
+}
+
+// record is a WARC record as indexFile reads it: its named fields and
+// its block.
+type record struct {
+	fields map[string]string
+	block  []byte
+}
+
+func (r *record) get(name string) string { return r.fields[strings.ToLower(name)] }
+
+// indexLine returns the index line of r, a response or revisit record of
+// a Writer's, whose request's block is request, as the Writer made it
+// (newIndexLine); false if r is not one a Writer writes.
+func (r *record) indexLine(request []byte) (*indexLine, bool) {
+	date, err := time.Parse(time.RFC3339Nano, r.get("WARC-Date"))
+	if err != nil {
+		return nil, false
+	}
+	end := headEnd(r.block, 0)
+	if end < 0 {
+		return nil, false
+	}
+	h, ok := parseHead(r.block[:end])
+	if !ok {
+		return nil, false
+	}
+	x := &exchange{targetURI: r.get("WARC-Target-URI"), date: date, request: request,
+		status: h.status, payload: r.get("WARC-Payload-Digest")}
+	if h.hasType {
+		mime, _, _ := strings.Cut(h.mediaType, ";")
+		x.mediaType = strings.TrimSpace(mime)
+	}
+	return newIndexLine(x, r.get("WARC-Type") == "revisit"), true
+}
+
+// readError is an error of the file's reading, not of its contents.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+
+// maxRecordHead bounds the named fields of a record indexFile reads: a
+// Writer's are below 10 KiB (a URL of a few KiB).
+const maxRecordHead = 1 << 20
+
+// readRecord reads a WARC record, as a Writer writes it: "WARC/1.1", named
+// fields ending in Content-Length, an empty line, the block, and an empty
+// line twice (CRLF CRLF).
+func readRecord(r io.Reader) (*record, error) {
+	br, ok := r.(byteReader)
+	if !ok {
+		return nil, errors.New("warc: readRecord needs an io.ByteReader")
+	}
+	rec := &record{fields: make(map[string]string)}
+	size := 0
+	for first := true; ; first = false {
+		line, err := readLine(br, maxRecordHead-size)
+		if err != nil {
+			return nil, err
+		}
+		size += len(line)
+		if first {
+			if line != "WARC/1.1\r\n" && line != "WARC/1.0\r\n" {
+				return nil, errors.New("not a WARC record")
+			}
+			continue
+		}
+		if line == "\r\n" {
+			break
+		}
+		k, v, ok := strings.Cut(strings.TrimSuffix(line, "\r\n"), ":")
+		if !ok {
+			return nil, errors.New("a named field without a colon")
+		}
+		rec.fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	}
+	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		return nil, errors.New("no Content-Length")
+	}
+	rec.block = make([]byte, n)
+	if _, err := io.ReadFull(br, rec.block); err != nil {
+		return nil, err
+	}
+	var end [len(recordEnd)]byte
+	if _, err := io.ReadFull(br, end[:]); err != nil {
+		return nil, err
+	}
+	if string(end[:]) != recordEnd {
+		return nil, errors.New("a record not ended by CRLF CRLF")
+	}
+	return rec, nil
+}
+
+type byteReader interface {
+	io.Reader
+	io.ByteReader
+}
+
+// readLine reads a line of at most max bytes, with its line feed.
+func readLine(br io.ByteReader, max int) (string, error) {
+	var b []byte
+	for len(b) < max {
+		c, err := br.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		b = append(b, c)
+		if c == '\n' {
+			return string(b), nil
+		}
+	}
+	return "", errors.New("a line too long")
+}
+
+// countingReader counts the bytes read through it, for indexFile to know
+// where each record starts; as an io.ByteReader, it is read by gzip
+// without a buffer of gzip's own, which would read past a member's end.
+// An error of the file's reading comes out as a readError.
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, wrapRead(err)
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, wrapRead(err)
+}
+
+// wrapRead marks an error of the file's reading, but io.EOF, which ends
+// the file, and io.ErrUnexpectedEOF.
+func wrapRead(err error) error {
+	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+		return err
+	}
+	return &readError{err}
+}

@@ -1,0 +1,140 @@
+package warc
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A run killed before its Close (kill -9) leaves the index without its
+// records: as it was before the run (a resumed one), or empty (the
+// first run, whose NewWriter created it), or gone. The next resumed
+// Writer's index covers the killed run's files all the same, with the
+// very lines the killed run's Close would have written, but for a record
+// the kill cut short; and a file the index names already is not read
+// again.
+func TestResumeIndexesKilledRun(t *testing.T) {
+	_, srv := newSite(t)
+	for _, plain := range []bool{false, true} {
+		for _, killed := range []string{"first run", "resumed run", "index removed"} {
+			t.Run(fmt.Sprintf("NoGzip=%v,%s", plain, killed), func(t *testing.T) {
+				dir := t.TempDir()
+				file := filepath.Join(dir, "site.warc.gz")
+				if plain {
+					file = filepath.Join(dir, "site.warc")
+				}
+				opts := Options{File: file, Index: filepath.Join(dir, "site.cdxj"), MaxSize: 3 << 10, Resume: true}
+				// run fetches what a crawl would, and a POST, through a
+				// new Writer, closes it, and returns the index then.
+				run := func() []string {
+					t.Helper()
+					w := newWriter(t, opts)
+					crawlLike(t, w, srv)
+					client := &http.Client{Transport: w.Transport(routeAll(srv))}
+					resp, err := client.Post(srv.URL+"/plain?form", "application/x-www-form-urlencoded", strings.NewReader("a=1&b=two"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if err := w.Close(); err != nil {
+						t.Fatal(err)
+					}
+					lines, _ := readIndex(t, opts.Index)
+					return lines
+				}
+				var before []byte // the index as the killed run found it
+				if killed == "resumed run" {
+					run()
+					var err error
+					if before, err = os.ReadFile(opts.Index); err != nil {
+						t.Fatal(err)
+					}
+				}
+				full := run() // the killed run's, as its Close wrote it
+				if !slices.ContainsFunc(full, func(l string) bool { return strings.Contains(l, `"method":"POST","requestBody":"__wb_post_data=`) }) {
+					t.Fatalf("no line of the POST in %q", full)
+				}
+				switch killed {
+				case "index removed":
+					os.Remove(opts.Index)
+				default:
+					if err := os.WriteFile(opts.Index, before, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// The kill cut the last file's last indexed record short:
+				// its line goes.
+				files, _ := filepath.Glob(filepath.Join(dir, "site*.warc*"))
+				// site.warc.gz, then site-00001.warc.gz, ...
+				last := slices.MaxFunc(files, func(a, b string) int { return cmp.Or(len(a)-len(b), strings.Compare(a, b)) })
+				var cut cdxjLine
+				want := slices.Clone(full)
+				for _, l := range parsedLines(t, full) {
+					if l.fields["filename"] == filepath.Base(last) && (cut.fields == nil || atoi(l.fields["offset"]) > atoi(cut.fields["offset"])) {
+						cut = l
+					}
+				}
+				if cut.fields == nil {
+					t.Fatalf("no line names %s, the last file", last)
+				}
+				if err := os.Truncate(last, int64(atoi(cut.fields["offset"])+10)); err != nil {
+					t.Fatal(err)
+				}
+				want = slices.DeleteFunc(want, func(l string) bool {
+					return strings.Contains(l, `"offset":"`+cut.fields["offset"]+`","filename":"`+filepath.Base(last)+`"`)
+				})
+				if len(want) != len(full)-1 {
+					t.Fatalf("the cut record's line not found once in %q", full)
+				}
+				earlier := make(map[string]bool)
+				for _, f := range files {
+					earlier[filepath.Base(f)] = true
+				}
+
+				got := run()
+				var kept []string
+				for i, l := range parsedLines(t, got) {
+					indexedRecord(t, dir, l)
+					if earlier[l.fields["filename"]] {
+						kept = append(kept, got[i])
+					}
+				}
+				if !slices.Equal(kept, want) {
+					t.Errorf("the lines of the earlier files:\n%s\nwant those of the killed run's Close, but the cut record's:\n%s", strings.Join(kept, "\n"), strings.Join(want, "\n"))
+				}
+				if left, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(left) != 0 {
+					t.Errorf("%q left in the directory", left)
+				}
+			})
+		}
+	}
+}
+
+// parsedLines parses index lines as readIndex does.
+func parsedLines(t *testing.T, lines []string) []cdxjLine {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "lines.cdxj")
+	data := strings.Join(lines, "\n")
+	if len(lines) > 0 {
+		data += "\n"
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, parsed := readIndex(t, name)
+	return parsed
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
