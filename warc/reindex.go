@@ -71,7 +71,24 @@ func indexFile(name, fname string, add func(string)) error {
 		return err
 	}
 	defer f.Close()
-	cr := &countingReader{r: bufio.NewReaderSize(f, 64<<10)}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := indexRecords(f, fi.Size(), fname, add); err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	return nil
+}
+
+// indexRecords is indexFile's reading of a file of size bytes from r. It
+// returns only the errors of r's reading.
+func indexRecords(r io.Reader, size int64, fname string, add func(string)) error {
+	cr := &countingReader{r: bufio.NewReaderSize(r, 64<<10)}
+	// A record's block is never longer than the file, nor, decompressed,
+	// than deflate's most (1032 to 1) of it: a damaged Content-Length or
+	// member is not allowed to exhaust memory.
+	maxBlock := 1100*size + 1<<20
 	magic, err := cr.r.Peek(2)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -86,7 +103,7 @@ func indexFile(name, fname string, add func(string)) error {
 	next := func() (*record, int64, int64, error) {
 		start := cr.n
 		if !gz {
-			rec, err := readRecord(cr)
+			rec, err := readRecord(cr, size-start)
 			if err != nil {
 				return nil, 0, 0, err
 			}
@@ -100,12 +117,15 @@ func indexFile(name, fname string, add func(string)) error {
 			return nil, 0, 0, err
 		}
 		zr.Multistream(false)
-		data, err := io.ReadAll(zr)
+		data, err := io.ReadAll(io.LimitReader(zr, maxBlock+1))
 		if err != nil {
 			return nil, 0, 0, err
 		}
+		if int64(len(data)) > maxBlock {
+			return nil, 0, 0, errors.New("a gzip member larger than deflate makes")
+		}
 		br := bytes.NewReader(data)
-		rec, err := readRecord(br)
+		rec, err := readRecord(br, int64(len(data)))
 		if err == nil && br.Len() != 0 {
 			err = errors.New("more than a record in a gzip member")
 		}
@@ -120,7 +140,7 @@ func indexFile(name, fname string, add func(string)) error {
 		rec, off, n, err := next()
 		if err != nil {
 			if ioErr := (*readError)(nil); errors.As(err, &ioErr) {
-				return fmt.Errorf("read %s: %w", name, ioErr.err)
+				return ioErr.err
 			}
 			return nil // the end of the file, or what is not a whole record
 		}
@@ -181,8 +201,8 @@ const maxRecordHead = 1 << 20
 
 // readRecord reads a WARC record, as a Writer writes it: "WARC/1.1", named
 // fields ending in Content-Length, an empty line, the block, and an empty
-// line twice (CRLF CRLF).
-func readRecord(r io.Reader) (*record, error) {
+// line twice (CRLF CRLF); one of at most max bytes.
+func readRecord(r io.Reader, max int64) (*record, error) {
 	br, ok := r.(byteReader)
 	if !ok {
 		return nil, errors.New("warc: readRecord needs an io.ByteReader")
@@ -213,6 +233,9 @@ func readRecord(r io.Reader) (*record, error) {
 	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
 	if err != nil || n < 0 {
 		return nil, errors.New("no Content-Length")
+	}
+	if n > max-int64(size) {
+		return nil, errors.New("a Content-Length past the end")
 	}
 	rec.block = make([]byte, n)
 	if _, err := io.ReadFull(br, rec.block); err != nil {

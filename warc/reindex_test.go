@@ -1,7 +1,10 @@
 package warc
 
 import (
+	"bytes"
 	"cmp"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -137,4 +140,48 @@ func atoi(s string) int {
 		panic(err)
 	}
 	return n
+}
+
+// FuzzIndexRecords reads damaged and hostile files as a resumed Writer
+// reads an earlier run's: whatever the bytes, no panic, no allocation past
+// what the file could hold, and each line made is a CDXJ line (urlkey,
+// 14-digit timestamp, a JSON object naming the file).
+func FuzzIndexRecords(f *testing.F) {
+	record := func(fields, block string) string {
+		return "WARC/1.1\r\n" + fields + "Content-Length: " + strconv.Itoa(len(block)) + "\r\n\r\n" + block + "\r\n\r\n"
+	}
+	resp := record("WARC-Type: response\r\nWARC-Record-ID: <urn:uuid:1>\r\nWARC-Date: 2026-01-02T03:04:05.000000Z\r\nWARC-Target-URI: http://a.example/x?b=1&a=2\r\nWARC-Payload-Digest: sha1:AAAA\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>hi</p>")
+	req := record("WARC-Type: request\r\nWARC-Record-ID: <urn:uuid:2>\r\nWARC-Concurrent-To: <urn:uuid:1>\r\nWARC-Date: 2026-01-02T03:04:05.000000Z\r\nWARC-Target-URI: http://a.example/x?b=1&a=2\r\n",
+		"POST /x?b=1&a=2 HTTP/1.1\r\nHost: a.example\r\n\r\nq=1")
+	plain := resp + req
+	var gz bytes.Buffer
+	for _, r := range []string{resp, req} {
+		zw := gzip.NewWriter(&gz)
+		zw.Write([]byte(r))
+		zw.Close()
+	}
+	f.Add([]byte(plain))
+	f.Add(gz.Bytes())
+	f.Add([]byte("WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 99999999999\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"))
+	f.Add(gz.Bytes()[:len(gz.Bytes())-7])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var lines []string
+		err := indexRecords(bytes.NewReader(data), int64(len(data)), `"f.warc"`, func(l string) { lines = append(lines, l) })
+		if err != nil {
+			t.Fatalf("indexRecords of bytes in memory: %v", err)
+		}
+		for _, l := range lines {
+			p := strings.SplitN(l, " ", 3)
+			var obj map[string]string
+			if len(p) != 3 || len(p[1]) != 14 || json.Unmarshal([]byte(p[2]), &obj) != nil || obj["filename"] != "f.warc" {
+				t.Fatalf("line %q: not urlkey, timestamp, JSON naming f.warc", l)
+			}
+		}
+		if bytes.Equal(data, []byte(plain)) || bytes.Equal(data, gz.Bytes()) {
+			if len(lines) != 1 || !strings.Contains(lines[0], `"method":"POST"`) {
+				t.Fatalf("lines %q, want the POST's", lines)
+			}
+		}
+	})
 }
