@@ -84,6 +84,22 @@ func indexFile(name, fname string, add func(string)) error {
 // indexRecords is indexFile's reading of a file of size bytes from r. It
 // returns only the errors of r's reading.
 func indexRecords(r io.Reader, size int64, fname string, add func(string)) error {
+	_, _, err := scanRecords(r, size, fname, add)
+	return err
+}
+
+// errCut marks a record that runs past the end of its file: the end of a
+// file whose writing a kill cut short.
+var errCut = errors.New("a record cut short by the end of the file")
+
+// scanRecords reads the records of a file of size bytes from r, as
+// indexRecords does (add, if not nil, getting the index lines), and
+// returns the end of its last whole exchange (a response or revisit
+// record and the request record after it; a record of another kind
+// stands alone: the warcinfo), and whether the reading stopped at a
+// record cut short by the end of the file, rather than at its end or at
+// a record damaged.
+func scanRecords(r io.Reader, size int64, fname string, add func(string)) (wholeEnd int64, cut bool, err error) {
 	cr := &countingReader{r: bufio.NewReaderSize(r, 64<<10)}
 	// A record's block is never longer than the file, nor, decompressed,
 	// than deflate's most (1032 to 1) of it: a damaged Content-Length or
@@ -91,15 +107,18 @@ func indexRecords(r io.Reader, size int64, fname string, add func(string)) error
 	maxBlock := 1100*size + 1<<20
 	magic, err := cr.r.Peek(2)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil // empty
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// Empty, or a byte: a cut first record, if anything.
+			return 0, size > 0, nil
 		}
-		return err
+		return 0, false, err
 	}
 	gz := magic[0] == 0x1f && magic[1] == 0x8b
 	var zr *gzip.Reader
 	// next reads the next record, and where it is: its offset and length
-	// as the index gives them.
+	// as the index gives them. Its error is io.EOF at the end of the file,
+	// errCut for a record the end of the file cuts, a readError, or
+	// another for a damaged record.
 	next := func() (*record, int64, int64, error) {
 		start := cr.n
 		if !gz {
@@ -109,30 +128,36 @@ func indexRecords(r io.Reader, size int64, fname string, add func(string)) error
 			}
 			return rec, start, cr.n - start - int64(len(recordEnd)), nil
 		}
+		var err error
 		if zr == nil {
-			if zr, err = gzip.NewReader(cr); err != nil {
-				return nil, 0, 0, err
+			zr, err = gzip.NewReader(cr)
+		} else {
+			err = zr.Reset(cr)
+		}
+		if err == nil {
+			zr.Multistream(false)
+			var data []byte
+			data, err = io.ReadAll(io.LimitReader(zr, maxBlock+1))
+			if err == nil {
+				if int64(len(data)) > maxBlock {
+					return nil, 0, 0, errors.New("a gzip member larger than deflate makes")
+				}
+				br := bytes.NewReader(data)
+				rec, err := readRecord(br, int64(len(data)))
+				if err == nil && br.Len() != 0 {
+					err = errors.New("more than a record in a gzip member")
+				}
+				if err != nil {
+					// The member is whole: its record is damaged.
+					return nil, 0, 0, fmt.Errorf("damaged: %w", err)
+				}
+				return rec, start, cr.n - start, nil
 			}
-		} else if err := zr.Reset(cr); err != nil {
-			return nil, 0, 0, err
 		}
-		zr.Multistream(false)
-		data, err := io.ReadAll(io.LimitReader(zr, maxBlock+1))
-		if err != nil {
-			return nil, 0, 0, err
+		if err == io.ErrUnexpectedEOF {
+			err = errCut
 		}
-		if int64(len(data)) > maxBlock {
-			return nil, 0, 0, errors.New("a gzip member larger than deflate makes")
-		}
-		br := bytes.NewReader(data)
-		rec, err := readRecord(br, int64(len(data)))
-		if err == nil && br.Len() != 0 {
-			err = errors.New("more than a record in a gzip member")
-		}
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		return rec, start, cr.n - start, nil
+		return nil, 0, 0, err
 	}
 	var pending *record // a response or revisit, waiting for its request
 	var offset, length int64
@@ -140,18 +165,25 @@ func indexRecords(r io.Reader, size int64, fname string, add func(string)) error
 		rec, off, n, err := next()
 		if err != nil {
 			if ioErr := (*readError)(nil); errors.As(err, &ioErr) {
-				return ioErr.err
+				return wholeEnd, false, ioErr.err
 			}
-			return nil // the end of the file, or what is not a whole record
+			// The end of the file, or a record not whole.
+			return wholeEnd, err == errCut, nil
 		}
-		if pending != nil && rec.get("WARC-Type") == "request" && rec.get("WARC-Concurrent-To") == pending.get("WARC-Record-ID") {
-			if line, ok := pending.indexLine(rec.block); ok {
+		t := rec.get("WARC-Type")
+		if pending != nil && t == "request" && rec.get("WARC-Concurrent-To") == pending.get("WARC-Record-ID") {
+			if line, ok := pending.indexLine(rec.block); ok && add != nil {
 				add(line.format(offset, length, fname))
 			}
 		}
 		pending = nil
-		if t := rec.get("WARC-Type"); t == "response" || t == "revisit" {
+		if t == "response" || t == "revisit" {
 			pending, offset, length = rec, off, n
+		} else {
+			wholeEnd = off + n
+			if !gz {
+				wholeEnd += int64(len(recordEnd))
+			}
 		}
 	}
 }
@@ -211,6 +243,9 @@ func readRecord(r io.Reader, max int64) (*record, error) {
 	size := 0
 	for first := true; ; first = false {
 		line, err := readLine(br, maxRecordHead-size)
+		if err == io.EOF && !first {
+			err = errCut
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -234,16 +269,16 @@ func readRecord(r io.Reader, max int64) (*record, error) {
 	if err != nil || n < 0 {
 		return nil, errors.New("no Content-Length")
 	}
-	if n > max-int64(size) {
-		return nil, errors.New("a Content-Length past the end")
+	if n+int64(len(recordEnd)) > max-int64(size) {
+		return nil, errCut // past the end
 	}
 	rec.block = make([]byte, n)
 	if _, err := io.ReadFull(br, rec.block); err != nil {
-		return nil, err
+		return nil, cutAtEOF(err)
 	}
 	var end [len(recordEnd)]byte
 	if _, err := io.ReadFull(br, end[:]); err != nil {
-		return nil, err
+		return nil, cutAtEOF(err)
 	}
 	if string(end[:]) != recordEnd {
 		return nil, errors.New("a record not ended by CRLF CRLF")
@@ -251,17 +286,29 @@ func readRecord(r io.Reader, max int64) (*record, error) {
 	return rec, nil
 }
 
+// cutAtEOF returns errCut for the end of the file within a record.
+func cutAtEOF(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errCut
+	}
+	return err
+}
+
 type byteReader interface {
 	io.Reader
 	io.ByteReader
 }
 
-// readLine reads a line of at most max bytes, with its line feed.
+// readLine reads a line of at most max bytes, with its line feed. The end
+// of the input before any byte is io.EOF; after one, errCut.
 func readLine(br io.ByteReader, max int) (string, error) {
 	var b []byte
 	for len(b) < max {
 		c, err := br.ReadByte()
 		if err != nil {
+			if len(b) > 0 {
+				err = cutAtEOF(err)
+			}
 			return "", err
 		}
 		b = append(b, c)
@@ -302,4 +349,77 @@ func wrapRead(err error) error {
 		return err
 	}
 	return &readError{err}
+}
+
+// repairTail cuts the file name back to the end of its last whole
+// exchange when its last record runs past its end: what a kill leaves of
+// a write it stops between two pages (the kernel does, for a process
+// killed in a write of several pages). The exchange cut short was never
+// counted written (its reader waits for the whole write), so nothing the
+// crawl counts done goes. A file damaged elsewhere than in its last
+// exchange, or whole, is left as it is. It reports whether it cut.
+func repairTail(name string) (bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	end, cut, err := scanRecords(f, fi.Size(), "", nil)
+	if err != nil || !cut {
+		return false, err
+	}
+	// What a kill cuts is the last exchange: its response record, whole
+	// or not, and at most the start of its request. More record starts
+	// after the end found mean damage in the middle of the file, which
+	// cutting would make worse.
+	if _, err := f.Seek(end, io.SeekStart); err != nil {
+		return false, err
+	}
+	head := make([]byte, 2)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false, nil // a byte or none: cut in the first record
+	}
+	marker, most := []byte(recordEnd+"WARC/1."), 1
+	if head[0] == 0x1f && head[1] == 0x8b {
+		// A gzip member's start as Go's compress/gzip writes it, no
+		// name nor time: eight bytes no deflate stream is likely to hold.
+		marker, most = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, 2
+	}
+	if n, err := count(io.MultiReader(bytes.NewReader(head), f), marker, most+1); err != nil || n > most {
+		return false, err
+	}
+	if err := os.Truncate(name, end); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// count returns how many times marker occurs in r, up to limit.
+func count(r io.Reader, marker []byte, limit int) (int, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	n := 0
+	// window holds the last len(marker) bytes read.
+	window := make([]byte, 0, len(marker))
+	for n < limit {
+		c, err := br.ReadByte()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if len(window) == len(marker) {
+			copy(window, window[1:])
+			window = window[:len(marker)-1]
+		}
+		window = append(window, c)
+		if bytes.Equal(window, marker) {
+			n++
+		}
+	}
+	return n, nil
 }

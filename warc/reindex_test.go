@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/asyncrawl/crawl/warc/warctest"
 )
 
 // A run killed before its Close (kill -9) leaves the index without its
@@ -184,4 +186,107 @@ func FuzzIndexRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A kill in a write of several pages leaves the file's last record cut
+// short (the kernel stops the write between two pages: 1 of 60 kill -9s
+// of the command did). A resumed Writer cuts the file back to the end of
+// its last whole exchange, so that every record in it is whole again; a
+// file that ends whole, or is damaged elsewhere than at its end, is left
+// as it is.
+func TestResumeCutsTail(t *testing.T) {
+	_, srv := newSite(t)
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoGzip=%v", plain), func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "site.warc.gz")
+			if plain {
+				file = filepath.Join(dir, "site.warc")
+			}
+			opts := Options{File: file, Resume: true}
+			w := newWriter(t, opts)
+			crawlLike(t, w, srv)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			whole, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Where each exchange starts (a response or revisit), and
+			// where the warcinfo ends.
+			var starts, offsets []int
+			recs := warctest.Read(t, file)
+			for i, r := range recs {
+				off := int(r.Offset) // a gzip member's
+				if plain {
+					// warctest gives no offset in a .warc: the record
+					// after the i-th end of a record.
+					off = 0
+					for range i {
+						off += bytes.Index(whole[off:], []byte(recordEnd+"WARC/1.1")) + len(recordEnd)
+					}
+				}
+				offsets = append(offsets, off)
+				if typ := r.Get("WARC-Type"); typ == "response" || typ == "revisit" {
+					starts = append(starts, off)
+				}
+			}
+			if len(starts) < 3 {
+				t.Fatalf("%d exchanges, want several", len(starts))
+			}
+			last := starts[len(starts)-1]
+			mid := starts[len(starts)/2]
+			reqOfLast := offsets[len(offsets)-1] // the last record: the last exchange's request
+			for _, tc := range []struct {
+				name   string
+				size   int // the file cut there
+				want   int // its size after
+				damage int // a record damaged there, if not 0
+			}{
+				{"in the last response", last + 20, last, 0},
+				{"in the last request", reqOfLast + 30, last, 0},
+				{"a byte before the end", len(whole) - 1, last, 0},
+				{"in an exchange in the middle", mid + 100, mid, 0},
+				{"in the warcinfo", 10, 0, 0},
+				{"whole", len(whole), len(whole), 0},
+				{"at the end of an exchange", last, last, 0},
+				// A record in the middle damaged: its Content-Length,
+				// or a byte of its gzip member.
+				{"damaged in the middle, cut at the end", len(whole) - 1, len(whole) - 1, mid + 60},
+			} {
+				data := slices.Clone(whole[:tc.size])
+				if tc.damage != 0 {
+					if plain {
+						// A Content-Length that runs past the end.
+						i := bytes.Index(data[mid:], []byte("Content-Length: ")) + mid + len("Content-Length: ")
+						data = slices.Insert(data, i, []byte("99999")...)
+						tc.want = len(data)
+					} else {
+						data[tc.damage] ^= 0xff
+					}
+				}
+				if err := os.WriteFile(file, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				w := newWriter(t, opts)
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				after, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(after) != tc.want || !bytes.Equal(after, data[:min(len(data), tc.want)]) {
+					t.Errorf("%s: the file of %d bytes is %d after, want %d, the bytes before unchanged", tc.name, tc.size, len(after), tc.want)
+				}
+				if tc.damage == 0 && len(after) > 0 {
+					warctest.Read(t, file) // every record whole
+				}
+				for _, f := range w.Files()[1:] {
+					os.Remove(f) // the next case resumes from file again
+				}
+			}
+		})
+	}
 }

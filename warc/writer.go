@@ -99,8 +99,12 @@
 // the last whole exchange (both its records: a response is never left
 // without its request) when the file can be truncated (an *os.File can,
 // and so can a Create's file with a Truncate(int64) error method), and the
-// Writer stops: every record in the files is whole, and every exchange,
-// whenever the process ends.
+// Writer stops: every record in the files is whole, and every exchange.
+// A process killed in the middle of a write (kill -9) may leave the last
+// exchange of the file it was writing cut short: the kernel stops a
+// write between two of its pages (1 of 60 kill -9s of the crawl command
+// did); that exchange was never counted written, and the next Writer with
+// Options.Resume cuts it off (see Options.Resume).
 //
 // A record of under 1 KiB (a request, a redirect, a revisit) and a
 // response whose body is compressed already (a content coding, JPEG, PNG,
@@ -133,10 +137,10 @@
 // temporary directory ($TMPDIR), which Close merges and removes, as sort(1)
 // does: an archive of millions of pages does not hold its index in memory.
 // A process that ends without Close
-// leaves the WARC files valid, without the records of its last few
-// milliseconds, and the index empty, or with Options.Resume as it was;
-// the next Writer with Options.Resume indexes those files at its Close
-// (see Options.Resume).
+// leaves the WARC files without the records of its last few
+// milliseconds (and, rarely, its last exchange cut short: see above), and
+// the index empty, or with Options.Resume as it was; the next Writer with
+// Options.Resume indexes those files at its Close (see Options.Resume).
 //
 // Each line is the one warcio.js's cdx-index and pywb's cdxj-indexer write
 // for the same record:
@@ -250,6 +254,12 @@ type Options struct {
 	// lines and the new ones, sorted, written to a new file in its
 	// directory (Index plus a random part and ".tmp") renamed over it;
 	// those a run killed before its Close left are removed.
+	// NewWriter first reads the last file of the series (to the end: its
+	// size at most), and if its last record runs past its end (a run
+	// killed in the middle of a write), cuts it back to the end of its
+	// last whole exchange, unless the file holds more record starts after
+	// that end than the exchange cut short can (damage elsewhere, which it
+	// leaves as it is).
 	// A run that ends without Close (kill -9), or whose Close could not
 	// write the index, leaves it as it was, without that run's records;
 	// so Close also reads each earlier file of the series that no line of
@@ -427,6 +437,13 @@ func NewWriter(opts Options) (*Writer, error) {
 		}
 		w.next.Store(int64(n))
 		w.first = n
+		if n > 0 {
+			// The file a run killed was writing may end in a record
+			// cut short.
+			if _, err := repairTail(w.fileName(n - 1)); err != nil {
+				return nil, fmt.Errorf("warc: resume: %w", err)
+			}
+		}
 	}
 	if opts.Index != "" {
 		name := opts.Index

@@ -271,6 +271,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			}
 		}
 	}
+	// The state first: a -state another process holds is refused before
+	// anything is done to the archive it writes (a resumed archive's
+	// last file is read, and may be cut back: see warc.Options.Resume).
+	var state *boltfrontier.Frontier
+	if cfg.state != "" {
+		f, err := boltfrontier.Open(cfg.state, nil)
+		if err != nil {
+			return fail("-state: %v", err)
+		}
+		defer f.Close()
+		state = f
+		// The report, or the JSON lines, are of the whole crawl: the
+		// URLs earlier runs finished come first (their lines without
+		// -select fields, which the state does not keep), so that the
+		// lines agree with the summary, and a run killed leaves no line
+		// twice in the next run's output.
+		opts = append(opts, crawl.WithFrontier(reprinting{f, func(ctx context.Context) error {
+			return f.Results(ctx, func(r crawl.Result) bool {
+				prog.earlier(&r)
+				write(&r, nil)
+				return true
+			})
+		}}))
+	}
 	var archive *warc.Writer
 	started := false // the crawl began: its archive is kept
 	if cfg.warc != "" {
@@ -288,6 +312,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			Info:     map[string]string{"http-header-user-agent": cfg.userAgent, "robots": robotsPolicy(cfg.robots)},
 		})
 		if err != nil {
+			if state != nil && !resumed {
+				// Made by this run, opened before the archive: a crawl
+				// that does not begin leaves no state in the way.
+				os.Remove(cfg.state)
+			}
 			return fail("-warc: %v", err)
 		}
 		// The files this run makes: a crawl that does not begin (a
@@ -316,27 +345,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	}
 	if wrap := cfg.resolve.wrapper(record); wrap != nil {
 		opts = append(opts, crawl.WithTransportWrapper(wrap))
-	}
-	var state *boltfrontier.Frontier
-	if cfg.state != "" {
-		f, err := boltfrontier.Open(cfg.state, nil)
-		if err != nil {
-			return fail("-state: %v", err)
-		}
-		defer f.Close()
-		state = f
-		// The report, or the JSON lines, are of the whole crawl: the
-		// URLs earlier runs finished come first (their lines without
-		// -select fields, which the state does not keep), so that the
-		// lines agree with the summary, and a run killed leaves no line
-		// twice in the next run's output.
-		opts = append(opts, crawl.WithFrontier(reprinting{f, func(ctx context.Context) error {
-			return f.Results(ctx, func(r crawl.Result) bool {
-				prog.earlier(&r)
-				write(&r, nil)
-				return true
-			})
-		}}))
 	}
 	var (
 		shared *redisfrontier.Frontier

@@ -24,7 +24,7 @@ import (
 // response in one of them. Without -state an existing archive is refused
 // with a new name to use.
 func TestWARCResume(t *testing.T) {
-	s, dir, file, index, args := warcResumeSite(t)
+	s, dir, file, index, args := warcResumeSite(t, 2*time.Millisecond)
 
 	cmd := crawlCmd(t, args...)
 	var stdout, stderr bytes.Buffer
@@ -88,7 +88,7 @@ func TestWARCResume(t *testing.T) {
 // killed run wrote no index, and the next run's index covers its file all
 // the same (the next run reads it to index it).
 func TestWARCResumeAfterKill(t *testing.T) {
-	s, dir, file, index, args := warcResumeSite(t)
+	s, dir, file, index, args := warcResumeSite(t, 2*time.Millisecond)
 	cmd := crawlCmd(t, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -168,11 +168,12 @@ func checkIndexed(t *testing.T, files []string, index string, named []string) ma
 // warcPages is the number of pages of warcResumeSite.
 const warcPages = 200
 
-// warcResumeSite starts a site of warcPages pages and returns it, a directory,
+// warcResumeSite starts a site of warcPages pages, each answered after
+// latency, and returns it, a directory,
 // the archive's and the index's paths there, and the arguments of a crawl
 // of the site kept in a state file there, archived with its index.
-func warcResumeSite(t *testing.T) (s *graphSite, dir, file, index string, args []string) {
-	s = newGraphSite(t, warcPages, 2*time.Millisecond)
+func warcResumeSite(t *testing.T, latency time.Duration) (s *graphSite, dir, file, index string, args []string) {
+	s = newGraphSite(t, warcPages, latency)
 	dir = t.TempDir()
 	file, index, state := filepath.Join(dir, "site.warc.gz"), filepath.Join(dir, "site.cdxj"), filepath.Join(dir, "crawl.state")
 	args = []string{"-q", "-workers", "4", "-state", state, "-warc", file, "-warc_index", index, s.URL + "/p/0"}
@@ -341,6 +342,56 @@ func TestJSONLinesResume(t *testing.T) {
 	for run := 1; run <= 2; run++ {
 		if r := runCrawl(t, dead...); r.code != 1 || !strings.Contains(r.stderr, "no root got a response") {
 			t.Errorf("run %d of a crawl whose root failed: exit %d, stderr %q; want 1, no root got a response", run, r.code, r.stderr)
+		}
+	}
+}
+
+// The same command run while the crawl runs in another process (its -state
+// held) is refused before it touches the archive: the running crawl's
+// files, and the index it will replace, are left to it, and its index in
+// the end covers every file. (Before, the refused run had removed the
+// running one's new index, whose end then failed.)
+func TestWARCStateHeldByAnother(t *testing.T) {
+	s, dir, file, index, args := warcResumeSite(t, 100*time.Millisecond)
+	cmd := crawlCmd(t, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, 20)
+	cmd.Process.Signal(syscall.SIGINT)
+	var stdout, stderr bytes.Buffer
+	if r := wait(t, cmd, &stdout, &stderr, cmd.Wait()); r.code != 130 {
+		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
+	}
+
+	// Resumed: it replaces the index at its end, with a new file now.
+	running := crawlCmd(t, args...)
+	stdout.Reset()
+	stderr.Reset()
+	running.Stdout, running.Stderr = &stdout, &stderr
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, 40)
+	tmp, _ := filepath.Glob(index + ".*.tmp")
+	if len(tmp) != 1 {
+		t.Fatalf("the resumed run's new index: %q, want one", tmp)
+	}
+	before, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if r := runCrawl(t, args...); r.code != 1 || !strings.Contains(r.stderr, "-state") {
+		t.Errorf("the same command while the crawl runs: exit %d, stderr %q; want 1, a message naming -state", r.code, r.stderr)
+	}
+	if after, _ := filepath.Glob(filepath.Join(dir, "*")); !slices.Equal(after, before) {
+		t.Errorf("the refused run changed the directory: %q, then %q", before, after)
+	}
+	if r := wait(t, running, &stdout, &stderr, running.Wait()); r.code != 0 {
+		t.Fatalf("the resumed run: exit %d, want 0; stderr %q", r.code, r.stderr)
+	}
+	files := []string{file, filepath.Join(dir, "site-00001.warc.gz")}
+	responses := checkIndexed(t, files, index, files)
+	for i := range warcPages {
+		if u := fmt.Sprintf("%s/p/%d", s.URL, i); !responses[u] {
+			t.Errorf("%s: no response record in the archive", u)
 		}
 	}
 }
