@@ -17,7 +17,7 @@ import (
 // A resumed Writer's index covers the files of every earlier run, those of
 // a run killed before its Close too: Close reads each earlier file of the
 // series that no line of the index it replaces names, and indexes its
-// records as a Writer would have (see indexFile).
+// records as a Writer would have (see scanRecords).
 
 // lineFile returns the file name of an index line, as the JSON string the
 // line gives it (quotes and escapes as written).
@@ -42,7 +42,8 @@ func lineFile(line []byte) (string, bool) {
 
 // indexEarlier adds to the index the lines of the records of the files of
 // earlier runs (those NewWriter found, Options.Resume) that named, the
-// files the kept index's lines name, lacks.
+// files the kept index's lines name, lacks; and cuts back a file whose
+// last exchange a kill cut short (see cutBack), whose line it leaves out.
 func (w *Writer) indexEarlier(named map[string]bool) error {
 	for n := range w.first {
 		name := w.fileName(n)
@@ -50,39 +51,45 @@ func (w *Writer) indexEarlier(named map[string]bool) error {
 		if named[fname] {
 			continue
 		}
-		if err := indexFile(name, fname, w.lines.AddString); err != nil {
+		end, cut, err := scanFile(name, fname, w.lines.AddString)
+		if err == nil && cut {
+			_, err = cutBack(name, end)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// indexFile calls add with the index line of each response and revisit
-// record of the WARC file name (plain, or a gzip member a record, as a
-// Writer writes them), fname being its base name as a JSON string. A
-// response or revisit is indexed with the request record after it, as a
-// Writer writes them; the reading stops, without an error, at the first
-// record that is not whole or not WARC (the end of a file cut by a kill,
-// or damaged), so that what comes before it is indexed. It returns the
-// errors of opening and reading the file.
-func indexFile(name, fname string, add func(string)) error {
+// scanFile reads the WARC file name as scanRecords does, fname being its
+// base name as a JSON string, and returns what scanRecords does. Its
+// errors, of opening and reading the file, name it.
+func scanFile(name, fname string, add func(string)) (end int64, cut bool, err error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	if err := indexRecords(f, fi.Size(), fname, add); err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
+	end, cut, err = scanRecords(f, fi.Size(), fname, add)
+	if err != nil {
+		return 0, false, fmt.Errorf("read %s: %w", name, err)
 	}
-	return nil
+	return end, cut, nil
 }
 
-// indexRecords is indexFile's reading of a file of size bytes from r. It
-// returns only the errors of r's reading.
+// indexRecords calls add with the index line of each response and
+// revisit record of the WARC file of size bytes read from r (plain, or a
+// gzip member a record, as a Writer writes them), fname being its base
+// name as a JSON string. A response or revisit is indexed with the
+// request record after it, as a Writer writes them; the reading stops,
+// without an error, at the first record that is not whole or not WARC
+// (the end of a file cut by a kill, or damaged), so that what comes
+// before it is indexed. It returns only the errors of r's reading.
 func indexRecords(r io.Reader, size int64, fname string, add func(string)) error {
 	_, _, err := scanRecords(r, size, fname, add)
 	return err
@@ -142,11 +149,7 @@ func scanRecords(r io.Reader, size int64, fname string, add func(string)) (whole
 				if int64(len(data)) > maxBlock {
 					return nil, 0, 0, errors.New("a gzip member larger than deflate makes")
 				}
-				br := bytes.NewReader(data)
-				rec, err := readRecord(br, int64(len(data)))
-				if err == nil && br.Len() != 0 {
-					err = errors.New("more than a record in a gzip member")
-				}
+				rec, err := parseRecord(data)
 				if err != nil {
 					// The member is whole: its record is damaged.
 					return nil, 0, 0, fmt.Errorf("damaged: %w", err)
@@ -188,7 +191,7 @@ func scanRecords(r io.Reader, size int64, fname string, add func(string)) (whole
 	}
 }
 
-// record is a WARC record as indexFile reads it: its named fields and
+// record is a WARC record as scanRecords reads it: its named fields and
 // its block.
 type record struct {
 	fields map[string]string
@@ -227,9 +230,49 @@ type readError struct{ err error }
 
 func (e *readError) Error() string { return e.err.Error() }
 
-// maxRecordHead bounds the named fields of a record indexFile reads: a
+// maxRecordHead bounds the named fields of a record scanRecords reads: a
 // Writer's are below 10 KiB (a URL of a few KiB).
 const maxRecordHead = 1 << 20
+
+// parseRecord parses data as one WARC record, as readRecord reads one, and
+// nothing after it; its block is a part of data.
+func parseRecord(data []byte) (*record, error) {
+	i := bytes.Index(data, []byte("\r\n\r\n"))
+	if i < 0 || i > maxRecordHead {
+		return nil, errors.New("no end of the named fields")
+	}
+	rec := &record{fields: make(map[string]string)}
+	head := string(data[:i+2])
+	first, rest, _ := strings.Cut(head, "\r\n")
+	if first != "WARC/1.1" && first != "WARC/1.0" {
+		return nil, errors.New("not a WARC record")
+	}
+	for line := range strings.Lines(rest) {
+		if err := rec.addField(line); err != nil {
+			return nil, err
+		}
+	}
+	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
+	if err != nil || n < 0 || n > int64(len(data)) {
+		return nil, errors.New("no Content-Length, or one past the data")
+	}
+	body := data[i+4:]
+	if int64(len(body)) != n+int64(len(recordEnd)) || string(body[n:]) != recordEnd {
+		return nil, errors.New("a record not ended by CRLF CRLF, or more after it")
+	}
+	rec.block = body[:n]
+	return rec, nil
+}
+
+// addField adds a named field, a line "Name: value" with its CRLF.
+func (r *record) addField(line string) error {
+	k, v, ok := strings.Cut(strings.TrimSuffix(line, "\r\n"), ":")
+	if !ok {
+		return errors.New("a named field without a colon")
+	}
+	r.fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	return nil
+}
 
 // readRecord reads a WARC record, as a Writer writes it: "WARC/1.1", named
 // fields ending in Content-Length, an empty line, the block, and an empty
@@ -259,11 +302,9 @@ func readRecord(r io.Reader, max int64) (*record, error) {
 		if line == "\r\n" {
 			break
 		}
-		k, v, ok := strings.Cut(strings.TrimSuffix(line, "\r\n"), ":")
-		if !ok {
-			return nil, errors.New("a named field without a colon")
+		if err := rec.addField(line); err != nil {
+			return nil, err
 		}
-		rec.fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
 	}
 	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
 	if err != nil || n < 0 {
@@ -302,6 +343,9 @@ type byteReader interface {
 // readLine reads a line of at most max bytes, with its line feed. The end
 // of the input before any byte is io.EOF; after one, errCut.
 func readLine(br io.ByteReader, max int) (string, error) {
+	if c, ok := br.(*countingReader); ok {
+		return c.readLine(max)
+	}
 	var b []byte
 	for len(b) < max {
 		c, err := br.ReadByte()
@@ -319,7 +363,7 @@ func readLine(br io.ByteReader, max int) (string, error) {
 	return "", errors.New("a line too long")
 }
 
-// countingReader counts the bytes read through it, for indexFile to know
+// countingReader counts the bytes read through it, for scanRecords to know
 // where each record starts; as an io.ByteReader, it is read by gzip
 // without a buffer of gzip's own, which would read past a member's end.
 // An error of the file's reading comes out as a readError.
@@ -342,6 +386,29 @@ func (c *countingReader) ReadByte() (byte, error) {
 	return b, wrapRead(err)
 }
 
+// readLine is readLine's, from the buffer.
+func (c *countingReader) readLine(max int) (string, error) {
+	var b []byte
+	for {
+		part, err := c.r.ReadSlice('\n')
+		c.n += int64(len(part))
+		if len(b)+len(part) > max {
+			return "", errors.New("a line too long")
+		}
+		b = append(b, part...)
+		switch {
+		case err == nil:
+			return string(b), nil
+		case err == bufio.ErrBufferFull:
+			continue
+		case len(b) > 0:
+			return "", cutAtEOF(wrapRead(err))
+		default:
+			return "", wrapRead(err)
+		}
+	}
+}
+
 // wrapRead marks an error of the file's reading, but io.EOF, which ends
 // the file, and io.ErrUnexpectedEOF.
 func wrapRead(err error) error {
@@ -352,41 +419,45 @@ func wrapRead(err error) error {
 }
 
 // repairTail cuts the file name back to the end of its last whole
-// exchange when its last record runs past its end: what a kill leaves of
-// a write it stops between two pages (the kernel does, for a process
-// killed in a write of several pages). The exchange cut short was never
-// counted written (its reader waits for the whole write), so nothing the
-// crawl counts done goes. A file damaged elsewhere than in its last
-// exchange, or whole, is left as it is. It reports whether it cut.
+// exchange when its last record runs past its end (see cutBack). It
+// reports whether it cut.
 func repairTail(name string) (bool, error) {
+	end, cut, err := scanFile(name, "", nil)
+	if err != nil || !cut {
+		return false, err
+	}
+	return cutBack(name, end)
+}
+
+// cutBack cuts the file name, whose reading stopped at a record that runs
+// past its end, back to end, the end of its last whole exchange: what a
+// kill leaves of a write it stops between two pages is undone (the
+// kernel stops a write of several pages so, for a process killed in it).
+// The exchange cut short was never counted written (its reader waits for
+// the whole write), so nothing the crawl counts done goes. A file with
+// more record starts after end than the exchange cut short can have
+// (its response, and the start of its request) is damaged elsewhere,
+// which cutting would make worse: it is left as it is. It reports
+// whether it cut.
+func cutBack(name string, end int64) (bool, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	end, cut, err := scanRecords(f, fi.Size(), "", nil)
-	if err != nil || !cut {
-		return false, err
-	}
-	// What a kill cuts is the last exchange: its response record, whole
-	// or not, and at most the start of its request. More record starts
-	// after the end found mean damage in the middle of the file, which
-	// cutting would make worse.
 	if _, err := f.Seek(end, io.SeekStart); err != nil {
 		return false, err
 	}
 	head := make([]byte, 2)
 	if _, err := io.ReadFull(f, head); err != nil {
-		return false, nil // a byte or none: cut in the first record
+		return false, nil // a byte or none: nothing to cut
 	}
 	marker, most := []byte(recordEnd+"WARC/1."), 1
 	if head[0] == 0x1f && head[1] == 0x8b {
 		// A gzip member's start as Go's compress/gzip writes it, no
-		// name nor time: eight bytes no deflate stream is likely to hold.
+		// name nor time: the response's member, and the request's.
+		// (A body stored as sent, gzip made so, holds it too: the file
+		// is then left as it is.)
 		marker, most = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, 2
 	}
 	if n, err := count(io.MultiReader(bytes.NewReader(head), f), marker, most+1); err != nil || n > most {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,15 +205,7 @@ func TestResumeCutsTail(t *testing.T) {
 				file = filepath.Join(dir, "site.warc")
 			}
 			opts := Options{File: file, Resume: true}
-			w := newWriter(t, opts)
-			crawlLike(t, w, srv)
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			whole, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			whole := archived(t, srv, opts)
 			// Where each exchange starts (a response or revisit), and
 			// where the warcinfo ends.
 			var starts, offsets []int
@@ -269,24 +262,81 @@ func TestResumeCutsTail(t *testing.T) {
 				if err := os.WriteFile(file, data, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				w := newWriter(t, opts)
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-				after, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatal(err)
-				}
+				after, files := resumeOnce(t, opts)
 				if len(after) != tc.want || !bytes.Equal(after, data[:min(len(data), tc.want)]) {
 					t.Errorf("%s: the file of %d bytes is %d after, want %d, the bytes before unchanged", tc.name, tc.size, len(after), tc.want)
 				}
 				if tc.damage == 0 && len(after) > 0 {
 					warctest.Read(t, file) // every record whole
 				}
-				for _, f := range w.Files()[1:] {
+				for _, f := range files[1:] {
 					os.Remove(f) // the next case resumes from file again
 				}
 			}
 		})
 	}
+}
+
+// A file cut short that is no longer the last of the series (its run was
+// killed, then the next one too, before it had read it) is cut back by
+// the Close of a later resumed Writer, which reads it for the index.
+func TestResumeIndexCutsEarlierTail(t *testing.T) {
+	_, srv := newSite(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.warc.gz")
+	opts := Options{File: file, Index: filepath.Join(dir, "site.cdxj"), Resume: true}
+	whole := archived(t, srv, opts)
+	recs := warctest.Read(t, file)
+	last := int(recs[len(recs)-2].Offset) // the last exchange's response
+	// Killed in its last write; and the next run killed before it read
+	// the file, leaving a file of its own (a copy of a whole one).
+	if err := os.WriteFile(file, whole[:last+30], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "site-00001.warc.gz"), whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(opts.Index, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := resumeOnce(t, opts)
+	if !bytes.Equal(after, whole[:last]) {
+		t.Errorf("the file cut short: %d bytes after, want %d, the end of its last whole exchange", len(after), last)
+	}
+	warctest.Read(t, file) // every record whole
+	_, lines := readIndex(t, opts.Index)
+	for _, l := range lines {
+		indexedRecord(t, dir, l)
+	}
+}
+
+// archived fetches what crawlLike does through a new Writer of opts,
+// closes it, and returns its file (opts.File).
+func archived(t *testing.T, srv *httptest.Server, opts Options) []byte {
+	t.Helper()
+	w := newWriter(t, opts)
+	crawlLike(t, w, srv)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(opts.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// resumeOnce makes a Writer of opts and closes it, and returns its file
+// (opts.File) then, and the Writer's files.
+func resumeOnce(t *testing.T, opts Options) ([]byte, []string) {
+	t.Helper()
+	w := newWriter(t, opts)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(opts.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, w.Files()
 }

@@ -254,21 +254,22 @@ type Options struct {
 	// lines and the new ones, sorted, written to a new file in its
 	// directory (Index plus a random part and ".tmp") renamed over it;
 	// those a run killed before its Close left are removed.
-	// NewWriter first reads the last file of the series (to the end: its
-	// size at most), and if its last record runs past its end (a run
-	// killed in the middle of a write), cuts it back to the end of its
-	// last whole exchange, unless the file holds more record starts after
-	// that end than the exchange cut short can (damage elsewhere, which it
-	// leaves as it is).
+	// NewWriter starts reading the last file of the series, in the
+	// background (Close waits for it; an error reading it is one of
+	// Close's), and if its last record runs past its end (a run killed in
+	// the middle of a write), cuts it back to the end of its last whole
+	// exchange, unless the file holds more record starts after that end
+	// than the exchange cut short can (damage elsewhere, which it leaves
+	// as it is). The exchange cut off was never counted written.
 	// A run that ends without Close (kill -9), or whose Close could not
 	// write the index, leaves it as it was, without that run's records;
 	// so Close also reads each earlier file of the series that no line of
 	// the index it replaces names (all of them when there is no index)
 	// and adds the lines of its response and revisit records, those the
 	// Writer that wrote them would have written, up to the first record
-	// that is not whole (the end of a file a kill cut short). So the
-	// index covers every file of the series. Without an earlier
-	// archive, Resume starts one as NewWriter would.
+	// that is not whole (the end of a file a kill cut short, which it
+	// cuts back as above). So the index covers every file of the series.
+	// Without an earlier archive, Resume starts one as NewWriter would.
 	Resume bool
 	// OnError, if set, is called once, with the first error that stops
 	// the Writer (a write that failed: a full disk), as it happens, so
@@ -328,6 +329,11 @@ type Writer struct {
 	// first is the number of files of earlier runs NewWriter found
 	// (Options.Resume).
 	first int
+	// repaired is closed once the last of those is read, and cut back if
+	// a kill cut its last exchange short; repairErr is why it could not
+	// be read. Nil with no earlier file.
+	repaired  chan struct{}
+	repairErr error
 }
 
 // original is what a revisit record refers to.
@@ -437,13 +443,6 @@ func NewWriter(opts Options) (*Writer, error) {
 		}
 		w.next.Store(int64(n))
 		w.first = n
-		if n > 0 {
-			// The file a run killed was writing may end in a record
-			// cut short.
-			if _, err := repairTail(w.fileName(n - 1)); err != nil {
-				return nil, fmt.Errorf("warc: resume: %w", err)
-			}
-		}
 	}
 	if opts.Index != "" {
 		name := opts.Index
@@ -476,6 +475,18 @@ func NewWriter(opts Options) (*Writer, error) {
 			}
 		}
 		return nil, w.werr
+	}
+	if w.first > 0 {
+		// The file a run killed was writing may end in a record cut
+		// short: read in the background, as the crawl goes on in new
+		// files; Close waits for it.
+		w.repaired = make(chan struct{})
+		go func() {
+			defer close(w.repaired)
+			if _, err := repairTail(w.fileName(w.first - 1)); err != nil {
+				w.repairErr = fmt.Errorf("warc: resume: %w", err)
+			}
+		}()
 	}
 	go w.loop()
 	return w, nil
@@ -522,13 +533,18 @@ func (w *Writer) Err() error {
 // first error the Writer met, if any, joined (errors.Join) with the
 // index's when an earlier error was first and the index could not be
 // written either (a full disk): an index that could not be written whole
-// is removed. Requests through its Transport then fail with ErrClosed. A
-// second Close waits for the first and returns the same.
+// is removed; and with the error of reading the earlier file a resumed
+// Writer reads in the background (Options.Resume), which it waits for.
+// Requests through its Transport then fail with ErrClosed. A second Close
+// waits for the first and returns the same.
 func (w *Writer) Close() error {
 	w.once.Do(w.close)
 	err := w.Err()
 	if w.indexErr != nil && err != w.indexErr {
-		return errors.Join(err, w.indexErr)
+		err = errors.Join(err, w.indexErr)
+	}
+	if w.repairErr != nil {
+		err = errors.Join(err, w.repairErr)
 	}
 	return err
 }
@@ -552,6 +568,9 @@ func (w *Writer) close() {
 	w.pending.Wait()
 	close(w.items)
 	<-w.done
+	if w.repaired != nil {
+		<-w.repaired
+	}
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
 			w.fail(fmt.Errorf("warc: close %s: %w", w.name, err))
