@@ -254,6 +254,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// A write error of the archive stops the crawl at once.
 	ctx, stopCrawl := context.WithCancelCause(ctx)
 	defer stopCrawl(nil)
+	if lines != nil {
+		// So does one of the JSON lines, written as the crawl goes:
+		// the URLs done after it would have no line.
+		lines.onErr = stopCrawl
+	}
 	// A crawl resumed with -state continues its archive; any other
 	// refuses to add to one.
 	resumed := false
@@ -428,9 +433,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// could not be written: a full disk) still writes its report, which
 	// shows what was done, and then exits 1 with the error.
 	var stopped error
-	if archive != nil && archive.Err() != nil {
+	switch {
+	case archive != nil && archive.Err() != nil:
 		stopped = fmt.Errorf("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
-	} else if err != nil && ctx.Err() == nil && stats != nil {
+	case lines != nil && lines.failed() != nil:
+		name := "standard output"
+		if cfg.output != "" {
+			name = "-o " + cfg.output
+		}
+		// No report follows: its lines go where this one failed.
+		return fail("%s: %v: the crawl was stopped there, the lines before are written", name, lines.failed())
+	case err != nil && ctx.Err() == nil && stats != nil:
 		stopped = err
 	}
 	interrupted := err != nil && ctx.Err() != nil || stopped != nil

@@ -161,11 +161,13 @@ func countersJSON(s *crawl.Stats) statsJSON {
 }
 
 // jsonLines writes a JSON object per Result as it finishes. It is safe for
-// concurrent use; the first write error stops the writing and is kept.
+// concurrent use; the first write error stops the writing and is kept,
+// and given to onErr, if set, at once (the command stops the crawl then).
 type jsonLines struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-	err error
+	mu    sync.Mutex
+	enc   *json.Encoder
+	err   error
+	onErr func(error)
 }
 
 func newJSONLines(w io.Writer) *jsonLines { return &jsonLines{enc: json.NewEncoder(w)} }
@@ -219,5 +221,15 @@ func (j *jsonLines) write(v any) {
 	defer j.mu.Unlock()
 	if j.err == nil {
 		j.err = j.enc.Encode(v)
+		if j.err != nil && j.onErr != nil {
+			j.onErr(j.err)
+		}
 	}
+}
+
+// failed returns the write error that stopped the writing, if any.
+func (j *jsonLines) failed() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
 }

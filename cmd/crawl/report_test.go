@@ -598,3 +598,21 @@ func TestNetHTTPLogQuiet(t *testing.T) {
 		t.Errorf("-q: exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 	}
 }
+
+// JSON lines that cannot be written (a full disk: /dev/full) stop the
+// crawl at once, with exit 1 and a line naming -o and the error: the URLs
+// done after would have had no line.
+func TestJSONLinesWriteErrorStops(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	const pages = 300
+	s := newGraphSite(t, pages, 5*time.Millisecond)
+	r := runCrawl(t, "-q", "-workers", "4", "-format", "jsonl", "-o", "/dev/full", s.URL+"/p/0")
+	if r.code != 1 || !strings.Contains(r.stderr, "-o /dev/full") || !strings.Contains(r.stderr, "no space left on device") {
+		t.Errorf("exit %d, stderr %q; want 1, a line naming -o /dev/full and the error", r.code, r.stderr)
+	}
+	if n := s.total.Load(); n > pages/4 {
+		t.Errorf("the site got %d of its %d pages' requests after the first line failed; want the crawl stopped at once", n, pages)
+	}
+}
