@@ -14,6 +14,7 @@ import (
 
 	"github.com/asyncrawl/crawl"
 	"github.com/asyncrawl/crawl/crawltest"
+	"github.com/asyncrawl/crawl/frontiertest"
 )
 
 // takeWithin takes a lease from f, failing the test if none comes within
@@ -288,14 +289,15 @@ func (m *budgetModel) over() bool {
 // checked against budgetModel, so that no host is left out of the
 // schedule while the budget or a retry lets it go.
 func TestMemoryFrontierBudgetRandom(t *testing.T) {
-	seeds := 1000
+	n := 1000
 	if testing.Short() {
-		seeds = 100
+		n = 100
 	}
-	for seed := range seeds {
+	// $FRONTIERTEST_SEEDS and its kin choose others, as for Fuzz.
+	for _, seed := range frontiertest.Seeds(t, n) {
 		// In a bubble, a Take or Join that blocks times out at once, and
 		// one that would be served is: no timing decides the result.
-		synctest.Test(t, func(t *testing.T) { budgetRandom(t, uint64(seed)) })
+		synctest.Test(t, func(t *testing.T) { budgetRandom(t, seed) })
 	}
 }
 

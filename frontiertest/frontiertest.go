@@ -147,7 +147,9 @@
 // FRONTIERTEST_SEEDS=N in the environment runs seeds 1 to N, and
 // FRONTIERTEST_SEED=S runs seed S alone; FRONTIERTEST_FIRST_SEED=F starts
 // the N seeds at F instead of 1, so that several processes can share a
-// long run.
+// long run. Seeds gives a randomized test of your own the seeds these
+// variables choose (the repository's TestAheadRandom and
+// TestMemoryFrontierBudgetRandom take theirs so).
 //
 // A failing run prints its seed, the failure, and the shortest list of
 // operations found (by removing operations from the list of the seed

@@ -60,6 +60,51 @@ type FuzzOptions struct {
 // FuzzOptions.Seeds nor $FRONTIERTEST_SEEDS says otherwise.
 const DefaultFuzzSeeds = 40
 
+// Seeds returns the seeds of a randomized test as Fuzz chooses them, so
+// that a randomized test of your own answers to the same variables: the
+// one of $FRONTIERTEST_SEED, when set; else $FRONTIERTEST_SEEDS of them,
+// or n when that is not set (DefaultFuzzSeeds if n <= 0), from
+// $FRONTIERTEST_FIRST_SEED, or 1. A variable that is not a number fails t.
+func Seeds(t testing.TB, n int) []uint64 {
+	t.Helper()
+	return seedList(t, n, true)
+}
+
+// seedList is Seeds; $FRONTIERTEST_SEEDS overrides n only with env.
+func seedList(t testing.TB, n int, env bool) []uint64 {
+	t.Helper()
+	if s := os.Getenv("FRONTIERTEST_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("$FRONTIERTEST_SEED=%q: %v", s, err)
+		}
+		return []uint64{seed}
+	}
+	if s := os.Getenv("FRONTIERTEST_SEEDS"); s != "" && env {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("$FRONTIERTEST_SEEDS=%q: want a number of seeds, at least 1", s)
+		}
+		n = v
+	}
+	if n <= 0 {
+		n = DefaultFuzzSeeds
+	}
+	first := uint64(1)
+	if s := os.Getenv("FRONTIERTEST_FIRST_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || v < 1 {
+			t.Fatalf("$FRONTIERTEST_FIRST_SEED=%q: want a seed, at least 1", s)
+		}
+		first = v
+	}
+	all := make([]uint64, n)
+	for i := range all {
+		all[i] = first + uint64(i)
+	}
+	return all
+}
+
 // Timeouts of Fuzz. mustWithin bounds a call that the model says must
 // return (a Take when something may be fetched, a Join when nothing is
 // left); it is far above what a correct Frontier needs, even on a machine
@@ -100,37 +145,8 @@ func Fuzz(t *testing.T, open func(t *testing.T, path string) crawl.Frontier, opt
 	if o.Ops <= 0 {
 		o.Ops = 60
 	}
-	seeds := make([]uint64, 0)
-	if s := os.Getenv("FRONTIERTEST_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("$FRONTIERTEST_SEED=%q: %v", s, err)
-		}
-		seeds = append(seeds, n)
-	} else {
-		n := o.Seeds
-		if n <= 0 {
-			n = DefaultFuzzSeeds
-			if s := os.Getenv("FRONTIERTEST_SEEDS"); s != "" {
-				v, err := strconv.Atoi(s)
-				if err != nil || v < 1 {
-					t.Fatalf("$FRONTIERTEST_SEEDS=%q: want a number of seeds, at least 1", s)
-				}
-				n = v
-			}
-		}
-		first := uint64(1)
-		if s := os.Getenv("FRONTIERTEST_FIRST_SEED"); s != "" {
-			v, err := strconv.ParseUint(s, 10, 64)
-			if err != nil || v < 1 {
-				t.Fatalf("$FRONTIERTEST_FIRST_SEED=%q: want a seed, at least 1", s)
-			}
-			first = v
-		}
-		for i := range n {
-			seeds = append(seeds, first+uint64(i))
-		}
-	}
+	// FuzzOptions.Seeds, when set, is not overridden.
+	seeds := seedList(t, o.Seeds, o.Seeds <= 0)
 	var others []string // the first lines of the failures of later seeds
 	reported := false
 	for _, seed := range seeds {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/frontiertest"
 	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/redisfrontier/redistest"
 )
@@ -26,12 +27,13 @@ import (
 // or queued on the server. A failing seed is printed (TestAheadRandom/N).
 func TestAheadRandom(t *testing.T) {
 	s := redistest.Start(t)
-	seeds := 8
+	n := 8
 	if testing.Short() {
-		seeds = 2
+		n = 2
 	}
-	for seed := range seeds {
-		t.Run(strconv.Itoa(seed), func(t *testing.T) { aheadRun(t, s, uint64(seed)) })
+	// $FRONTIERTEST_SEEDS and its kin choose others, as for Fuzz.
+	for _, seed := range frontiertest.Seeds(t, n) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { aheadRun(t, s, seed) })
 	}
 }
 
