@@ -620,8 +620,8 @@ func (w *Writer) keepIndex() error {
 		for sc.Scan() {
 			if line := sc.Bytes(); len(line) > 0 {
 				w.lines.Add(line)
-				if f, ok := lineFile(line); ok {
-					named[f] = true
+				if fname, ok := lineFile(line); ok {
+					named[fname] = true
 				}
 			}
 		}

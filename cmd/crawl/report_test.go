@@ -615,4 +615,39 @@ func TestJSONLinesWriteErrorStops(t *testing.T) {
 	if n := s.total.Load(); n > pages/4 {
 		t.Errorf("the site got %d of its %d pages' requests after the first line failed; want the crawl stopped at once", n, pages)
 	}
+
+	// The same on standard output (crawl > /dev/full).
+	before := s.total.Load()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "crawl.state")
+	cmd := crawlCmd(t, "-q", "-workers", "4", "-format", "jsonl", "-state", state, s.URL+"/p/0")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = full, &stderr
+	r = wait(t, cmd, &bytes.Buffer{}, &stderr, cmd.Run())
+	if r.code != 1 || !strings.Contains(r.stderr, "standard output") || !strings.Contains(r.stderr, "no space left on device") {
+		t.Errorf("on standard output: exit %d, stderr %q; want 1, a line naming standard output and the error", r.code, r.stderr)
+	}
+	if n := s.total.Load() - before; n > pages/4 {
+		t.Errorf("on standard output: the site got %d of its %d pages' requests; want the crawl stopped at once", n, pages)
+	}
+	// With -state, the next run writes a line for every URL done, those
+	// done before the line failed too.
+	out := filepath.Join(dir, "out.jsonl")
+	if r := runCrawl(t, "-q", "-workers", "4", "-format", "jsonl", "-o", out, "-state", state, s.URL+"/p/0"); r.code != 0 {
+		t.Fatalf("the next run: exit %d, stderr %q", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pages {
+		if u := fmt.Sprintf(`"url":"%s/p/%d"`, s.URL, i); !strings.Contains(string(b), u+",") {
+			t.Errorf("the next run's lines lack %s", u)
+		}
+	}
 }

@@ -25,16 +25,7 @@ import (
 // with a new name to use.
 func TestWARCResume(t *testing.T) {
 	s, dir, file, index, args := warcResumeSite(t, 2*time.Millisecond)
-
-	cmd := crawlCmd(t, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, 40)
-	cmd.Process.Signal(syscall.SIGINT)
-	if r := wait(t, cmd, &stdout, &stderr, cmd.Wait()); r.code != 130 {
+	if r := stopAt(t, s, 40, syscall.SIGINT, args...); r.code != 130 {
 		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
 	}
 	first, err := os.ReadFile(file)
@@ -89,13 +80,7 @@ func TestWARCResume(t *testing.T) {
 // the same (the next run reads it to index it).
 func TestWARCResumeAfterKill(t *testing.T) {
 	s, dir, file, index, args := warcResumeSite(t, 2*time.Millisecond)
-	cmd := crawlCmd(t, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, 60)
-	cmd.Process.Kill()
-	cmd.Wait()
+	stopAt(t, s, 60, syscall.SIGKILL, args...)
 	if b, err := os.ReadFile(index); err != nil || len(b) != 0 {
 		t.Fatalf("the killed run's index: %d bytes (%v), want an empty file", len(b), err)
 	}
@@ -165,6 +150,21 @@ func checkIndexed(t *testing.T, files []string, index string, named []string) ma
 	return responses
 }
 
+// stopAt runs the command with args, sends it sig once the site s has
+// answered n page requests, and returns what it left.
+func stopAt(t *testing.T, s *graphSite, n int64, sig os.Signal, args ...string) ran {
+	t.Helper()
+	cmd := crawlCmd(t, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, n)
+	cmd.Process.Signal(sig)
+	return wait(t, cmd, &stdout, &stderr, cmd.Wait())
+}
+
 // warcPages is the number of pages of warcResumeSite.
 const warcPages = 200
 
@@ -191,15 +191,7 @@ func TestResumedRate(t *testing.T) {
 	s := newGraphSite(t, pages, 2*time.Millisecond)
 	state := filepath.Join(t.TempDir(), "crawl.state")
 	args := []string{"-q", "-workers", "4", "-state", state, s.URL + "/p/0"}
-	cmd := crawlCmd(t, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, 100)
-	cmd.Process.Signal(syscall.SIGINT)
-	r := wait(t, cmd, &stdout, &stderr, cmd.Wait())
+	r := stopAt(t, s, 100, syscall.SIGINT, args...)
 	if r.code != 130 {
 		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
 	}
@@ -291,15 +283,7 @@ func TestJSONLinesResume(t *testing.T) {
 	dir := t.TempDir()
 	out, state := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "crawl.state")
 	args := []string{"-q", "-workers", "4", "-format", "jsonl", "-o", out, "-state", state, s.URL + "/p/0"}
-	cmd := crawlCmd(t, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, 40)
-	cmd.Process.Signal(syscall.SIGINT)
-	if r := wait(t, cmd, &stdout, &stderr, cmd.Wait()); r.code != 130 {
+	if r := stopAt(t, s, 40, syscall.SIGINT, args...); r.code != 130 {
 		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
 	}
 	for run := 2; run <= 3; run++ {
@@ -353,21 +337,13 @@ func TestJSONLinesResume(t *testing.T) {
 // running one's new index, whose end then failed.)
 func TestWARCStateHeldByAnother(t *testing.T) {
 	s, dir, file, index, args := warcResumeSite(t, 100*time.Millisecond)
-	cmd := crawlCmd(t, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, 20)
-	cmd.Process.Signal(syscall.SIGINT)
-	var stdout, stderr bytes.Buffer
-	if r := wait(t, cmd, &stdout, &stderr, cmd.Wait()); r.code != 130 {
+	if r := stopAt(t, s, 20, syscall.SIGINT, args...); r.code != 130 {
 		t.Fatalf("after Ctrl-C: exit %d, want 130; stderr %q", r.code, r.stderr)
 	}
 
 	// Resumed: it replaces the index at its end, with a new file now.
 	running := crawlCmd(t, args...)
-	stdout.Reset()
-	stderr.Reset()
+	var stdout, stderr bytes.Buffer
 	running.Stdout, running.Stderr = &stdout, &stderr
 	if err := running.Start(); err != nil {
 		t.Fatal(err)
@@ -393,5 +369,25 @@ func TestWARCStateHeldByAnother(t *testing.T) {
 		if u := fmt.Sprintf("%s/p/%d", s.URL, i); !responses[u] {
 			t.Errorf("%s: no response record in the archive", u)
 		}
+	}
+}
+
+// A -warc that cannot be made (its directory missing) fails the command
+// before any fetch, and the -state file the run made, which it opens
+// first, is removed: the command given a good -warc then is a new crawl,
+// not a resumed one.
+func TestWARCUnwritableLeavesNoState(t *testing.T) {
+	s := newGraphSite(t, 5, 0)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "crawl.state")
+	r := runCrawl(t, "-q", "-state", state, "-warc", filepath.Join(dir, "missing", "site.warc.gz"), s.URL+"/p/0")
+	if r.code != 1 || !strings.Contains(r.stderr, "-warc") {
+		t.Errorf("exit %d, stderr %q; want 1 and a line naming -warc", r.code, r.stderr)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("the state file the run made: %v, want it removed", err)
+	}
+	if n := s.total.Load(); n != 0 {
+		t.Errorf("%d requests, want none", n)
 	}
 }

@@ -170,9 +170,12 @@ func FuzzIndexRecords(f *testing.F) {
 	f.Add(gz.Bytes()[:len(gz.Bytes())-7])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var lines []string
-		err := indexRecords(bytes.NewReader(data), int64(len(data)), `"f.warc"`, func(l string) { lines = append(lines, l) })
+		end, _, err := scanRecords(bytes.NewReader(data), int64(len(data)), `"f.warc"`, func(l string) { lines = append(lines, l) })
 		if err != nil {
-			t.Fatalf("indexRecords of bytes in memory: %v", err)
+			t.Fatalf("scanRecords of bytes in memory: %v", err)
+		}
+		if end < 0 || end > int64(len(data)) {
+			t.Fatalf("the last whole exchange ends at %d, in %d bytes", end, len(data))
 		}
 		for _, l := range lines {
 			p := strings.SplitN(l, " ", 3)
@@ -339,4 +342,25 @@ func resumeOnce(t *testing.T, opts Options) ([]byte, []string) {
 		t.Fatal(err)
 	}
 	return data, w.Files()
+}
+
+// An earlier file a resumed Writer cannot read (here a directory in its
+// place) does not stop the archive: the new files are written, and
+// Close returns the error of reading it, naming it, and the index's.
+func TestResumeUnreadableEarlierFile(t *testing.T) {
+	_, srv := newSite(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.warc.gz")
+	if err := os.Mkdir(file, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := newWriter(t, Options{File: file, Index: filepath.Join(dir, "site.cdxj"), Resume: true})
+	crawlLike(t, w, srv)
+	err := w.Close()
+	if err == nil || !strings.Contains(err.Error(), "warc: resume: read "+file) || !strings.Contains(err.Error(), "warc: index") {
+		t.Errorf("Close: %v; want the error of reading %s, and the index's", err, file)
+	}
+	if files := w.Files(); len(files) != 2 || len(warctest.Read(t, files[1])) == 0 {
+		t.Errorf("files %q: want the new one after %s, with its records", files, file)
+	}
 }

@@ -14,10 +14,12 @@ import (
 	"time"
 )
 
-// A resumed Writer's index covers the files of every earlier run, those of
-// a run killed before its Close too: Close reads each earlier file of the
-// series that no line of the index it replaces names, and indexes its
-// records as a Writer would have (see scanRecords).
+// What a resumed Writer (Options.Resume) does with the files of earlier
+// runs: NewWriter has the last one read in the background and cut back to
+// its last whole exchange if a kill cut a write short (repairTail); Close
+// reads each one that no line of the index it replaces names, those of a
+// run killed before its Close, and indexes its records as a Writer would
+// have (indexEarlier). Both read the files with scanRecords.
 
 // lineFile returns the file name of an index line, as the JSON string the
 // line gives it (quotes and escapes as written).
@@ -28,13 +30,16 @@ func lineFile(line []byte) (string, bool) {
 		return "", false
 	}
 	rest := line[i+len(key):]
+	if len(rest) == 0 || rest[0] != '"' {
+		return "", false
+	}
 	// The string ends at the first quote no backslash escapes.
 	for j := 1; j < len(rest); j++ {
 		switch rest[j] {
 		case '\\':
 			j++
 		case '"':
-			return string(rest[:j+1]), len(rest) > 0 && rest[0] == '"'
+			return string(rest[:j+1]), true
 		}
 	}
 	return "", false
@@ -82,30 +87,23 @@ func scanFile(name, fname string, add func(string)) (end int64, cut bool, err er
 	return end, cut, nil
 }
 
-// indexRecords calls add with the index line of each response and
-// revisit record of the WARC file of size bytes read from r (plain, or a
-// gzip member a record, as a Writer writes them), fname being its base
-// name as a JSON string. A response or revisit is indexed with the
-// request record after it, as a Writer writes them; the reading stops,
-// without an error, at the first record that is not whole or not WARC
-// (the end of a file cut by a kill, or damaged), so that what comes
-// before it is indexed. It returns only the errors of r's reading.
-func indexRecords(r io.Reader, size int64, fname string, add func(string)) error {
-	_, _, err := scanRecords(r, size, fname, add)
-	return err
-}
-
 // errCut marks a record that runs past the end of its file: the end of a
 // file whose writing a kill cut short.
 var errCut = errors.New("a record cut short by the end of the file")
 
-// scanRecords reads the records of a file of size bytes from r, as
-// indexRecords does (add, if not nil, getting the index lines), and
-// returns the end of its last whole exchange (a response or revisit
-// record and the request record after it; a record of another kind
-// stands alone: the warcinfo), and whether the reading stopped at a
-// record cut short by the end of the file, rather than at its end or at
-// a record damaged.
+// scanRecords reads the records of the WARC file of size bytes read from r
+// (plain, or a gzip member a record, as a Writer writes them) and, if add
+// is not nil, calls it with the index line of each response and revisit
+// record, fname being the file's base name as a JSON string: a response
+// or revisit is indexed with the request record after it, as a Writer
+// writes them. The reading stops, without an error, at the first record
+// that is not whole or not WARC (the end of a file cut by a kill, or
+// damaged), so that what comes before it is indexed. It returns the end of
+// the last whole exchange (a response or revisit record and the request
+// record after it; a record of another kind, the warcinfo, stands alone),
+// whether the reading stopped at a record cut short by the end of the
+// file, rather than at its end or at a damaged record, and only the
+// errors of r's reading.
 func scanRecords(r io.Reader, size int64, fname string, add func(string)) (wholeEnd int64, cut bool, err error) {
 	cr := &countingReader{r: bufio.NewReaderSize(r, 64<<10)}
 	// A record's block is never longer than the file, nor, decompressed,
@@ -241,20 +239,9 @@ func parseRecord(data []byte) (*record, error) {
 	if i < 0 || i > maxRecordHead {
 		return nil, errors.New("no end of the named fields")
 	}
-	rec := &record{fields: make(map[string]string)}
-	head := string(data[:i+2])
-	first, rest, _ := strings.Cut(head, "\r\n")
-	if first != "WARC/1.1" && first != "WARC/1.0" {
-		return nil, errors.New("not a WARC record")
-	}
-	for line := range strings.Lines(rest) {
-		if err := rec.addField(line); err != nil {
-			return nil, err
-		}
-	}
-	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
-	if err != nil || n < 0 || n > int64(len(data)) {
-		return nil, errors.New("no Content-Length, or one past the data")
+	rec, n, err := parseFields(string(data[:i+2]))
+	if err != nil {
+		return nil, err
 	}
 	body := data[i+4:]
 	if int64(len(body)) != n+int64(len(recordEnd)) || string(body[n:]) != recordEnd {
@@ -264,61 +251,61 @@ func parseRecord(data []byte) (*record, error) {
 	return rec, nil
 }
 
-// addField adds a named field, a line "Name: value" with its CRLF.
-func (r *record) addField(line string) error {
-	k, v, ok := strings.Cut(strings.TrimSuffix(line, "\r\n"), ":")
-	if !ok {
-		return errors.New("a named field without a colon")
+// parseFields parses the head of a record, "WARC/1.1" and its named fields,
+// each line with its CRLF, and returns the record without its block, and
+// its Content-Length.
+func parseFields(head string) (*record, int64, error) {
+	first, rest, _ := strings.Cut(head, "\r\n")
+	if first != "WARC/1.1" && first != "WARC/1.0" {
+		return nil, 0, errors.New("not a WARC record")
 	}
-	r.fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
-	return nil
+	rec := &record{fields: make(map[string]string)}
+	for line := range strings.Lines(rest) {
+		k, v, ok := strings.Cut(strings.TrimSuffix(line, "\r\n"), ":")
+		if !ok {
+			return nil, 0, errors.New("a named field without a colon")
+		}
+		rec.fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	}
+	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		return nil, 0, errors.New("no Content-Length")
+	}
+	return rec, n, nil
 }
 
 // readRecord reads a WARC record, as a Writer writes it: "WARC/1.1", named
 // fields ending in Content-Length, an empty line, the block, and an empty
-// line twice (CRLF CRLF); one of at most max bytes.
-func readRecord(r io.Reader, max int64) (*record, error) {
-	br, ok := r.(byteReader)
-	if !ok {
-		return nil, errors.New("warc: readRecord needs an io.ByteReader")
-	}
-	rec := &record{fields: make(map[string]string)}
-	size := 0
-	for first := true; ; first = false {
-		line, err := readLine(br, maxRecordHead-size)
-		if err == io.EOF && !first {
+// line twice (CRLF CRLF); one of at most max bytes. The end of the file
+// before the record is io.EOF; within it, errCut.
+func readRecord(cr *countingReader, max int64) (*record, error) {
+	var head strings.Builder
+	for {
+		line, err := cr.readLine(maxRecordHead - head.Len())
+		if err == io.EOF && head.Len() > 0 {
 			err = errCut
 		}
 		if err != nil {
 			return nil, err
 		}
-		size += len(line)
-		if first {
-			if line != "WARC/1.1\r\n" && line != "WARC/1.0\r\n" {
-				return nil, errors.New("not a WARC record")
-			}
-			continue
-		}
 		if line == "\r\n" {
 			break
 		}
-		if err := rec.addField(line); err != nil {
-			return nil, err
-		}
+		head.WriteString(line)
 	}
-	n, err := strconv.ParseInt(rec.get("Content-Length"), 10, 64)
-	if err != nil || n < 0 {
-		return nil, errors.New("no Content-Length")
+	rec, n, err := parseFields(head.String())
+	if err != nil {
+		return nil, err
 	}
-	if n+int64(len(recordEnd)) > max-int64(size) {
+	if n+int64(len(recordEnd)) > max-int64(head.Len()+2) {
 		return nil, errCut // past the end
 	}
 	rec.block = make([]byte, n)
-	if _, err := io.ReadFull(br, rec.block); err != nil {
+	if _, err := io.ReadFull(cr, rec.block); err != nil {
 		return nil, cutAtEOF(err)
 	}
 	var end [len(recordEnd)]byte
-	if _, err := io.ReadFull(br, end[:]); err != nil {
+	if _, err := io.ReadFull(cr, end[:]); err != nil {
 		return nil, cutAtEOF(err)
 	}
 	if string(end[:]) != recordEnd {
@@ -333,34 +320,6 @@ func cutAtEOF(err error) error {
 		return errCut
 	}
 	return err
-}
-
-type byteReader interface {
-	io.Reader
-	io.ByteReader
-}
-
-// readLine reads a line of at most max bytes, with its line feed. The end
-// of the input before any byte is io.EOF; after one, errCut.
-func readLine(br io.ByteReader, max int) (string, error) {
-	if c, ok := br.(*countingReader); ok {
-		return c.readLine(max)
-	}
-	var b []byte
-	for len(b) < max {
-		c, err := br.ReadByte()
-		if err != nil {
-			if len(b) > 0 {
-				err = cutAtEOF(err)
-			}
-			return "", err
-		}
-		b = append(b, c)
-		if c == '\n' {
-			return string(b), nil
-		}
-	}
-	return "", errors.New("a line too long")
 }
 
 // countingReader counts the bytes read through it, for scanRecords to know
@@ -386,7 +345,8 @@ func (c *countingReader) ReadByte() (byte, error) {
 	return b, wrapRead(err)
 }
 
-// readLine is readLine's, from the buffer.
+// readLine reads a line of at most max bytes, with its line feed. The end
+// of the file before any byte is io.EOF; after one, errCut.
 func (c *countingReader) readLine(max int) (string, error) {
 	var b []byte
 	for {
