@@ -224,7 +224,7 @@ func (f *Frontier) keepIfExpiring(ctx context.Context) error {
 }
 
 // revive keeps every key of a crawl set to expire: it marks the meta hash
-// (reviveScript), keeps the other keys, found by SCAN, but the records of
+// (reviveScript), keeps the other keys, found by ownKeys, but the records of
 // the other processes' replies (ops:<owner>), which keep their own
 // expiry (this process's go a week after now, as after its Start), then
 // the meta hash (persistedScript), or, if a finish came meanwhile,
@@ -263,7 +263,7 @@ func (f *Frontier) persistAll(ctx context.Context) error {
 	meta := keyPrefix(name) + "meta"
 	mine := ":ops:" + f.owner
 	return f.retryRead(ctx, "", func() error {
-		return scanKeys(ctx, f.rdb, name, "", func(keys []string) error {
+		return ownKeys(ctx, f.rdb, name, "", func(keys []string) error {
 			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, k := range keys {
 					switch {
@@ -289,13 +289,13 @@ const opsLife = 7 * 24 * time.Hour
 // sweep sets every key of the crawl under prefix but its meta hash to
 // expire at deadline (µs on the server's clock), or, for 0, to stay: all
 // but the records of the processes' replies (ops:<owner>), which keep
-// their expiry, owner's (the caller's) a week from now. It finds them with SCAN (never KEYS, which blocks the server) and sets them
-// in pipelines of a SCAN's batch. Doing it twice does what doing it once
-// does.
+// their expiry, owner's (the caller's) a week from now. It finds them
+// with ownKeys and sets them in pipelines of a batch. Doing it twice does
+// what doing it once does.
 func sweep(ctx context.Context, rdb redis.UniversalClient, name, owner string, deadline int64) error {
 	meta := keyPrefix(name) + "meta"
 	mine := ":ops:" + owner
-	return scanKeys(ctx, rdb, name, "", func(keys []string) error {
+	return ownKeys(ctx, rdb, name, "", func(keys []string) error {
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
 				switch {
@@ -320,6 +320,105 @@ func sweep(ctx context.Context, rdb redis.UniversalClient, name, owner string, d
 // scanBatch is the COUNT of each SCAN: how many keys the server looks at
 // a call.
 const scanBatch = 1000
+
+// ownKeys calls fn with each batch of the keys of crawl name but its meta
+// hash, as sweep and persistAll need them. A crawl of one shard made by
+// this version (its meta hash's format 2) names every key it may have in
+// its own sets, hosts and owners (see startScript and queueAll), so its
+// keys are the fixed ones, the seen set's buckets (all the names its bits
+// allow; some may not exist), the queue, retries and hash of each host of
+// hosts and the replies of each owner of owners: what it costs depends on
+// the crawl alone, where a SCAN reads every key of the database (a
+// redis-server that keeps the keys of many crawls done, for their TTL,
+// made each crawl's end the slower). Any other crawl (of several shards,
+// or made by an earlier version) is read with SCAN (scanKeys).
+// With sub "r:", it gives the hosts' retries only (for Inspect).
+func ownKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, fn func([]string) error) error {
+	prefix := keyPrefix(name)
+	v, err := rdb.HMGet(ctx, prefix+"meta", "format", "sb", "shards").Result()
+	if err != nil {
+		return err
+	}
+	bits, berr := strconv.Atoi(fmt.Sprint(v[1]))
+	if v[0] != "2" || num(v[2]) > 1 || berr != nil || bits < 0 || bits > 30 {
+		return scanKeys(ctx, rdb, name, sub, fn)
+	}
+	if sub == "r:" {
+		return hostSet(ctx, rdb, prefix+"hosts", func(hs []string) error {
+			for i, h := range hs {
+				hs[i] = prefix + "r:" + h
+			}
+			return fn(hs)
+		})
+	}
+	batch := make([]string, 0, scanBatch)
+	add := func(ks ...string) error {
+		batch = append(batch, ks...)
+		if len(batch) < scanBatch {
+			return nil
+		}
+		err := fn(batch)
+		batch = batch[:0]
+		return err
+	}
+	for _, k := range []string{"ready", "parked", "leases", "exp", "stats", "live", "hosts", "owners"} {
+		if err := add(prefix + k); err != nil {
+			return err
+		}
+	}
+	err = hostSet(ctx, rdb, prefix+"hosts", func(hs []string) error {
+		for _, h := range hs {
+			if err := add(prefix+"q:"+h, prefix+"r:"+h, prefix+"h:"+h); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = hostSet(ctx, rdb, prefix+"owners", func(owners []string) error {
+		for _, o := range owners {
+			if err := add(prefix + "ops:" + o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for b := range 1 << bits {
+		if err := add(prefix + "s:" + strconv.Itoa(b)); err != nil {
+			return err
+		}
+	}
+	if len(batch) > 0 {
+		return fn(batch)
+	}
+	return nil
+}
+
+// hostSet calls fn with each batch of the members of set key, read with
+// SSCAN.
+func hostSet(ctx context.Context, rdb redis.UniversalClient, key string, fn func([]string) error) error {
+	var cursor uint64
+	for {
+		ms, next, err := rdb.SScan(ctx, key, cursor, "", scanBatch).Result()
+		if err != nil {
+			return err
+		}
+		if len(ms) > 0 {
+			if err := fn(ms); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
 
 // scanKeys calls fn with each batch of the keys of crawl name that SCAN
 // finds whose name goes on with sub after the crawl's prefix (its control
@@ -497,9 +596,10 @@ const skipScore = 9e15
 // Inspect reads the state of crawl name on client, without joining it: it
 // starts nothing and changes nothing. It returns ErrNoCrawl if Redis holds
 // no such crawl. It reads the leases and the retries of every host (of
-// every shard of a sharded crawl): a few round trips, and a SCAN of the
-// keys of the database (of each master of a Redis Cluster). It is safe
-// for concurrent use.
+// every shard of a sharded crawl): a few round trips, the retries of each
+// host the crawl names in its set hosts (for a crawl of several shards or
+// one made by an earlier version, a SCAN of the keys of the database, of
+// each master of a Redis Cluster). It is safe for concurrent use.
 func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*Status, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
@@ -635,7 +735,7 @@ func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*S
 	}
 	sort.Slice(s.Holders, func(i, j int) bool { return s.Holders[i].Owner < s.Holders[j].Owner })
 	// The retries: each host's sorted set r:<host>.
-	err = scanKeys(ctx, client, name, "r:", func(keys []string) error {
+	err = ownKeys(ctx, client, name, "r:", func(keys []string) error {
 		cmds := make([]*redis.IntCmd, len(keys))
 		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, k := range keys {

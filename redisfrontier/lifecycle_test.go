@@ -407,7 +407,8 @@ func TestReset(t *testing.T) {
 	}
 }
 
-// scanFails is a client hook that fails every SCAN: a Reset cut (its
+// scanFails is a client hook that fails every SCAN (and SSCAN, with which
+// a crawl's sweep reads its sets of hosts and owners): a Reset cut (its
 // process killed, its context cancelled) after it deleted the meta hash
 // and before it deleted the other keys.
 type scanFails struct{}
@@ -418,7 +419,7 @@ func (scanFails) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (scanFails) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "scan" {
+		if cmd.Name() == "scan" || cmd.Name() == "sscan" {
 			cmd.SetErr(errScanCut)
 			return errScanCut
 		}
@@ -860,5 +861,153 @@ func TestPresenceKeepsExpiry(t *testing.T) {
 	}
 	if d := c.PTTL(t.Context(), live).Val(); d <= 0 {
 		t.Errorf("TTL of %s after a process said it is on the crawl, the meta hash not expiring yet: %v, want the hour set before", live, d)
+	}
+}
+
+// The sweep of a crawl's keys at its end costs what the crawl has, not
+// what the database holds: a redis-server holding the keys of many other
+// crawls (kept for their TTL) and other data made a SCAN of every key at
+// each crawl's end (300,000 keys: half a second of the server's CPU, and
+// of the command's exit, for a crawl of 10,000 URLs). A crawl of one
+// shard names its keys itself (its hosts and owners in sets of its own),
+// and every one of them is set to expire, or kept when the crawl has work
+// again: those of hosts with retries, new Requests held back by the page
+// budget, a host paused before any of its URLs was queued, and each
+// process's replies. Inspect (the command's -status) reads the hosts'
+// retries so too. The test sends no SCAN through the frontier's client;
+// it checks the keys with a SCAN of its own.
+func TestSweepReadsOwnKeys(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	_, err := c.Pipelined(t.Context(), func(p redis.Pipeliner) error {
+		for i := range 20000 {
+			p.Set(t.Context(), fmt.Sprintf("other:%d", i), "x", 0)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := client(t, s)
+	var scans atomic.Int64
+	counted.AddHook(scanCounter{&scans})
+	const ttl = time.Hour
+	f := redisfrontier.New(counted, &redisfrontier.Options{Name: "own", TTL: ttl})
+	t.Cleanup(func() { f.Close() })
+	p := crawl.Policy{HostWorkers: 4, LeaseTerm: time.Minute, MaxPages: 12}
+	if err := f.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	// A second process, so that two owners have replies.
+	g := redisfrontier.New(counted, &redisfrontier.Options{Name: "own", TTL: ttl})
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Pause(t.Context(), "https://paused.example", time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var roots []crawl.Request
+	for i := range 20 {
+		roots = append(roots, crawl.Request{URL: fmt.Sprintf("https://h%d.example/%d", i%10, i)})
+	}
+	if _, err := f.Push(t.Context(), roots...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	retried := false
+	for taken := 0; taken < 12; {
+		l, err := g.Take(ctx)
+		if err != nil {
+			t.Fatalf("Take %d: %v", taken, err)
+		}
+		if !retried {
+			// Put back, then taken again: its host has had retries.
+			retried = true
+			if err := g.Retry(ctx, l, time.Now().Add(50*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			// -status reads the retries of the crawl's hosts alone too.
+			st, err := redisfrontier.Inspect(ctx, counted, "own")
+			if err != nil || st.Retrying != 1 {
+				t.Errorf("Inspect with a retry waiting: Retrying %v, %v; want 1, nil", st, err)
+			}
+			continue
+		}
+		taken++
+		link := crawl.Request{URL: fmt.Sprintf("https://n%d.example/", taken)}
+		if _, err := g.Ack(ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}, Links: []crawl.Request{link}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := scans.Load(); n != 0 {
+		t.Errorf("SCANs of the database at the crawl's end: %d, want 0", n)
+	}
+	keys := crawlKeys(t, c, "own")
+	var hosts, ops, queues int
+	for _, k := range keys {
+		switch {
+		case strings.Contains(k, ":h:"):
+			hosts++
+		case strings.Contains(k, ":ops:"):
+			ops++
+		case strings.Contains(k, ":q:"):
+			queues++
+		}
+		d, err := c.PTTL(t.Context(), k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= ttl-time.Minute || d > ttl {
+			t.Errorf("TTL of %s after the crawl stopped: %v, want in (%v, %v]", k, d, ttl-time.Minute, ttl)
+		}
+	}
+	if hosts < 11 || ops != 2 || queues == 0 {
+		t.Errorf("keys of the crawl stopped: %d host hashes, %d owners' replies, %d queues held back; want at least 11, 2, 1 (%q)", hosts, ops, queues, keys)
+	}
+
+	// More budget: the crawl has work again, and every key is kept.
+	p.MaxPages = 0
+	h := redisfrontier.New(counted, &redisfrontier.Options{Name: "own", TTL: ttl})
+	t.Cleanup(func() { h.Close() })
+	if err := h.Start(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range crawlKeys(t, c, "own") {
+		if d, _ := c.PTTL(t.Context(), k).Result(); d != -1 && !strings.Contains(k, ":ops:") {
+			t.Errorf("TTL of %s once the crawl has work again: %v, want none (-1)", k, d)
+		}
+	}
+	if n := scans.Load(); n != 0 {
+		t.Errorf("SCANs of the database by the crawl's revival: %d, want 0", n)
+	}
+}
+
+// scanCounter is a client hook that counts the SCANs sent through it.
+type scanCounter struct{ n *atomic.Int64 }
+
+func (scanCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h scanCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "scan" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h scanCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if cmd.Name() == "scan" {
+				h.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
 	}
 }

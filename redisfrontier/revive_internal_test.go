@@ -191,7 +191,7 @@ func (scanCut) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (scanCut) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "scan" {
+		if cmd.Name() == "scan" || cmd.Name() == "sscan" {
 			cmd.SetErr(context.DeadlineExceeded)
 			return cmd.Err()
 		}

@@ -282,8 +282,10 @@ func TestAckLinksOnce(t *testing.T) {
 	if acked := ackCall(t, f, appendAcksOnce([]any{"-"}, batch, &once)); acked != "11 11 " {
 		t.Errorf("acks: reply %q, want \"11 11 \" (each owned, one new link each)", acked)
 	}
-	if n := commandCalls(t, f, "sadd"); n != 2 {
-		t.Errorf("%d SADDs for 3 links of which 2 distinct, want 2", n)
+	// 2 SADDs to the seen set, and 1 of the call's hosts to the set
+	// hosts (see queueAll).
+	if n := commandCalls(t, f, "sadd"); n != 3 {
+		t.Errorf("%d SADDs for 3 links of which 2 distinct, of one host, want 3: 2 to the seen set, 1 to hosts", n)
 	}
 	c, err := f.Counts(ctx)
 	if err != nil {

@@ -232,12 +232,19 @@ end
 local function jitter(d, r) return math.floor(d / 2 + r * (d + 1)) end
 
 -- queueAll queues the new Requests of q (see admit), host by host: one
--- RPUSH a host.
+-- RPUSH a host; and adds the hosts to the set hosts, in one SADD a
+-- thousand hosts: what the sweep of the crawl's keys reads for the names
+-- of each host's keys (q:, r:, h:), rather than SCAN every key of the
+-- database (see ownKeys). Every key of a host is made after its first
+-- Request was queued here, but by a Pause (pauseScript adds it too).
 local function queueAll(q)
   for _, h in ipairs(q.hosts) do
     local l = q.byHost[h]
     -- A host whose queue was empty may have become ready.
     if redis.call('RPUSH', qkey(h), unpack(l)) == #l then settle(h) end
+  end
+  for j = 1, #q.hosts, 1000 do
+    redis.call('SADD', P .. 'hosts', unpack(q.hosts, j, math.min(j + 999, #q.hosts)))
   end
 end
 -- admit admits the Requests framed in ARGV from i on (a count, then per
@@ -549,7 +556,7 @@ end
 if m[1] and ARGV[13] ~= '' and (m[10] or '1') ~= ARGV[13] then return 'shards:' .. (m[10] or '1') end
 local state = 'ok:'
 if not m[1] then
-  redis.call('HSET', meta, 'roots', ARGV[10], 'scope', ARGV[11], 'sb', ARGV[12], 'format', '1')
+  redis.call('HSET', meta, 'roots', ARGV[10], 'scope', ARGV[11], 'sb', ARGV[12], 'format', '2')
   if ARGV[13] ~= '' and ARGV[13] ~= '1' then redis.call('HSET', meta, 'shards', ARGV[13]) end
   m[3] = ARGV[12]
   state = 'new:'
@@ -565,10 +572,14 @@ redis.call('DEL', ops)
 if (tonumber(m[10] or ARGV[13]) or 1) <= 1 then
   redis.call('ZADD', ready, FAR, SKIP)
   redis.call('ZADD', exp, FAR, SKIP)
+  -- The owners whose replies (ops:<owner>) the sweep of the keys sets
+  -- to expire (see ownKeys).
+  redis.call('SADD', P .. 'owners', owner)
   local pt = redis.call('PTTL', meta)
   if pt > 0 then
     redis.call('PEXPIRE', ready, pt)
     redis.call('PEXPIRE', exp, pt)
+    redis.call('PEXPIRE', P .. 'owners', pt)
   end
 end
 -- An owner that dies leaves its replies: they go a week after its Start,
@@ -1493,6 +1504,9 @@ return '1'
 // twice, it pauses until the later time: no replay needed.
 var pauseScript = redis.NewScript(guard + prelude + `
 local hk = hkey(ARGV[10])
+-- A host paused before any Request of it was queued has a hash now:
+-- the sweep of the crawl's keys finds it in hosts (see queueAll).
+redis.call('SADD', P .. 'hosts', ARGV[10])
 local until_ = now + tonumber(ARGV[11])
 local nx = tonumber(redis.call('HGET', hk, 'nx')) or 0
 if until_ > nx then redis.call('HSET', hk, 'nx', S(until_)) end
