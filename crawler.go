@@ -937,7 +937,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 		} else {
 			docBase = base
 			if isHTML(p.ContentType) {
-				meta, docBase = scanHead(base, p.Body)
+				meta, docBase = scanHead(base, p.Body, p.Encoding)
 			}
 		}
 		pg.base = *docBase
@@ -959,7 +959,7 @@ func (r *run) read(ctx context.Context, w *worker, l *Lease, resp *response, res
 	} else if isHTML(p.ContentType) && !resp.encoded && (r.cfg.directives || l.Kind == PageRequest) {
 		// A custom extractor's page: its robots meta tags, and the
 		// document base its relative links resolve against, in one pass.
-		meta, docBase := scanHead(base, p.Body)
+		meta, docBase := scanHead(base, p.Body, p.Encoding)
 		if r.cfg.directives {
 			p.NoIndex, p.NoFollow = meta.NoIndex, meta.NoFollow
 		}

@@ -144,7 +144,9 @@ func Typed(e LinkExtractor) TypedLinkExtractor {
 // left to the crawler), then those of the body for HTML and XHTML, SVG,
 // CSS, and XML (the <loc> and <image:loc> of a sitemap, as a page the
 // crawl links to; the crawler reads the sitemaps it finds itself). Links in markup resolve against the document's base URL (the first
-// <base href> with an http(s) URL, else p.URL), links in headers and CSS
+// <base href> of HTML's, not one in SVG, MathML or a <template>, with an
+// http(s) URL, else p.URL; nothing of a <template> is read: see
+// docs/urls.md), links in headers and CSS
 // against p.URL, as the WHATWG URL Standard resolves them, and come in the
 // form the crawler queues (see Page.Resolve): without userinfo and
 // fragment. URLs that are not http(s) after resolution, or do not parse,

@@ -371,6 +371,7 @@ func FuzzExtractTypedLinks(f *testing.F) {
 		`<!DOCTYPE html SYSTEM "http://d.example/dtd"><svg><image xlink:href="x"/></svg>`,
 		`@import url(a.css); @font-face{src:url("\66 .woff")}`,
 		`<a href="http://[::1">`, `<a href=" //::">`, "<img srcset=',,, ,(,x'>",
+		`<svg><p>x</p><base href=/b/><math><mi><template><svg></template></mi><annotation-xml encoding=text/html><a href=x><font color=red></a>`,
 	}
 	for _, s := range seeds {
 		f.Add(s, "text/html", `</l>; rel="next", <x>; rel=stylesheet`)

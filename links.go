@@ -28,7 +28,11 @@ import (
 // resource of the page rather than a document: stylesheet, icon,
 // apple-touch-icon, mask-icon, manifest, preload, modulepreload, prefetch,
 // dns-prefetch, preconnect or pingback. The first <base href> sets the URL
-// that relative links resolve against. When the crawler obeys robots.txt
+// that relative links resolve against (its query in the page's encoding,
+// p.Encoding, as a link's); as in the default extractor, nothing of a
+// <template> is read, and a <base> in SVG, MathML or a template sets no
+// base URL (what lies there is what the HTML parser puts there: see
+// docs/urls.md). When the crawler obeys robots.txt
 // (WithRobots, on by default), links marked rel="nofollow" are left out,
 // and every link of a page whose <meta name="robots"> says "nofollow" or
 // "none", as the default extractor does; so WithLinkExtractor(ExtractLinks)
@@ -54,8 +58,8 @@ func isHTML(mediaType string) bool {
 // nofollow.
 func appendLinks(dst []*url.URL, page *url.URL, body []byte, obey bool, enc string) ([]*url.URL, extract.Meta) {
 	var pl pageLinks
-	pl.scan(page, body, obey)
 	pl.query = queryEncoder(enc)
+	pl.scan(page, body, obey)
 	for i := range pl.refs {
 		if u := pl.link(i); u != nil {
 			dst = append(dst, u)
@@ -77,6 +81,45 @@ type pageLinks struct {
 	query func(string) string
 	meta  extract.Meta
 	z     htmltok.Tokenizer
+	tree  extract.Tree
+}
+
+// treeEnd takes the end tag z has just read into tree (a Quiet one has
+// nothing an end tag closes).
+func treeEnd(tree *extract.Tree, z *htmltok.Tokenizer, buf *[32]byte) {
+	if !tree.Quiet() {
+		tree.End(extract.LowerTagName(buf, z.Raw()))
+	}
+}
+
+// treeStart takes the start tag z has just read into tree (see
+// extract.Tree; a tag a Quiet tree does not take note of need not be
+// given) and reports whether it is SVG's or MathML's and whether
+// it lies in a <template>'s content. It reads the tag's attributes only
+// where the tree needs them, so that they are left for the caller
+// otherwise.
+func treeStart(tree *extract.Tree, z *htmltok.Tokenizer, buf *[32]byte, tt html.TokenType) (foreign, inert bool) {
+	name := extract.LowerTagName(buf, z.Raw())
+	var get func(string) ([]byte, bool)
+	if extract.NeedsAttrs(name) {
+		var kv [][2][]byte
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if k != nil {
+				kv = append(kv, [2][]byte{k, v})
+			}
+		}
+		get = func(key string) ([]byte, bool) {
+			for _, a := range kv {
+				if string(a[0]) == key {
+					return a[1], true
+				}
+			}
+			return nil, false
+		}
+	}
+	return tree.Start(z, name, tt == html.SelfClosingTagToken, get)
 }
 
 // scan reads the link references of the HTML document body, fetched from
@@ -93,15 +136,33 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	// included, so references are resolved once the scan is over.
 	var baseRef string
 	baseSeen := false
+	// What is SVG's or MathML's, and what lies in a <template>: a <base>
+	// of either sets no base URL, and a template's links are not the
+	// document's.
+	tree := &pl.tree
+	tree.Reset()
+	var nameBuf [32]byte
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			break
 		}
+		if tt == html.EndTagToken {
+			treeEnd(tree, z, &nameBuf)
+			continue
+		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		tag := linkTag(rawTagName(z.Raw()))
+		raw := rawTagName(z.Raw())
+		var foreign, inert bool
+		if !tree.Quiet() || extract.Treed(raw) {
+			foreign, inert = treeStart(tree, z, &nameBuf, tt)
+		}
+		tag := linkTag(raw)
+		if inert || foreign && tag == tagBase {
+			continue
+		}
 		switch tag {
 		case tagNone:
 			continue
@@ -156,6 +217,9 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 	// resolved against the page, if it parses to an http(s) URL.
 	pl.base = page
 	if baseSeen {
+		if pl.query != nil {
+			baseRef = pl.query(baseRef) // its query in the page's encoding, as a link's
+		}
 		if b, err := urlstd.Resolve(page, baseRef); err == nil {
 			pl.base = b
 		}
@@ -168,24 +232,39 @@ func (pl *pageLinks) scan(page *url.URL, body []byte, obey bool) {
 // scanHead reads, in one pass of the tokenizer, what the page of a custom
 // extractor needs of an HTML document fetched from page: what its robots
 // meta tags say, read no further than its <body>, and its document base,
-// the first <base href> resolved against page (see urlstd.Resolve), or page
-// when there is none or it is not an http(s) URL.
-func scanHead(page *url.URL, body []byte) (meta extract.Meta, base *url.URL) {
+// the first <base href> of HTML's (not one in SVG, MathML or a <template>:
+// see extract.Tree), its query in the page's encoding enc, resolved
+// against page (see urlstd.Resolve), or page when there is none or it is
+// not an http(s) URL.
+func scanHead(page *url.URL, body []byte, enc string) (meta extract.Meta, base *url.URL) {
 	base = page
 	baseSeen, inBody := false, false
 	var z htmltok.Tokenizer
 	z.Reset(body)
+	var tree extract.Tree
+	var nameBuf [32]byte
 	for !baseSeen || !inBody {
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			break
 		}
+		if tt == html.EndTagToken {
+			treeEnd(&tree, &z, &nameBuf)
+			continue
+		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
 		name := rawTagName(z.Raw())
+		var foreign, inert bool
+		if !tree.Quiet() || extract.Treed(name) {
+			foreign, inert = treeStart(&tree, &z, &nameBuf, tt)
+		}
 		if extract.NameIs(name, "body") {
 			inBody = true
+			continue
+		}
+		if inert || foreign && linkTag(name) == tagBase {
 			continue
 		}
 		switch linkTag(name) {
@@ -203,7 +282,11 @@ func scanHead(page *url.URL, body []byte) (meta extract.Meta, base *url.URL) {
 				k, v, more := z.TagAttr()
 				if string(k) == "href" {
 					baseSeen = true
-					if b, err := urlstd.Resolve(page, string(v)); err == nil {
+					ref := string(v)
+					if query := queryEncoder(enc); query != nil {
+						ref = query(ref) // its query in the page's encoding, as a link's
+					}
+					if b, err := urlstd.Resolve(page, ref); err == nil {
 						base = b
 					}
 					break

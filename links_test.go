@@ -2,9 +2,12 @@ package crawl_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/asyncrawl/crawl"
@@ -43,6 +46,31 @@ func TestExtractLinks(t *testing.T) {
 		body string
 		want []string
 	}{
+		{
+			name: "a base in svg or math is not HTML's",
+			body: `<svg><base href="/svg/"></svg><math><base href="/math/"></math><a href="x">x</a>`,
+			want: []string{"http://example.com/dir/x"},
+		},
+		{
+			name: "nor one in a template",
+			body: `<template><base href="/tpl/"></template><a href="x">x</a>`,
+			want: []string{"http://example.com/dir/x"},
+		},
+		{
+			name: "a template's links are not the document's",
+			body: `<template><a href="/tpl">t</a><template><a href="/tpl2">t</a></template></template><a href="/real">r</a>`,
+			want: []string{"http://example.com/real"},
+		},
+		{
+			name: "an HTML tag breaks out of svg, and a base after it is HTML's",
+			body: `<svg><p>breakout</p><base href="/brk/"><a href="x">x</a>`,
+			want: []string{"http://example.com/brk/x"},
+		},
+		{
+			name: "a base in svg's foreignObject is HTML's",
+			body: `<svg><foreignObject><base href="/fo/"></foreignObject></svg><a href="x">x</a>`,
+			want: []string{"http://example.com/fo/x"},
+		},
 		{
 			name: "a and area href",
 			body: `<a href="/a">A</a><map><area href="/area" alt=x></map>`,
@@ -365,4 +393,58 @@ func FuzzExtractLinks(f *testing.F) {
 			linksCheck(t, body, links)
 		}
 	})
+}
+
+// The query of a <base href> in a page of a legacy encoding is encoded in
+// the page's encoding, as a link's (docs/urls.md), whichever extractor
+// reads the page: the default one, ExtractLinks, and a custom one that
+// resolves against Page.Base (Page.Resolve). The site counts what it was
+// sent.
+func TestBaseQueryEncoding(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent[r.URL.RequestURI()]++
+		mu.Unlock()
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html; charset=windows-1252")
+			w.Write([]byte("<base href=\"/b/?bq=\xe9\"><a href=\"\">x</a>"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		name string
+		opts []crawl.Option
+	}{
+		{"default", nil},
+		{"ExtractLinks", []crawl.Option{crawl.WithLinkExtractor(crawl.ExtractLinks)}},
+		{"Page.Resolve", []crawl.Option{crawl.WithLinkExtractor(func(ctx context.Context, p *crawl.Page) ([]*url.URL, error) {
+			u, err := p.Resolve("")
+			if err != nil {
+				return nil, err
+			}
+			return []*url.URL{u}, nil
+		})}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			clear(sent)
+			mu.Unlock()
+			c, err := crawl.New(append([]crawl.Option{crawl.WithRobots(false)}, tt.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Run(t.Context(), srv.URL+"/"); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if sent["/b/?bq=%E9"] != 1 {
+				t.Errorf("requests: %v; want /b/?bq=%%E9 once (é in windows-1252)", sent)
+			}
+		})
+	}
 }

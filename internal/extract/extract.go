@@ -215,6 +215,7 @@ type linkScanner struct {
 	pend  []pendingLink
 	attrs [maxNest + 1][]attr            // the current tag's attributes, per nesting level
 	toks  [maxNest + 1]htmltok.Tokenizer // the tokenizer of each nesting level
+	trees [maxNest + 1]Tree              // the tree of each nesting level
 	text  []byte                         // the open anchor's text
 	meta  Meta
 
@@ -322,8 +323,11 @@ func (s *linkScanner) reportURIs(policy, source string, level int, res uint8) {
 // document (xml: XHTML, SVG), as in SVG and MathML inside HTML, a tag
 // closes itself with "/>", <script/> included.
 func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
-	foreign := false // inside <svg> or <math> in HTML
-	template := 0    // <template>s open: their content is not the document's
+	// In HTML, what of the tree is SVG's or MathML's and what lies in a
+	// <template> (see Tree); in XML, what is in <svg> or <math>.
+	tree := &s.trees[level]
+	tree.Reset()
+	xmlForeign := false
 	if level > 0 {
 		// Markup inside markup has anchors of its own.
 		outer, text := s.anchor, s.text
@@ -356,7 +360,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			s.closeAnchor()
 			return
 		case html.TextToken:
-			if template > 0 {
+			if tree.InTemplate() {
 				// A template's content is inert: nothing of it is
 				// fetched until a script puts it in the document.
 				next = textOther
@@ -381,7 +385,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			}
 			next = textOther
 		case html.CommentToken:
-			if level < maxNest && template == 0 {
+			if level < maxNest && !tree.InTemplate() {
 				if inner, ok := conditionalComment(z.Text()); ok {
 					s.html(inner, level+1, res, xml)
 				}
@@ -391,15 +395,19 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				s.add(ref, Reference, "doctype", "", level, res)
 			}
 		case html.EndTagToken:
-			switch name := lowerTagName(&nameBuf, z.Raw()); string(name) {
+			name := lowerTagName(&nameBuf, z.Raw())
+			if xml {
+				if string(name) == "svg" || string(name) == "math" {
+					xmlForeign = false
+				}
+			} else if !tree.Quiet() {
+				tree.End(name)
+			}
+			switch string(name) {
 			case "a":
 				s.closeAnchor()
 			case "form":
 				s.formPost = false
-			case "svg", "math":
-				foreign = false
-			case "template":
-				template = max(template-1, 0)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			// Tokenizer.TagName and TagAttr copy what they return, so the
@@ -408,7 +416,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			raw := z.Raw()
 			name := lowerTagName(&nameBuf, raw)
 			attrs := s.attrs[level][:0]
-			if s.spec || urlElement(name) || hasGenericAttr(raw) {
+			if s.spec || urlElement(name) || NeedsAttrs(name) || hasGenericAttr(raw) {
 				for more := true; more; {
 					var k, v []byte
 					k, v, more = z.TagAttr()
@@ -435,22 +443,29 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				if xml && tt == html.StartTagToken {
 					next = textImageLoc
 				}
-			case "svg", "math":
-				foreign = foreign || tt == html.StartTagToken
-			case "template":
-				if tt == html.StartTagToken {
-					template++
-				}
 			case "script":
 				if s.spec && tt == html.StartTagToken {
 					next = textScript
 				}
 			}
-			if (xml || foreign) && tt == html.SelfClosingTagToken {
-				// <script/> in XML has no content; in HTML it would.
-				z.NextIsNotRawText()
+			var foreign, inert bool
+			if xml {
+				if string(name) == "svg" || string(name) == "math" {
+					xmlForeign = xmlForeign || tt == html.StartTagToken
+				}
+				foreign = xmlForeign
+				if tt == html.SelfClosingTagToken {
+					// <script/> in XML has no content; in HTML it would.
+					z.NextIsNotRawText()
+				}
+			} else if !tree.Quiet() || treedLower(name) {
+				var get func(string) ([]byte, bool)
+				if NeedsAttrs(name) {
+					get = func(k string) ([]byte, bool) { return getAttr(attrs, k) }
+				}
+				foreign, inert = tree.Start(z, name, tt == html.SelfClosingTagToken, get)
 			}
-			if len(attrs) > 0 && template == 0 {
+			if len(attrs) > 0 && !inert {
 				// A <base> in <svg> or <math> is not HTML's: it sets no
 				// base URL. (What a <template> holds is not read at all:
 				// inert, the browser fetches none of it.)
@@ -463,6 +478,9 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 		}
 	}
 }
+
+// LowerTagName is lowerTagName, for the scanners of package crawl.
+func LowerTagName(buf *[32]byte, raw []byte) []byte { return lowerTagName(buf, raw) }
 
 // lowerTagName returns the name of the start or end tag whose raw text is
 // raw ("<A href=...>", "</A>" give "a"), in lower case, in buf if it fits.
