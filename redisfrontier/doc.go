@@ -466,5 +466,6 @@
 //
 // The processes of one crawl should run the same version of this package:
 // a crawl is resumed by a newer one, but an older one does not read the
-// records a newer one writes.
+// records a newer one writes, nor adds to the sets hosts and owners (the
+// keys of hosts it alone queued would outlive the crawl's TTL).
 package redisfrontier
