@@ -708,6 +708,8 @@ func TestNewValidation(t *testing.T) {
 		{crawl.WithRequestTimeout(0), "WithRequestTimeout"},
 		{crawl.WithRequestTimeout(-time.Second), "WithRequestTimeout"},
 		{crawl.WithUserAgent(""), "WithUserAgent"},
+		{crawl.WithUserAgent("bot\r\nX-Evil: 1"), "WithUserAgent"},
+		{crawl.WithUserAgent("bot\x00"), "WithUserAgent"},
 		{crawl.WithExclude("("), "WithExclude"},
 		{crawl.WithBackoff(-time.Millisecond, time.Second), "WithBackoff"},
 		{crawl.WithBackoff(time.Second, time.Millisecond), "WithBackoff"},

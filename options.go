@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"regexp"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Version is the version of this package, as sent in the default User-Agent.
@@ -179,6 +181,9 @@ func (c *config) validate() error {
 	}
 	if c.hostWorkers < 1 {
 		errs = append(errs, fmt.Errorf("WithHostWorkers(%d): need at least 1", c.hostWorkers))
+	}
+	if !httpguts.ValidHeaderFieldValue(c.userAgent) {
+		errs = append(errs, fmt.Errorf("WithUserAgent(%q): not a valid header value (no control character but a tab)", c.userAgent))
 	}
 	// Limits where 0 means none and a negative value is a mistake.
 	for _, l := range []struct {
@@ -365,7 +370,9 @@ func WithHTTPClient(c *http.Client) Option {
 }
 
 // WithUserAgent sets the User-Agent header of every request. The default is
-// DefaultUserAgent, which names this package and its version.
+// DefaultUserAgent, which names this package and its version. New refuses
+// one that is not a valid header value (a control character other than a
+// tab, such as a line break): no request could carry it.
 func WithUserAgent(ua string) Option {
 	return optionFunc(func(c *config) { c.userAgent = ua })
 }

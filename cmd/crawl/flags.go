@@ -17,6 +17,7 @@ import (
 	"github.com/asyncrawl/crawl/redisfrontier"
 	"github.com/asyncrawl/crawl/render"
 	"github.com/asyncrawl/crawl/warc"
+	"golang.org/x/net/http/httpguts"
 )
 
 // config is what the command line asks for.
@@ -177,7 +178,7 @@ func newCLI(cfg *config) *cli {
 	}}, "", "log only errors, and show no progress line", "q", "quiet")
 
 	c.group("Politeness and limits")
-	c.add(&stringFlag{p: &cfg.userAgent}, "STRING", "the User-Agent header", "user_agent")
+	c.add(&headerFlag{stringFlag{p: &cfg.userAgent}}, "STRING", "the User-Agent header", "user_agent")
 	c.add(&intFlag{p: &cfg.hostWorkers, min: 1}, "N", "send at most N requests at once to one host", "host_workers")
 	c.add(&durationFlag{p: &cfg.hostDelay}, "DURATION", "pause about DURATION between two requests to one host", "host_delay")
 	c.add(&boolFlag{p: &cfg.robots}, "", "obey robots.txt (-robots=false to ignore it)", "robots")
@@ -528,6 +529,17 @@ func (f *stringFlag) Set(s string) error {
 	}
 	*f.p = s
 	return nil
+}
+
+// headerFlag is the value of a request header: no control character but
+// a tab, which no request could carry.
+type headerFlag struct{ stringFlag }
+
+func (f *headerFlag) Set(s string) error {
+	if !httpguts.ValidHeaderFieldValue(s) {
+		return errors.New("not a valid header value (no control character but a tab)")
+	}
+	return f.stringFlag.Set(s)
 }
 
 // nameFlag is a crawl's name, as redisfrontier.CheckName allows.

@@ -10,6 +10,7 @@ require (
 	github.com/asyncrawl/crawl/scrape v0.0.0
 	github.com/creack/pty v1.1.24
 	github.com/redis/go-redis/v9 v9.23.0
+	golang.org/x/net v0.58.0
 )
 
 require (
@@ -20,7 +21,6 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect

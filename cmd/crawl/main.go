@@ -60,6 +60,12 @@ func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A write to a closed pipe fails with EPIPE, as to any other file,
+	// rather than kill the command with SIGPIPE, silently, as Go does for
+	// standard output and error by default: a JSON line that cannot be
+	// written then stops the crawl with a line that says so and exit
+	// status 1, and logs that cannot be written are dropped.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	go func() {
 		s := <-sigs
 		// A second Ctrl-C while the crawl winds down kills at once.
@@ -281,7 +287,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// last file is read, and may be cut back: see warc.Options.Resume).
 	var state *boltfrontier.Frontier
 	if cfg.state != "" {
-		f, err := boltfrontier.Open(cfg.state, nil)
+		f, err := openState(ctx, cfg.state)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "crawl: interrupted")
+			return interruptedCode(ctx)
+		}
 		if err != nil {
 			return fail("-state: %v", err)
 		}
@@ -380,9 +390,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	stopProgress := func() {}
 	cr, err := c.Start(ctx, cfg.roots...)
 	var stats *crawl.Stats
-	if shared != nil && shared.Name() != "" && !announced {
+	if shared != nil && shared.Name() != "" && !announced && (err == nil || ctx.Err() == nil) {
 		// Even when the crawl refused this process (other roots or
 		// scope under its name): the name to give -status or -reset.
+		// Not when Start was interrupted before Redis answered.
 		announce(stderr, &cfg, shared.Name())
 	}
 	if err == nil {
@@ -540,6 +551,33 @@ type outputFile struct {
 	created bool
 	written bool
 	closed  bool
+	size    int64 // the bytes of the writes that succeeded whole
+}
+
+// openState opens the -state file, waiting up to its lock's timeout if
+// another process holds it, or until ctx is done (Ctrl-C): then it
+// returns at once, and a file opened after that is closed.
+func openState(ctx context.Context, path string) (*boltfrontier.Frontier, error) {
+	type opened struct {
+		f   *boltfrontier.Frontier
+		err error
+	}
+	c := make(chan opened, 1)
+	go func() {
+		f, err := boltfrontier.Open(path, nil)
+		c <- opened{f, err}
+	}()
+	select {
+	case o := <-c:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-c; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 func openOutput(path string) (*outputFile, error) {
@@ -564,7 +602,17 @@ func (o *outputFile) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	return o.f.Write(p)
+	n, err := o.f.Write(p)
+	if err != nil && n > 0 {
+		// Cut short (a full disk): the file ends with the last write
+		// whole, a JSON line's, not part of the next.
+		if fi, serr := o.f.Stat(); serr == nil && fi.Mode().IsRegular() && o.f.Truncate(o.size) == nil {
+			o.f.Seek(o.size, io.SeekStart)
+			n = 0
+		}
+	}
+	o.size += int64(n)
+	return n, err
 }
 
 // Close closes the file, once; a file created and never written is removed.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -44,6 +45,8 @@ func TestBadStart(t *testing.T) {
 		{"depth", []string{"-max_depth", "-2", s.base}, `-max_depth: must be at least 0`},
 		{"format", []string{"-format", "xml", s.base}, `-format: must be one of text, jsonl`},
 		{"empty user agent", []string{"-user_agent", "", s.base}, `-user_agent: must not be empty`},
+		{"user agent with a line break", []string{"-user_agent", "bot\nX-Evil: 1", s.base}, `-user_agent: not a valid header value`},
+		{"user agent with a DEL", []string{"-user_agent", "bot\x7f", s.base}, `-user_agent: not a valid header value`},
 		{"unknown flag", []string{"-bogus", s.base}, `flag provided but not defined: -bogus`},
 		{"bad root scheme", []string{"ftp://example.com/"}, `scheme "ftp": not an absolute http(s) URL`},
 		{"bad root among good", []string{s.base, "http://"}, `root "http://"`},
@@ -648,6 +651,88 @@ func TestJSONLinesWriteErrorStops(t *testing.T) {
 	for i := range pages {
 		if u := fmt.Sprintf(`"url":"%s/p/%d"`, s.URL, i); !strings.Contains(string(b), u+",") {
 			t.Errorf("the next run's lines lack %s", u)
+		}
+	}
+}
+
+// A reader of standard output that goes away (crawl ... | head -n1) does
+// not kill the command with SIGPIPE, silently, exit 141: the JSON line
+// that cannot be written stops the crawl with a line that says so, exit
+// 1, as on a full disk. One of standard error that goes away (2>&1
+// >/dev/null | head) costs the logs only: the crawl goes on to its end.
+func TestBrokenPipe(t *testing.T) {
+	const pages = 300
+	s := newGraphSite(t, pages, 2*time.Millisecond)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := crawlCmd(t, "-q", "-workers", "4", "-format", "jsonl", s.URL+"/p/0")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"type":"result"`) {
+		t.Fatalf("first line %q, %v; want a result", line, err)
+	}
+	pr.Close() // head -n1 exits
+	r := wait(t, cmd, &bytes.Buffer{}, &stderr, cmd.Wait())
+	if r.code != 1 || !strings.Contains(r.stderr, "standard output") || !strings.Contains(r.stderr, "broken pipe") {
+		t.Errorf("stdout closed after a line: exit %d, stderr %q; want 1, a line naming standard output and a broken pipe", r.code, r.stderr)
+	}
+	if n := s.total.Load(); n > pages/2 {
+		t.Errorf("the site got %d of its %d pages' requests; want the crawl stopped at once", n, pages)
+	}
+
+	// Standard error closed: the lines all go to -o, exit 0.
+	er, ew, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	er.Close()
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	cmd = crawlCmd(t, "-v", "-workers", "4", "-format", "jsonl", "-o", out, s.URL+"/p/0")
+	cmd.Stderr = ew
+	err = cmd.Run()
+	ew.Close()
+	r = wait(t, cmd, &bytes.Buffer{}, &bytes.Buffer{}, err)
+	b, _ := os.ReadFile(out)
+	if r.code != 0 || bytes.Count(b, []byte(`"type":"result"`)) < pages {
+		t.Errorf("stderr closed: exit %d, %d result lines; want 0 and a line for each of the %d pages", r.code, bytes.Count(b, []byte(`"type":"result"`)), pages)
+	}
+}
+
+// -o on a disk that fills up (here, the file size limit of ulimit -f)
+// ends with the last whole line: "the lines before are written", and
+// none cut in two.
+func TestJSONLinesFullDiskWholeLines(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	s := newGraphSite(t, 300, 0)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	args := append([]string{"-c", `ulimit -f 16 && exec "$@"`, "bash", crawlBin}, "-q", "-workers", "4", "-format", "jsonl", "-o", out, s.URL+"/p/0")
+	cmd := exec.Command("bash", args...)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	r := wait(t, cmd, &bytes.Buffer{}, &stderr, cmd.Run())
+	if r.code != 1 || !strings.Contains(r.stderr, "-o "+out) {
+		t.Fatalf("exit %d, stderr %q; want 1 and a line naming -o", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("the file (%d bytes) ends %q; want whole lines", len(b), b[max(0, len(b)-40):])
+	}
+	for i, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		if !json.Valid(l) {
+			t.Errorf("line %d is not JSON: %q", i+1, l)
 		}
 	}
 }

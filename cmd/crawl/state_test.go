@@ -245,3 +245,32 @@ func TestStateReprintInterrupted(t *testing.T) {
 		t.Errorf("Start with its reprint failing: %v, want -state: and the error", err)
 	}
 }
+
+// Ctrl-C while the command waits for a -state another process holds (its
+// lock waited for up to 2 s) stops it at once, exit 130 as after any
+// Ctrl-C, not after the wait with exit 1.
+func TestStateLockWaitInterrupted(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "s.state")
+	held, err := boltfrontier.Open(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	s := newGraphSite(t, 10, 0)
+	cmd := crawlCmd(t, "-q", "-state", state, s.URL+"/p/0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	r := wait(t, cmd, &stdout, &stderr, cmd.Wait())
+	if took := time.Since(sent); r.code != 130 || took > time.Second {
+		t.Errorf("Ctrl-C during the wait for the state's lock: exit %d after %v, stderr %q; want 130 at once", r.code, took.Round(time.Millisecond), r.stderr)
+	}
+	if n := s.total.Load(); n != 0 {
+		t.Errorf("the site got %d requests, want none", n)
+	}
+}
