@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -259,5 +260,90 @@ func TestClusterClosePresenceCut(t *testing.T) {
 	f.Close()
 	if d := time.Since(frozen); d > 3500*time.Millisecond {
 		t.Errorf("Close with every master stopped under a heartbeat: returned %v after the masters stopped, want within 3.5s", d.Round(time.Millisecond))
+	}
+}
+
+// The end of a crawl of several shards on a Redis Cluster sets its keys to
+// expire from the slots of its hash tags (CLUSTER GETKEYSINSLOT), not a
+// SCAN of every key of every master, which other data there (20,000 keys
+// here) would make the slower; every key of the crawl gets the deadline,
+// and Inspect reads the retries so too.
+func TestClusterSweepReadsSlots(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer cc.Close()
+	_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range 20000 {
+			p.Set(ctx, fmt.Sprintf("other:%d", i), "x", 0)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = time.Hour
+	f := openCluster(t, c, &redisfrontier.Options{Name: "slots", Shards: 16, TTL: ttl})
+	if err := f.Start(ctx, crawl.Policy{HostWorkers: 2, LeaseTerm: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []crawl.Request
+	for i := range 40 {
+		reqs = append(reqs, crawl.Request{URL: fmt.Sprintf("https://h%d.example/%d", i%20, i)})
+	}
+	if _, err := f.Push(ctx, reqs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Masters() {
+		n := redis.NewClient(&redis.Options{Addr: m})
+		n.ConfigResetStat(ctx)
+		n.Close()
+	}
+	retried := false
+	for done := 0; done < len(reqs); {
+		l, err := f.Take(ctx)
+		if err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		if !retried {
+			retried = true
+			if err := f.Retry(ctx, l, time.Now().Add(100*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := redisfrontier.Inspect(ctx, cc, "slots"); err != nil || st.Retrying != 1 {
+				t.Errorf("Inspect with a retry waiting: %+v, %v; want 1 retrying", st, err)
+			}
+			continue
+		}
+		if _, err := f.Ack(ctx, l, crawl.Outcome{Result: &crawl.Result{URL: l.URL, Status: 200}}); err != nil {
+			t.Fatal(err)
+		}
+		done++
+	}
+	if err := f.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys := 0
+	for _, m := range c.Masters() {
+		n := redis.NewClient(&redis.Options{Addr: m})
+		info, err := n.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, "cmdstat_scan:") {
+			t.Errorf("master %s served SCANs: %s", m, info[strings.Index(info, "cmdstat_scan:"):][:40])
+		}
+		iter := n.Scan(ctx, 0, "crawl:{slots*", 1000).Iterator()
+		for iter.Next(ctx) {
+			keys++
+			if d := n.PTTL(ctx, iter.Val()).Val(); d <= ttl-time.Minute || d > ttl {
+				t.Errorf("TTL of %s: %v, want in (%v, %v]", iter.Val(), d, ttl-time.Minute, ttl)
+			}
+		}
+		n.Close()
+	}
+	if keys < 20 {
+		t.Errorf("%d keys of the crawl done, want its shards' meta, hosts and seen sets", keys)
 	}
 }

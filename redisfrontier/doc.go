@@ -224,9 +224,12 @@
 // allow (some may not exist), and the keys of each host of its set hosts
 // and the replies of each process of its set owners (one SADD a call that
 // queues links, one a Start), so that its sweep costs what the crawl
-// has, whatever else the database holds. A SCAN, which reads every key
-// of the database, finds the keys of a crawl of several shards and of one
-// made by an earlier version (its meta hash's format 1). On a
+// has, whatever else the database holds. Those of a crawl of several
+// shards on a Redis Cluster are read from the slots of its hash tags
+// (CLUSTER GETKEYSINSLOT on the masters that serve them; by SCAN if one
+// holds more than 100,000 keys). A SCAN, which reads every key of the
+// database, finds the keys of a crawl of several shards on one server and
+// of one made by an earlier version (its meta hash's format 1). On a
 // redis-server that also held 300,000 other keys (those of crawls done,
 // kept for their TTL, say), a crawl of 10,001 URLs by the command took
 // 0.3 to 0.45 s more of the server's CPU with SCAN than on an empty one,
@@ -252,8 +255,7 @@
 // writes; a new Start makes the crawl anew. Reset finds the keys by SCAN
 // over the database (on each master of a Redis Cluster), so that it
 // deletes every one, whatever version made it; Inspect reads the retries
-// of the hosts of hosts (a SCAN for the crawls above that have no such
-// set).
+// where the sweep reads the keys.
 //
 // # Seen set and memory
 //

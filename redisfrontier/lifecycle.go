@@ -322,7 +322,8 @@ func sweep(ctx context.Context, rdb redis.UniversalClient, name, owner string, d
 const scanBatch = 1000
 
 // ownKeys calls fn with each batch of the keys of crawl name but its meta
-// hash, as sweep and persistAll need them. A crawl of one shard made by
+// hash, as sweep and persistAll need them. A crawl of several shards on a
+// Redis Cluster is read from its slots (slotKeys). A crawl of one shard made by
 // this version (its meta hash's format 2) names every key it may have in
 // its own sets, hosts and owners (see startScript and queueAll), so its
 // keys are the fixed ones, the seen set's buckets (all the names its bits
@@ -330,14 +331,20 @@ const scanBatch = 1000
 // hosts and the replies of each owner of owners: what it costs depends on
 // the crawl alone, where a SCAN reads every key of the database (a
 // redis-server that keeps the keys of many crawls done, for their TTL,
-// made each crawl's end the slower). Any other crawl (of several shards,
-// or made by an earlier version) is read with SCAN (scanKeys).
+// made each crawl's end the slower). Any other crawl (of several shards
+// on one server, or made by an earlier version) is read with SCAN
+// (scanKeys).
 // With sub "r:", it gives the hosts' retries only (for Inspect).
 func ownKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, fn func([]string) error) error {
 	prefix := keyPrefix(name)
 	v, err := rdb.HMGet(ctx, prefix+"meta", "format", "sb", "shards").Result()
 	if err != nil {
 		return err
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok && num(v[2]) > 1 {
+		if done, err := slotKeys(ctx, cc, name, sub, int(num(v[2])), fn); done || err != nil {
+			return err
+		}
 	}
 	bits, berr := strconv.Atoi(fmt.Sprint(v[1]))
 	if v[0] != "2" || num(v[2]) > 1 || berr != nil || bits < 0 || bits > 30 {
@@ -397,6 +404,67 @@ func ownKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, f
 		return fn(batch)
 	}
 	return nil
+}
+
+// maxSlotKeys is the most keys slotKeys reads of one slot at once.
+const maxSlotKeys = 100000
+
+// slotKeys calls fn with each batch of the keys of a crawl of shards
+// shards on a Redis Cluster whose name goes on with sub after the prefix
+// of its control keys or of a shard, read from the slot of each hash tag
+// (CLUSTER GETKEYSINSLOT on the master that serves it): the slots of the
+// crawl, not every key of every master. It reports false, having called
+// fn for none, if a slot holds more than maxSlotKeys keys (the caller
+// SCANs then).
+func slotKeys(ctx context.Context, cc *redis.ClusterClient, name, sub string, shards int, fn func([]string) error) (bool, error) {
+	type slot struct {
+		node   *redis.Client
+		prefix string
+		slot   int64
+		n      int64
+	}
+	slots := make([]slot, 0, shards+1)
+	for v := -1; v < shards; v++ {
+		prefix := keyPrefix(name)
+		if v >= 0 {
+			prefix = shardPrefix(name, v)
+		}
+		node, err := cc.MasterForKey(ctx, prefix+"meta")
+		if err != nil {
+			return false, err
+		}
+		sl, err := node.ClusterKeySlot(ctx, prefix+"meta").Result()
+		if err != nil {
+			return false, err
+		}
+		n, err := node.ClusterCountKeysInSlot(ctx, int(sl)).Result()
+		if err != nil {
+			return false, err
+		}
+		if n > maxSlotKeys {
+			return false, nil
+		}
+		slots = append(slots, slot{node, prefix, sl, n})
+	}
+	for _, sl := range slots {
+		if sl.n == 0 {
+			continue
+		}
+		keys, err := sl.node.ClusterGetKeysInSlot(ctx, int(sl.slot), int(sl.n)).Result()
+		if err != nil {
+			return false, err
+		}
+		// Other crawls' tags may share the slot.
+		keys = slices.DeleteFunc(keys, func(k string) bool { return !strings.HasPrefix(k, sl.prefix+sub) })
+		for len(keys) > 0 {
+			n := min(len(keys), scanBatch)
+			if err := fn(keys[:n]); err != nil {
+				return false, err
+			}
+			keys = keys[n:]
+		}
+	}
+	return true, nil
 }
 
 // hostSet calls fn with each batch of the members of set key, read with
@@ -597,9 +665,10 @@ const skipScore = 9e15
 // starts nothing and changes nothing. It returns ErrNoCrawl if Redis holds
 // no such crawl. It reads the leases and the retries of every host (of
 // every shard of a sharded crawl): a few round trips, the retries of each
-// host the crawl names in its set hosts (for a crawl of several shards or
-// one made by an earlier version, a SCAN of the keys of the database, of
-// each master of a Redis Cluster). It is safe for concurrent use.
+// host the crawl names in its set hosts (for a crawl of several shards on
+// a Redis Cluster, those of the slots of its hash tags; for one of several
+// shards on one server or made by an earlier version, a SCAN of the keys
+// of the database). It is safe for concurrent use.
 func Inspect(ctx context.Context, client redis.UniversalClient, name string) (*Status, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
