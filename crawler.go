@@ -306,7 +306,7 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 		fetch:     newFetcher(cfg, client),
 		tally:     newTally(cfg.workers),
 		debug:     cfg.logger.Enabled(ctx, slog.LevelDebug),
-		token:     robots.ProductToken(cfg.userAgent),
+		token:     robots.AgentToken(cfg.userAgent),
 		rootHosts: map[string]bool{},
 	}
 	r.acker, _ = front.(AckTaker)

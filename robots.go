@@ -313,7 +313,9 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 			}
 			hops[HostKey(u)] = time.Now()
 		}
-		resp, err := f.attempt(ctx, buf, task{url: u, kind: kindRobots}, robots.MaxSize)
+		// One octet past the limit: a line that ends right at it is
+		// whole, and kept.
+		resp, err := f.attempt(ctx, buf, task{url: u, kind: kindRobots}, robots.MaxSize+1)
 		switch {
 		case err != nil:
 			return nil, hops, err
@@ -336,10 +338,11 @@ func (f *fetcher) robots(ctx context.Context, buf *[]byte, u string) (body []byt
 		case resp.status >= 200 && resp.status <= 299:
 			body := resp.body
 			if resp.truncated {
-				// Cut at robots.MaxSize: its last line may be a part
-				// of a rule ("Allow: /" of "Allow: /public-only"),
-				// which would say what the file does not. It is left
-				// out.
+				// Cut at robots.MaxSize (and the octet after it): its
+				// last line may be a part of a rule ("Allow: /" of
+				// "Allow: /public-only"), which would say what the
+				// file does not. It is left out, unless its line end
+				// is that next octet.
 				body = body[:bytes.LastIndexAny(body, "\r\n")+1]
 			}
 			return bytes.Clone(body), hops, nil

@@ -254,6 +254,30 @@ func TestRobotsSizeLimitCutLine(t *testing.T) {
 	wantDisallowed(t, s, res, "/secret")
 }
 
+// TestRobotsSizeLimitWholeLine: a line that ends right at the 500 KiB
+// limit (its line end the octet after it) is read: RFC 9309 has a crawler
+// parse at least 500 KiB, and the line lies within them.
+func TestRobotsSizeLimitWholeLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /early\n")
+	const last = "Disallow: /late"
+	for b.Len() < 500<<10-len(last)-80 {
+		b.WriteString("# padding padding padding padding padding padding padding\n")
+	}
+	b.WriteString("#" + strings.Repeat("p", 500<<10-len(last)-b.Len()-2) + "\n")
+	b.WriteString(last + "\n# more past the limit\n")
+	if i := strings.Index(b.String(), last); i+len(last) != 500<<10 {
+		t.Fatalf("%q ends at %d, want at the limit, %d", last, i+len(last), 500<<10)
+	}
+	s := newSite(t, robotsSite("/early", "/late"))
+	s.setRobots(b.String(), nil)
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantDisallowed(t, s, res, "/early", "/late")
+}
+
 func TestRobotsCrawlDelay(t *testing.T) {
 	var st startTimes
 	s := newSite(t, st.wrap(flatSite(5, 0)))

@@ -56,7 +56,7 @@ type robotsRule struct {
 // size); its last line is read even without a line end.
 //
 // The groups that apply are those with a user-agent line naming the
-// crawler's product token (see ProductToken), compared case-insensitively
+// crawler's product token (see AgentToken), compared case-insensitively
 // with the product token of the line's value, so that "User-agent:
 // asyncrawl/2.1" names asyncrawl; if there are several, their rules are
 // combined (RFC 9309, section 2.2.1). If none does, the groups of
@@ -82,7 +82,7 @@ func Parse(body []byte, userAgent string, maxDelay time.Duration) *Rules {
 // groups that apply, in file order, their crawl delay, and the values of
 // the file's Sitemap lines.
 func readRobots(body []byte, userAgent string, maxDelay time.Duration) (rules []robotsRule, delay time.Duration, maps []string) {
-	token := ProductToken(userAgent)
+	token := AgentToken(userAgent)
 	var (
 		// The rules and delay of the groups that name the crawler and of
 		// the "*" groups; named wins if any such group exists, even one
@@ -130,6 +130,11 @@ func readRobots(body []byte, userAgent string, maxDelay time.Duration) (rules []
 				// An empty disallow allows everything, the same as no rule;
 				// an empty allow would match every path with the lowest
 				// priority, the same as no rule too.
+				continue
+			}
+			if value[0] != '/' && value[0] != '*' && (key == keyAllow || string(value) == "$") {
+				// A pattern of no path (see newRobotsRule): an allow
+				// that would allow more than it names, a "$" alone.
 				continue
 			}
 			rule := newRobotsRule(key == keyAllow, string(value))
@@ -258,14 +263,46 @@ func ProductToken(userAgent string) string {
 	return userAgent[:i]
 }
 
+// AgentToken returns the product token a crawler of User-Agent header
+// userAgent obeys robots.txt by: its ProductToken, but for a browser-style
+// header that names the crawler after "compatible;" ("Mozilla/5.0
+// (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", RFC
+// 9309's own example, or "...(KHTML, like Gecko; compatible; bingbot/2.0;
+// ...)"), where it is the token that follows.
+func AgentToken(userAgent string) string {
+	if i := indexFold(userAgent, "compatible;"); i >= 0 {
+		if t := ProductToken(userAgent[i+len("compatible;"):]); t != "" {
+			return t
+		}
+	}
+	return ProductToken(userAgent)
+}
+
+// indexFold returns the index of the first instance of ASCII sub in s,
+// in any case, or -1.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
 func isTokenChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
 
 // newRobotsRule makes the rule of an allow or disallow line. A pattern
-// that starts with neither "/" nor "*" ("Disallow: private/") gets a
-// leading "/", as Google reads it: the path it compares with always has
-// one, so the pattern could otherwise never match.
+// that starts with neither "/" nor "*" is no path pattern of RFC 9309
+// (section 2.2.2), and Google's parser lets it match nothing (the paths it
+// compares with start with "/"); the crawler reads a disallow of one as
+// its writer meant it, with a leading "/" ("Disallow: private/" keeps out
+// /private/), to the more cautious side, and ignores an allow of one
+// ("Allow: public/", which would let in what a disallow keeps out) and a
+// disallow of "$" alone (read with a "/", it would keep out "/", the
+// root: Google's parser lets it match nothing): readRobots leaves those
+// out before they get here.
 func newRobotsRule(allow bool, value string) robotsRule {
 	p := robotsEscape(value)
 	if p[0] != '/' && p[0] != '*' {

@@ -162,10 +162,14 @@ func TestRobotsRules(t *testing.T) {
 		{"greedy parts leftmost", "user-agent: *\ndisallow: /*a*b*c", "", "/xaxbxaxc", false},
 		{"star and dollar alone", "user-agent: *\ndisallow: *$", "", "/anything", false},
 		{"allow all with star overrides shorter", "user-agent: *\ndisallow: /\nallow: /*", "", "/x", true},
-		// A pattern without a leading "/" is read as if it had one, as
-		// Google does.
+		// A disallow without a leading "/" is read as if it had one, to
+		// the cautious side (Google's parser lets it match nothing); an
+		// allow without one, which would let in more, and a disallow of
+		// "$" alone, which would keep out the root, are ignored.
 		{"missing slash", "user-agent: *\ndisallow: private/", "", "/private/x", false},
-		{"missing slash dollar", "user-agent: *\ndisallow: $", "", "/", false},
+		{"missing slash allow", "user-agent: *\ndisallow: /p\nallow: public/", "", "/public/a", false},
+		{"missing slash allow star", "user-agent: *\ndisallow: /p\nallow: */public/", "", "/public/a", true},
+		{"missing slash dollar", "user-agent: *\ndisallow: $", "", "/", true},
 		{"missing slash dollar below", "user-agent: *\ndisallow: $", "", "/x", true},
 		// Section 2.2.2: /robots.txt is always allowed.
 		{"robots.txt allowed", "user-agent: *\ndisallow: /", "", "/robots.txt", true},
@@ -490,6 +494,30 @@ func TestProductToken(t *testing.T) {
 		if got := ProductToken(c.in); got != c.want {
 			t.Errorf("productToken(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestAgentToken: the token a crawler obeys robots.txt by is its
+// User-Agent's product token, but the one after "compatible;" in a
+// browser-style header (RFC 9309's example, section 2.2.1), and the
+// groups that apply follow it.
+func TestAgentToken(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{userAgent, "asyncrawl"},
+		{"Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", "ExampleBot"},
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "Googlebot"},
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36", "bingbot"},
+		{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36", "Mozilla"},
+		{"Mozilla/5.0 (compatible;)", "Mozilla"},
+	} {
+		if got := AgentToken(c.in); got != c.want {
+			t.Errorf("AgentToken(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	body := []byte("User-agent: ExampleBot\nDisallow: /private/\n\nUser-agent: Mozilla\nDisallow: /moz/\n")
+	r := Parse(body, "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", maxDelay)
+	if r.Allowed("/private/a") || !r.Allowed("/moz/a") {
+		t.Errorf("ExampleBot's browser-style User-Agent: /private/a allowed %v, /moz/a allowed %v; want ExampleBot's group: false, true", r.Allowed("/private/a"), r.Allowed("/moz/a"))
 	}
 }
 
