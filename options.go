@@ -302,7 +302,8 @@ func WithExclude(patterns ...string) Option {
 
 // WithLenientHosts chooses the scope of the crawl. Strict (the default,
 // false): a URL is in scope when its host is a root's host, or that host with
-// "www." added or removed. Lenient (true): when its host has the same
+// "www." added (to a host that does not start with it) or removed (from one
+// that does). Lenient (true): when its host has the same
 // registrable domain as a root's host (per the public suffix list, so
 // "a.example.co.uk" and "b.example.co.uk" match but "other.co.uk" does not).
 // Ports are ignored either way; only http and https URLs are ever crawled.
@@ -585,8 +586,9 @@ func WithReferences(on bool) Option {
 // and filters), with HEAD, or with GET and its body discarded past
 // WithMaxBodySize where the server refuses HEAD (405, 501), to learn its
 // status without following its links: a link checker's need. Each gets a
-// Result (Result.Broken says whether it is broken) of a CheckRequest. The
-// default is off.
+// Result (Result.Broken says whether it is broken) of a CheckRequest; the
+// out-of-scope links of a page at WithMaxDepth are checked too (see
+// WithMaxDepth). The default is off.
 func WithCheckExternal(on bool) Option {
 	return optionFunc(func(c *config) { c.checkExternal = on })
 }
@@ -651,8 +653,10 @@ func WithSitemaps(on bool) Option {
 
 // WithMaxDepth limits how far links are followed: roots are depth 0, the
 // links of a depth-n page are depth n+1, and links past depth n are not
-// queued. A redirect keeps the depth of its source. The default is 0, no
-// limit; n must not be negative.
+// queued, but for those WithCheckExternal checks: an out-of-scope link of
+// a depth-n page is checked all the same (its Result at depth n+1), as a
+// check follows nothing. A redirect keeps the depth of its source. The
+// default is 0, no limit; n must not be negative.
 func WithMaxDepth(n int) Option {
 	return optionFunc(func(c *config) { c.maxDepth = n })
 }
@@ -755,10 +759,13 @@ func WithMaxURLLength(n int) Option {
 
 // WithMaxLinksPerPage sets how many links of one page are considered: the
 // first n distinct links in scope, in document order, are (whether or not
-// the exclude patterns and filters then drop them), and the rest of the
-// page's links are left unread. Stats.Refused counts those as
+// the exclude patterns and filters then drop them). The page's links are
+// read in order, duplicates and links out of scope with them, until one
+// would be the (n+1)th distinct link in scope: that link and every one
+// after it are left unread. Stats.Refused counts those as
 // "links_per_page", one for each link left, as the page holds them
-// (duplicates and links out of scope included). The limit applies to the
+// (duplicates and links out of scope among them included; those read
+// before it have their own fates). The limit applies to the
 // links of pages, whatever extractor found them; a sitemap has its own
 // limit of MaxSitemapURLs. Past 4n links, the default extractor leaves
 // the rest of a page unresolved, and they count as refused too, so that a
