@@ -635,9 +635,13 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.srcset(v, Requisite, "link imagesrcset", level, res)
 		}
 	case "base":
+		if s.inert {
+			// SVG's or MathML's: no base of the document, and no URL.
+			break
+		}
 		if v, ok := getAttr(attrs, "href"); ok {
 			r := res
-			if level == 0 && !s.baseSeen && !s.inert {
+			if level == 0 && !s.baseSeen {
 				s.baseSeen, s.baseRef = true, string(trimSpace(v))
 			}
 			if r == resolveDoc {

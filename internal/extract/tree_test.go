@@ -30,7 +30,7 @@ func TestTreeBaseAndLinks(t *testing.T) {
 		{`<template><svg></template><base href="/t/"><a href="x">x</a>`, "/t/", nil, nil},
 		{`<svg><svg></svg><base href="/nested/"></svg><a href="x">x</a>`, "/d1/d2/p.html", nil, nil},
 		{`<math><svg></svg><base href="/msvg/"></math><a href="x">x</a>`, "/d1/d2/p.html", nil, nil},
-		{`<svg><base href="/svg/"></svg><a href="x">x</a>`, "/d1/d2/p.html", nil, nil},
+		{`<svg><base href="/svg/"></svg><a href="x">x</a>`, "/d1/d2/p.html", nil, []string{"/svg/"}},
 		{`<math><annotation-xml encoding="text/html"><base href="/ax/"></annotation-xml></math>`, "/ax/", nil, nil},
 		{`<math><annotation-xml><base href="/ax/"></annotation-xml></math>`, "/d1/d2/p.html", nil, nil},
 		{`<svg><font color=red><base href="/font/">`, "/font/", nil, nil},
