@@ -872,6 +872,11 @@ func (r *run) try(ctx context.Context, w *worker, l *Lease, res *Result) (v verd
 		res.ContentType = resp.contentType
 		res.Size = len(resp.body)
 		res.Truncated = resp.truncated
+		if resp.truncated && int64(res.Size) > limit {
+			// A sitemap's body keeps the octet past its limit (see
+			// attempt); the Result says the cap, as documented.
+			res.Size = int(limit)
+		}
 	}
 	if err != nil {
 		res.Err = err

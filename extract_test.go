@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -459,5 +460,40 @@ func TestExtractTypedLinksAgreesWithExtractLinks(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("navigation links:\ngot  %q\nwant %q (ExtractLinks)", got, want)
+	}
+}
+
+// Feeds: an RSS 2.0 feed's <link> (text), permalink <guid> and <enclosure
+// url>, an Atom feed's <link href>, under their own media types as under
+// application/xml; a <guid> that is no URL names nothing.
+func TestExtractFeeds(t *testing.T) {
+	u, _ := url.Parse("https://s.example/feed")
+	const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>https://s.example/</link>
+<item><title>one</title><link> https://s.example/post/1 </link><guid isPermaLink="true">https://s.example/p/1</guid>
+<enclosure url="https://cdn.example/a.mp3" length="1" type="audio/mpeg"/></item>
+<item><link>/post/2</link><guid isPermaLink="false">https://s.example/not-a-permalink</guid><guid>12345</guid></item></channel></rss>`
+	const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><link href="https://s.example/"/>
+<entry><link rel="alternate" href="/e/1"/><link rel="enclosure" href="/m.mp3"/></entry></feed>`
+	for _, tt := range []struct {
+		ct, body string
+		want     []string // "source URL"
+	}{
+		{"application/rss+xml", rss, []string{"rss link https://s.example/", "rss link https://s.example/post/1", "rss guid https://s.example/p/1",
+			"enclosure url https://cdn.example/a.mp3", "rss link https://s.example/post/2"}},
+		{"application/xml", rss, []string{"rss link https://s.example/", "rss link https://s.example/post/1", "rss guid https://s.example/p/1",
+			"enclosure url https://cdn.example/a.mp3", "rss link https://s.example/post/2"}},
+		{"application/atom+xml", atom, []string{"link href https://s.example/", "link href https://s.example/e/1", "link href https://s.example/m.mp3"}},
+	} {
+		links, err := crawl.ExtractTypedLinks(context.Background(), &crawl.Page{URL: u, ContentType: tt.ct, Body: []byte(tt.body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range links {
+			got = append(got, l.Source+" "+l.URL.String())
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: links %q, want %q", tt.ct, got, tt.want)
+		}
 	}
 }

@@ -384,7 +384,7 @@ func WithUserAgent(ua string) Option {
 // larger stops at n+1 bytes (the Result's Size); either way the Result's Err
 // wraps ErrBodyTooLarge. That is for the bodies the crawl reads for links:
 // the pages of the types the default extractor reads (HTML, XHTML, SVG,
-// XML, CSS, and scripts with WithSpeculative), or any page with a custom
+// XML, RSS and Atom feeds, CSS, and scripts with WithSpeculative), or any page with a custom
 // extractor. A body nobody parses (a linked PDF, image or archive), a
 // requisite, a reference or a checked link is read up to n bytes and cut
 // there, with Result.Truncated set, and is no failure. A body in gzip or deflate is decoded as it is read,
@@ -632,7 +632,13 @@ func WithRobotsDirectives(on bool) Option {
 // WithSitemaps sets whether sitemaps are read. When on, each root host's
 // /sitemap.xml and the Sitemap lines of its robots.txt are fetched at
 // depth 0 (each is a Result), gzip sitemaps are decompressed, and the
-// in-scope URLs a sitemap lists are queued at one more than its depth.
+// in-scope URLs a sitemap lists are queued at one more than its depth. A
+// Sitemap line is a full URL, as sitemaps.org has it (a relative one is
+// left out), and one out of the crawl's scope (another host: sitemaps.org's
+// cross-submission) is left out too, as the exclude patterns and filters
+// may leave one out. A sitemap is the sitemaps.org XML (a urlset or a
+// sitemap index) or text form: an RSS or Atom feed named as one fails (a
+// feed met as a page's link is read for its links as a page is).
 // The sitemaps a sitemap index lists are read too, at one more than the
 // index's depth, so WithMaxDepth bounds them; an index listed by an index
 // (which sitemaps.org does not allow) has its entries left unread. A

@@ -164,7 +164,9 @@ func (r *run) robotsSitemap(w *worker, l *Lease, base *url.URL, body []byte, res
 	if r.cfg.sitemaps {
 		var maps []*url.URL
 		for _, s := range robots.Parse(body, r.cfg.userAgent, MaxCrawlDelay).Sitemaps() {
-			if u, err := urlstd.Resolve(base, s); err == nil && urlstd.IsHTTP(u) {
+			// A full URL, as sitemaps.org has it and as the Sitemap
+			// lines of an obeyed robots.txt are read (see sitemaps).
+			if u, err := urlstd.Resolve(nil, s); err == nil && urlstd.IsHTTP(u) {
 				maps = append(maps, u)
 			}
 		}

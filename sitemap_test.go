@@ -177,6 +177,32 @@ func TestSitemapTooLarge(t *testing.T) {
 	}
 }
 
+// TestSitemapTooManyBytes: a sitemap over MaxSitemapBytes is read up to
+// it, its Result Truncated with Size the cap (not the octet past it that
+// tells the parser the file went on).
+func TestSitemapTooManyBytes(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", anchors(0))
+	mux.Handle("/", anchors(0))
+	s := newSite(t, mux)
+	pad := bytes.Repeat([]byte("\n"), 1<<20)
+	mux.Handle("/sitemap.xml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "%s/p/1\n", s.URL)
+		for range crawl.MaxSitemapBytes>>20 + 1 {
+			w.Write(pad)
+		}
+	}))
+	_, res, err := crawlSite(t, context.Background(), []string{s.URL}, crawl.WithSitemaps(true))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	r := res[s.URL+"/sitemap.xml"]
+	if !errors.Is(r.Err, crawl.ErrSitemapTooLarge) || !r.Truncated || r.Size != crawl.MaxSitemapBytes || r.NumNewURLs != 1 {
+		t.Errorf("/sitemap.xml: Err %v, Truncated %v, Size %d, NumNewURLs %d; want ErrSitemapTooLarge, true, %d, 1", r.Err, r.Truncated, r.Size, r.NumNewURLs, crawl.MaxSitemapBytes)
+	}
+}
+
 // TestSitemapsExcluded: exclude patterns and filters apply to sitemaps as
 // to any URL, with robots.txt and without.
 func TestSitemapsExcluded(t *testing.T) {

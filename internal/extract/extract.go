@@ -62,7 +62,8 @@ type Meta struct {
 // guessing is on.
 func Parsed(mt string, spec bool) bool {
 	switch mt {
-	case "text/html", "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml", "text/css":
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml", "text/css",
+		"application/rss+xml", "application/atom+xml":
 		return true
 	}
 	return spec && IsJavaScript(mt)
@@ -93,9 +94,10 @@ func Scan[L any](dst []L, mk func(Link) L, page *url.URL, header http.Header, bo
 	switch contentType {
 	case "text/html":
 		s.html(body, 0, resolveDoc, false)
-	case "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml":
-		// XML is read for sitemaps' <loc>, Atom's <link href> and
-		// XHTML or SVG elements; its other elements name nothing.
+	case "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml", "application/rss+xml", "application/atom+xml":
+		// XML is read for sitemaps' <loc>, feeds' links (Atom's <link
+		// href>, RSS's <link>, permalink <guid> and <enclosure url>)
+		// and XHTML or SVG elements; its other elements name nothing.
 		s.html(body, 0, resolveDoc, true)
 	case "text/css":
 		s.css(body, "css url", "css @import", 0, resolvePage)
@@ -347,6 +349,8 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 		textStyle
 		textLoc
 		textImageLoc
+		textFeedLink // an RSS <link>
+		textGUID     // an RSS <guid> that is a permalink
 		textScript
 	)
 	next := textOther
@@ -373,6 +377,14 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 				s.add(z.Text(), Navigation, "sitemap loc", "", level, res)
 			case textImageLoc:
 				s.add(z.Text(), Requisite, "sitemap image:loc", "", level, res)
+			case textFeedLink:
+				s.add(z.Text(), Navigation, "rss link", "", level, res)
+			case textGUID:
+				// A guid is a permalink only if it is a URL: "12345"
+				// is an ID whatever isPermaLink says.
+				if t := trimSpace(z.Text()); len(t) > 8 && (NameIs(t[:7], "http://") || NameIs(t[:8], "https://")) {
+					s.add(t, Navigation, "rss guid", "", level, res)
+				}
 			case textScript:
 				s.script(z.Text(), level, res)
 			default:
@@ -442,6 +454,16 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 			case "image:loc":
 				if xml && tt == html.StartTagToken {
 					next = textImageLoc
+				}
+			case "link":
+				// RSS's <link> holds its URL as text; Atom's and
+				// XHTML's have an href.
+				if _, ok := getAttr(attrs, "href"); xml && tt == html.StartTagToken && !ok {
+					next = textFeedLink
+				}
+			case "guid":
+				if v, ok := getAttr(attrs, "ispermalink"); xml && tt == html.StartTagToken && (!ok || !NameIs(trimSpace(v), "false")) {
+					next = textGUID
 				}
 			case "script":
 				if s.spec && tt == html.StartTagToken {
@@ -513,7 +535,7 @@ func lowerTagName(buf *[32]byte, raw []byte) []byte {
 // a URL in an attribute other than style, background and datasrc.
 func urlElement(name []byte) bool {
 	switch string(name) {
-	case "a", "area", "link", "base", "frame", "iframe", "img", "image", "source",
+	case "a", "area", "link", "base", "frame", "iframe", "img", "image", "source", "guid", "enclosure",
 		"script", "use", "feimage", "video", "audio", "track", "bgsound", "layer",
 		"ilayer", "embed", "object", "applet", "param", "form", "input", "button",
 		"isindex", "blockquote", "q", "ins", "del", "html", "head", "xml", "meta", "import":
@@ -662,6 +684,12 @@ func (s *linkScanner) element(name []byte, attrs []attr, level int, res uint8) {
 			s.srcdoc++
 			s.html(v, level+1, res, false)
 			s.srcdoc--
+		}
+	case "enclosure":
+		// An RSS item's media (a podcast's audio): named, not part of
+		// the feed.
+		if v, ok := getAttr(attrs, "url"); ok {
+			s.add(v, Reference, "enclosure url", "", level, res)
 		}
 	case "img", "image":
 		// In <svg>, an <image> is SVG's: its href is its one URL (in

@@ -74,7 +74,7 @@ const (
 // written, a common mistake of sitemap generators, and an end tag that
 // does not match closes the open element; a file that ends inside an
 // element is still an error.
-// The only declared encodings accepted are UTF-8 and US-ASCII, as
+// The only declared encodings accepted are UTF-8 (any of its labels) and US-ASCII, as
 // sitemaps.org requires UTF-8. XML after the root element other than
 // comments, processing instructions and white space is an error, as is
 // nesting deeper than 64 elements or one token (a tag, a run of text)
@@ -288,10 +288,12 @@ func (p *sitemapParser) parseXML(br *bufio.Reader, cr *capReader) error {
 }
 
 // utf8Only is the xml.Decoder's CharsetReader: it accepts US-ASCII, a
-// subset of UTF-8, and refuses any other encoding a file declares. The
-// decoder itself accepts UTF-8.
+// subset of UTF-8, and the Encoding Standard's other labels of UTF-8
+// ("utf8", "unicode-1-1-utf-8"), and refuses any other encoding a file
+// declares. The decoder itself accepts UTF-8.
 func utf8Only(charset string, r io.Reader) (io.Reader, error) {
-	if strings.EqualFold(charset, "us-ascii") || strings.EqualFold(charset, "ascii") {
+	switch strings.ToLower(strings.TrimSpace(charset)) {
+	case "us-ascii", "ascii", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8":
 		return r, nil
 	}
 	return nil, errors.New("sitemaps must be UTF-8")

@@ -197,6 +197,7 @@ func sitemapCases(t testing.TB) []sitemapCase {
 			urls: abc[:1],
 		},
 		{name: "US-ASCII declared", body: []byte(`<?xml version="1.0" encoding="us-ascii"?><urlset><url><loc>http://example.com/a</loc></url></urlset>`), urls: abc[:1]},
+		{name: "UTF-8 declared as utf8", body: []byte(`<?xml version="1.0" encoding="utf8"?><urlset><url><loc>http://example.com/a</loc></url></urlset>`), urls: abc[:1]},
 		{name: "Latin-1 declared", body: []byte(`<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>http://example.com/a</loc></url></urlset>`), err: errAnySitemap},
 		{name: "invalid UTF-8", body: []byte("<urlset><url><loc>http://example.com/\xe9</loc></url></urlset>"), err: errAnySitemap},
 		{name: "RSS root", body: []byte(`<rss version="2.0"><channel><item><link>http://example.com/a</link></item></channel></rss>`), err: errAnySitemap},
