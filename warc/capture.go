@@ -933,13 +933,27 @@ func (d *dechunker) feed(p []byte, body io.Writer) (int, bool, error) {
 			}
 			d.line = append(d.line, p[i:i+j]...)
 			i += j + 1
-			line := strings.TrimSpace(string(d.line))
+			// As net/http's client reads them: a line ends with CRLF,
+			// and has no other CR (RFC 9112, erratum 7633: no bare LF
+			// in the chunked coding).
+			raw := d.line
 			d.line = d.line[:0]
+			if len(raw) == 0 || raw[len(raw)-1] != '\r' {
+				return i, false, fmt.Errorf("chunked line ends with bare LF")
+			}
+			if bytes.IndexByte(raw, '\r') != len(raw)-1 {
+				return i, false, fmt.Errorf("invalid CR in chunked line")
+			}
+			line := raw[:len(raw)-1]
 			switch d.state {
 			case chunkSize:
-				size, _, _ := strings.Cut(line, ";")
-				n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
-				if err != nil || n < 0 {
+				// Trailing white space, then the size up to any
+				// extension, in 1 to 16 hex digits: no space before
+				// the ";".
+				line = bytes.TrimRight(line, " \t")
+				size, _, _ := bytes.Cut(line, []byte(";"))
+				n, err := strconv.ParseInt(string(size), 16, 64)
+				if err != nil || n < 0 || len(size) > 16 || len(size) > 0 && (size[0] == '+' || size[0] == '-') {
 					return i, false, fmt.Errorf("bad chunk size %q", line)
 				}
 				if n == 0 {
@@ -948,7 +962,7 @@ func (d *dechunker) feed(p []byte, body io.Writer) (int, bool, error) {
 					d.state, d.left = chunkData, n
 				}
 			case chunkEnd:
-				if line != "" {
+				if len(line) != 0 {
 					return i, false, fmt.Errorf("no line end after chunk data")
 				}
 				d.state = chunkSize

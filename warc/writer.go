@@ -53,8 +53,11 @@
 // as net/http's client does (a head of any size the client reads, lines
 // ended by a bare line feed or folded, repeated identical Content-Length
 // fields taken as one, Transfer-Encoding before Content-Length, no body
-// after HEAD, 1xx, 204 and 304), so every response the client accepts is
-// recorded, and so is every exchange after it on its connection.
+// after HEAD, 1xx, 204 and 304; chunk lines ended by CRLF alone, a chunk
+// size of hex digits alone before any extension), so every response the
+// client accepts is recorded, and so is every exchange after it on its
+// connection, and a body whose chunked framing the client refuses is
+// recorded as far as it went, WARC-Truncated "unspecified", not as whole.
 //
 // HTTPS is recorded in plain text: the wrapped transport's TLS handshakes
 // are made by the Writer, offering HTTP/1.1 only, so that every exchange
