@@ -58,7 +58,11 @@ type Page struct {
 	Status int
 	Header http.Header
 	// ContentType is the media type of the Content-Type header, lower
-	// case and without parameters ("text/html"); empty when none was sent.
+	// case and without parameters ("text/html"); empty when none was sent,
+	// but "text/html" for a page sent with none whose body a browser takes
+	// for HTML (the WHATWG MIME Sniffing Standard: it starts, after white
+	// space, with "<!DOCTYPE HTML", "<html", "<head", "<a ", "<!--", ...),
+	// which is read for links as a browser renders it.
 	ContentType string
 	// Encoding is the canonical name of the character encoding the body
 	// was decoded from ("utf-8", "windows-1252"); empty for types that are
@@ -595,7 +599,9 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		return out, nil
 	}
 	unparsed := f.unparsed(out.contentType)
-	if f.skipUnparsed && unparsed && (t.kind == kindPage || t.kind == ResourceRequest) {
+	// A page with no Content-Type may be HTML: read, and sniffed below.
+	untyped := t.kind == kindPage && len(resp.Header.Values("Content-Type")) == 0
+	if f.skipUnparsed && unparsed && !untyped && (t.kind == kindPage || t.kind == ResourceRequest) {
 		// Its status and headers are all the crawl wants of it.
 		out.skipped = true
 		return out, nil
@@ -643,6 +649,13 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		return f.bodyErr(ctx, t, out, err)
 	}
 	out.body = *buf
+	if untyped && !out.encoded && strings.HasPrefix(http.DetectContentType(out.body), "text/html") {
+		// No Content-Type at all: a body a browser takes for HTML (the
+		// WHATWG MIME Sniffing Standard, as http.DetectContentType
+		// reads it: "<!DOCTYPE HTML", "<html", "<a ", ... first) is
+		// read as HTML, as a browser renders it.
+		out.contentType = "text/html"
+	}
 	return out, nil
 }
 

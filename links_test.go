@@ -448,3 +448,51 @@ func TestBaseQueryEncoding(t *testing.T) {
 		})
 	}
 }
+
+// A page sent with no Content-Type at all is read for links if a browser
+// would take it for HTML (MIME sniffing: "<!doctype html", "<html", ...
+// first), as Chromium renders and follows it; one that starts otherwise
+// (a PDF) is not read.
+func TestNoContentTypeSniffed(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent[r.URL.RequestURI()]++
+		mu.Unlock()
+		w.Header()["Content-Type"] = nil // no header at all, nor net/http's own sniffing
+		switch r.URL.Path {
+		case "/":
+			w.Write([]byte("<!doctype html><title>t</title><a href=\"nc?x=\xc3\xa9\">x</a><a href=\"/pdf\">p</a>"))
+		case "/pdf":
+			w.Write([]byte("%PDF-1.4\n<a href=\"/from-pdf\">"))
+		default:
+			w.Write([]byte("plain"))
+		}
+	}))
+	defer srv.Close()
+	var mu2 sync.Mutex
+	types := map[string]string{}
+	c, err := crawl.New(crawl.WithRobots(false), crawl.WithResultHook(func(r crawl.Result) {
+		mu2.Lock()
+		types[r.URL] = r.ContentType
+		mu2.Unlock()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(t.Context(), srv.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sent["/nc?x=%C3%A9"] != 1 || sent["/pdf"] != 1 || sent["/from-pdf"] != 0 {
+		t.Errorf("requests %v; want /nc?x=%%C3%%A9 and /pdf once (the untyped page read as HTML), /from-pdf never", sent)
+	}
+	if got := types[srv.URL+"/"]; got != "text/html" {
+		t.Errorf("the untyped HTML page's ContentType %q, want text/html", got)
+	}
+	if got := types[srv.URL+"/pdf"]; got != "" {
+		t.Errorf("the untyped PDF's ContentType %q, want none", got)
+	}
+}
