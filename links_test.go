@@ -2,6 +2,7 @@ package crawl_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -401,20 +402,14 @@ func FuzzExtractLinks(f *testing.F) {
 // resolves against Page.Base (Page.Resolve). The site counts what it was
 // sent.
 func TestBaseQueryEncoding(t *testing.T) {
-	var mu sync.Mutex
-	sent := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		sent[r.URL.RequestURI()]++
-		mu.Unlock()
+	srv := countingSite(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			w.Header().Set("Content-Type", "text/html; charset=windows-1252")
 			w.Write([]byte("<base href=\"/b/?bq=\xe9\"><a href=\"\">x</a>"))
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")
-	}))
-	defer srv.Close()
+	})
 	for _, tt := range []struct {
 		name string
 		opts []crawl.Option
@@ -430,23 +425,51 @@ func TestBaseQueryEncoding(t *testing.T) {
 		})}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mu.Lock()
-			clear(sent)
-			mu.Unlock()
-			c, err := crawl.New(append([]crawl.Option{crawl.WithRobots(false)}, tt.opts...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Run(t.Context(), srv.URL+"/"); err != nil {
-				t.Fatal(err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if sent["/b/?bq=%E9"] != 1 {
+			if sent := srv.crawl(t, tt.opts...); sent["/b/?bq=%E9"] != 1 {
 				t.Errorf("requests: %v; want /b/?bq=%%E9 once (é in windows-1252)", sent)
 			}
 		})
 	}
+}
+
+// countedSite is an httptest server that counts the request URIs it is
+// sent.
+type countedSite struct {
+	*httptest.Server
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+// countingSite starts a countedSite serving h, closed when the test ends.
+func countingSite(t *testing.T, h http.HandlerFunc) *countedSite {
+	s := &countedSite{sent: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.sent[r.URL.RequestURI()]++
+		s.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// crawl runs a crawl of the site's root, robots.txt not obeyed, with opts,
+// and returns the requests it got, counted from zero.
+func (s *countedSite) crawl(t *testing.T, opts ...crawl.Option) map[string]int {
+	t.Helper()
+	s.mu.Lock()
+	clear(s.sent)
+	s.mu.Unlock()
+	c, err := crawl.New(append([]crawl.Option{crawl.WithRobots(false)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(t.Context(), s.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.sent)
 }
 
 // A page sent with no Content-Type at all is read for links if a browser
@@ -454,12 +477,7 @@ func TestBaseQueryEncoding(t *testing.T) {
 // first), as Chromium renders and follows it; one that starts otherwise
 // (a PDF) is not read.
 func TestNoContentTypeSniffed(t *testing.T) {
-	var mu sync.Mutex
-	sent := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		sent[r.URL.RequestURI()]++
-		mu.Unlock()
+	srv := countingSite(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Content-Type"] = nil // no header at all, nor net/http's own sniffing
 		switch r.URL.Path {
 		case "/":
@@ -469,26 +487,19 @@ func TestNoContentTypeSniffed(t *testing.T) {
 		default:
 			w.Write([]byte("plain"))
 		}
-	}))
-	defer srv.Close()
-	var mu2 sync.Mutex
+	})
+	var mu sync.Mutex
 	types := map[string]string{}
-	c, err := crawl.New(crawl.WithRobots(false), crawl.WithResultHook(func(r crawl.Result) {
-		mu2.Lock()
+	sent := srv.crawl(t, crawl.WithResultHook(func(r crawl.Result) {
+		mu.Lock()
 		types[r.URL] = r.ContentType
-		mu2.Unlock()
+		mu.Unlock()
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Run(t.Context(), srv.URL+"/"); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
 	if sent["/nc?x=%C3%A9"] != 1 || sent["/pdf"] != 1 || sent["/from-pdf"] != 0 {
 		t.Errorf("requests %v; want /nc?x=%%C3%%A9 and /pdf once (the untyped page read as HTML), /from-pdf never", sent)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if got := types[srv.URL+"/"]; got != "text/html" {
 		t.Errorf("the untyped HTML page's ContentType %q, want text/html", got)
 	}
