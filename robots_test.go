@@ -234,19 +234,10 @@ func TestRobotsSizeLimit(t *testing.T) {
 // out: "Allow: /secret" of "Allow: /secretive-but-public" would tie with
 // "Disallow: /secret" and win, allowing what the file disallows.
 func TestRobotsSizeLimitCutLine(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("User-agent: *\nDisallow: /secret\n")
 	const cut = "Allow: /secret"
-	for b.Len() < 500<<10-len(cut)-80 {
-		b.WriteString("# padding padding padding padding padding padding padding\n")
-	}
-	b.WriteString("#" + strings.Repeat("p", 500<<10-len(cut)-b.Len()-2) + "\n")
-	b.WriteString(cut + "ive-but-public\n")
-	if i := strings.Index(b.String(), cut); i+len(cut) != 500<<10 {
-		t.Fatalf("the limit cuts at %d, want right after %q at %d", 500<<10, cut, i+len(cut))
-	}
+	body := robotsLineAtLimit(t, "User-agent: *\nDisallow: /secret\n", cut, "ive-but-public\n")
 	s := newSite(t, robotsSite("/secret"))
-	s.setRobots(b.String(), nil)
+	s.setRobots(body, nil)
 	_, res, err := crawlSite(t, context.Background(), []string{s.URL})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -258,24 +249,31 @@ func TestRobotsSizeLimitCutLine(t *testing.T) {
 // limit (its line end the octet after it) is read: RFC 9309 has a crawler
 // parse at least 500 KiB, and the line lies within them.
 func TestRobotsSizeLimitWholeLine(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("User-agent: *\nDisallow: /early\n")
-	const last = "Disallow: /late"
-	for b.Len() < 500<<10-len(last)-80 {
-		b.WriteString("# padding padding padding padding padding padding padding\n")
-	}
-	b.WriteString("#" + strings.Repeat("p", 500<<10-len(last)-b.Len()-2) + "\n")
-	b.WriteString(last + "\n# more past the limit\n")
-	if i := strings.Index(b.String(), last); i+len(last) != 500<<10 {
-		t.Fatalf("%q ends at %d, want at the limit, %d", last, i+len(last), 500<<10)
-	}
+	body := robotsLineAtLimit(t, "User-agent: *\nDisallow: /early\n", "Disallow: /late", "\n# more past the limit\n")
 	s := newSite(t, robotsSite("/early", "/late"))
-	s.setRobots(b.String(), nil)
+	s.setRobots(body, nil)
 	_, res, err := crawlSite(t, context.Background(), []string{s.URL})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	wantDisallowed(t, s, res, "/early", "/late")
+}
+
+// robotsLineAtLimit returns a robots.txt of head, comment lines, then
+// line, which ends at exactly the 500 KiB limit, then tail.
+func robotsLineAtLimit(t *testing.T, head, line, tail string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(head)
+	for b.Len() < 500<<10-len(line)-80 {
+		b.WriteString("# padding padding padding padding padding padding padding\n")
+	}
+	b.WriteString("#" + strings.Repeat("p", 500<<10-len(line)-b.Len()-2) + "\n")
+	b.WriteString(line + tail)
+	if i := strings.Index(b.String(), line); i+len(line) != 500<<10 {
+		t.Fatalf("%q ends at %d, want at the limit, %d", line, i+len(line), 500<<10)
+	}
+	return b.String()
 }
 
 func TestRobotsCrawlDelay(t *testing.T) {

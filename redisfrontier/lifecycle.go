@@ -351,7 +351,7 @@ func ownKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, f
 		return scanKeys(ctx, rdb, name, sub, fn)
 	}
 	if sub == "r:" {
-		return hostSet(ctx, rdb, prefix+"hosts", func(hs []string) error {
+		return setMembers(ctx, rdb, prefix+"hosts", func(hs []string) error {
 			for i, h := range hs {
 				hs[i] = prefix + "r:" + h
 			}
@@ -373,7 +373,7 @@ func ownKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, f
 			return err
 		}
 	}
-	err = hostSet(ctx, rdb, prefix+"hosts", func(hs []string) error {
+	err = setMembers(ctx, rdb, prefix+"hosts", func(hs []string) error {
 		for _, h := range hs {
 			if err := add(prefix+"q:"+h, prefix+"r:"+h, prefix+"h:"+h); err != nil {
 				return err
@@ -384,7 +384,7 @@ func ownKeys(ctx context.Context, rdb redis.UniversalClient, name, sub string, f
 	if err != nil {
 		return err
 	}
-	err = hostSet(ctx, rdb, prefix+"owners", func(owners []string) error {
+	err = setMembers(ctx, rdb, prefix+"owners", func(owners []string) error {
 		for _, o := range owners {
 			if err := add(prefix + "ops:" + o); err != nil {
 				return err
@@ -467,9 +467,9 @@ func slotKeys(ctx context.Context, cc *redis.ClusterClient, name, sub string, sh
 	return true, nil
 }
 
-// hostSet calls fn with each batch of the members of set key, read with
+// setMembers calls fn with each batch of the members of set key, read with
 // SSCAN.
-func hostSet(ctx context.Context, rdb redis.UniversalClient, key string, fn func([]string) error) error {
+func setMembers(ctx context.Context, rdb redis.UniversalClient, key string, fn func([]string) error) error {
 	var cursor uint64
 	for {
 		ms, next, err := rdb.SScan(ctx, key, cursor, "", scanBatch).Result()

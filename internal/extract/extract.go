@@ -480,7 +480,7 @@ func (s *linkScanner) html(body []byte, level int, res uint8, xml bool) {
 					// <script/> in XML has no content; in HTML it would.
 					z.NextIsNotRawText()
 				}
-			} else if !tree.Quiet() || treedLower(name) {
+			} else if !tree.Quiet() || Treed(name) {
 				var get func(string) ([]byte, bool)
 				if NeedsAttrs(name) {
 					get = func(k string) ([]byte, bool) { return getAttr(attrs, k) }

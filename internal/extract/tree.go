@@ -148,15 +148,6 @@ func Treed(name []byte) bool {
 	return false
 }
 
-// treedLower is Treed for a lower-case name.
-func treedLower(name []byte) bool {
-	switch string(name) {
-	case "svg", "math", "template":
-		return true
-	}
-	return false
-}
-
 // End takes an end tag of lower-case name.
 func (t *Tree) End(name []byte) {
 	if len(t.open) == 0 {
