@@ -89,7 +89,9 @@ type Options struct {
 	// the crawl's seen set (8 bytes each, rounded up to a power of two):
 	// the links it sent to the server, which are seen from then on, so
 	// that an Ack drops the links it knows without sending them. 0 means
-	// 1<<20 (8 MiB); a negative number turns the cache off. The cache is
+	// 1<<20 (8 MiB); a negative number turns the cache off. The table
+	// starts at 16,384 fingerprints (128 KiB) and doubles each time an
+	// eighth of it is filled, up to this size. The cache is
 	// tied to the server's run: after a restart of redis-server (which
 	// may have lost its last writes) it starts afresh. A crawl of several
 	// Shards has none: each link is asked of its shard's seen set.

@@ -12,6 +12,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// cacheKept returns how many of in c holds, and fails t if c holds any of
+// n fingerprints it was never given.
+func cacheKept(t *testing.T, c *seenCache, in []uint64, n int) int {
+	t.Helper()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	kept := 0
+	for _, h := range in {
+		if c.has(h) {
+			kept++
+		}
+	}
+	for i := range n {
+		if c.has(fingerprint(fmt.Sprint("https://b.example/", i))) {
+			t.Fatalf("the cache has a fingerprint it was never given")
+		}
+	}
+	return kept
+}
+
 // TestSeenCacheTable: the table keeps what it was given while it has room,
 // never answers yes for what it was not given, and forgets everything at a
 // reset to another run.
@@ -25,19 +45,7 @@ func TestSeenCacheTable(t *testing.T) {
 		in = append(in, fingerprint(fmt.Sprint("https://a.example/", i)))
 	}
 	c.add("r1", in)
-	c.mu.RLock()
-	kept := 0
-	for _, h := range in {
-		if c.has(h) {
-			kept++
-		}
-	}
-	for i := range 10000 {
-		if c.has(fingerprint(fmt.Sprint("https://b.example/", i))) {
-			t.Fatalf("the cache has a fingerprint it was never given")
-		}
-	}
-	c.mu.RUnlock()
+	kept := cacheKept(t, c, in, 10000)
 	if kept < 400 {
 		t.Errorf("a cache of 1024 kept %d of 512 fingerprints", kept)
 	}
@@ -47,6 +55,43 @@ func TestSeenCacheTable(t *testing.T) {
 	if c.run != "r2" || !c.has(in[0]) || c.has(in[1]) {
 		t.Errorf("after an addition from run r2: run %q, has the new one %v, an old one %v; want r2, true, false",
 			c.run, c.has(in[0]), c.has(in[1]))
+	}
+}
+
+// TestSeenCacheGrows: a large cache starts small and doubles as it fills,
+// keeping what it holds, up to its most; a reset starts it small again.
+func TestSeenCacheGrows(t *testing.T) {
+	c := newSeenCache(1 << 20)
+	if c.bytes() != 8*cacheStart {
+		t.Fatalf("a new cache of 1<<20 fingerprints takes %d bytes, want %d", c.bytes(), 8*cacheStart)
+	}
+	var in []uint64
+	for i := range 100000 {
+		in = append(in, fingerprint(fmt.Sprint("https://a.example/", i)))
+	}
+	for j := 0; j < len(in); j += 1000 {
+		c.add("r1", in[j:j+1000])
+	}
+	if c.bytes() <= 8*cacheStart || c.bytes() > 8<<20 {
+		t.Errorf("after 100,000 fingerprints the cache takes %d bytes, want more than %d and at most %d", c.bytes(), 8*cacheStart, 8<<20)
+	}
+	kept := cacheKept(t, c, in, 20000)
+	if kept < 99800 {
+		t.Errorf("a cache of 1<<20 kept %d of 100,000 fingerprints as it grew", kept)
+	}
+	for j := 0; j < 1600000; j += 1000 {
+		more := make([]uint64, 1000)
+		for i := range more {
+			more[i] = uint64(j+i+1) * 0x9e3779b97f4a7c15 // spread like fingerprints
+		}
+		c.add("r1", more)
+	}
+	if c.bytes() != 8<<20 {
+		t.Errorf("after 1,700,000 fingerprints the cache takes %d bytes, want its most, %d", c.bytes(), 8<<20)
+	}
+	c.add("r2", in[:1])
+	if c.bytes() != 8*cacheStart {
+		t.Errorf("after a reset the cache takes %d bytes, want %d", c.bytes(), 8*cacheStart)
 	}
 }
 
