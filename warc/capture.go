@@ -651,6 +651,7 @@ func (c *conn) emit(truncated string) {
 	if strings.HasPrefix(target, "/") || !strings.Contains(target, "://") {
 		uri = c.scheme + "://" + host + target
 	}
+	uri = rfc3986URI(uri)
 	var sum [sha1.Size]byte
 	x := &exchange{
 		targetURI: uri,
@@ -970,4 +971,72 @@ func (d *dechunker) feed(p []byte, body io.Writer) (int, bool, error) {
 		}
 	}
 	return i, false, nil
+}
+
+// rfc3986URI returns url, a URL as a request sent it, as the URI that
+// WARC-Target-URI and WARC-Refers-To-Target-URI hold: ISO 28500 wants an
+// RFC 3986 URI there, and a browser (and so the crawler) sends some octets
+// RFC 3986 does not allow ("|", "^", "{", "}", "`", "[" and "]" in a path
+// or query, "%" not followed by two hex digits, and any other a server
+// sent in a Location). After the authority, each such octet is
+// percent-encoded ("|" is %7C, a lone "%" is %25); the rest, and a URL
+// that needs nothing, is returned as it is. The request record keeps the
+// request line as it was sent.
+func rfc3986URI(url string) string {
+	start := 0
+	if i := strings.Index(url, "://"); i >= 0 {
+		start = i + 3
+		if j := strings.IndexAny(url[start:], "/?#"); j >= 0 {
+			start += j
+		} else {
+			return url
+		}
+	}
+	for i := start; i < len(url); i++ {
+		if !uriOctet(url, i) {
+			return encodeFrom(url, start)
+		}
+	}
+	return url
+}
+
+// encodeFrom is rfc3986URI's encoding of the octets of url from start on.
+func encodeFrom(url string, start int) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(url) + 16)
+	b.WriteString(url[:start])
+	for i := start; i < len(url); i++ {
+		c := url[i]
+		if uriOctet(url, i) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// uriOctet reports whether the octet of url at i may stand in an RFC 3986
+// URI's path, query or fragment as it is: unreserved, a sub-delim, ":",
+// "@", "/", "?", or the "%" of two hex digits. The first "#" starts the
+// fragment; one after it is encoded.
+func uriOctet(url string, i int) bool {
+	c := url[i]
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	case c == '%':
+		return i+2 < len(url) && isHex(url[i+1]) && isHex(url[i+2])
+	case c == '#':
+		return strings.IndexByte(url[:i], '#') < 0
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
+}
+
+// isHex reports whether c is a hex digit.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

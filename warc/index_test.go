@@ -172,6 +172,7 @@ func crawlLike(t *testing.T, w *Writer, srv *httptest.Server) []string {
 		srv.URL + "/redirect", srv.URL + "/missing",
 		srv.URL + "/same/a", srv.URL + "/same/b", srv.URL + "/same/a",
 		"http://www.Example.com:" + port + "/same/Q?z=1&a=%2F&m",
+		srv.URL + "/same/c?q=a|b^c{d}[e]`f%g", // sent as is: a URI percent-encodes them
 	}
 	for _, u := range urls {
 		get(t, client, u)
@@ -260,10 +261,10 @@ func TestIndex(t *testing.T) {
 					t.Errorf("line of %s (%s): mime %q, want %q", uri, typ, got, wantMime)
 				}
 			}
-			// /plain and /same/... send the same body: one response, four
+			// /plain and /same/... send the same body: one response, five
 			// revisits.
-			if want := len(warctest.ByType(recs, "revisit")); revisits != want || want != 4 {
-				t.Errorf("%d revisit lines for %d revisit records, want 4", revisits, want)
+			if want := len(warctest.ByType(recs, "revisit")); revisits != want || want != 5 {
+				t.Errorf("%d revisit lines for %d revisit records, want 5", revisits, want)
 			}
 		})
 	}

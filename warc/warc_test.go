@@ -918,6 +918,84 @@ func TestTargetURIPathWithScheme(t *testing.T) {
 	}
 }
 
+// TestTargetURIIsRFC3986: a request target holding octets RFC 3986 does
+// not allow in a URI, as a browser sends them ("|", "^", "{", "}", "`",
+// "[", "]", a lone "%"), is recorded with them percent-encoded in
+// WARC-Target-URI (ISO 28500 wants an RFC 3986 URI there), in the request
+// and response records and the index; the request record keeps the
+// request line as sent, and the server got it as sent.
+func TestTargetURIIsRFC3986(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, r.RequestURI)
+		mu.Unlock()
+		w.Write([]byte(r.RequestURI)) // a payload of its own: no revisit
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	w := newWriter(t, Options{Dir: dir, Index: filepath.Join(dir, "t.cdxj")})
+	client := &http.Client{Transport: w.Transport(nil)}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	cases := []struct{ target, uri string }{
+		{"/a|b^c{d}`e[f]g?h|i=[j]", "/a%7Cb%5Ec%7Bd%7D%60e%5Bf%5Dg?h%7Ci=%5Bj%5D"},
+		{"/100%zz/%41%4", "/100%25zz/%41%254"},
+		{"/ok/p;q=1?a=b&c=d:e@f!$'()*+,~", "/ok/p;q=1?a=b&c=d:e@f!$'()*+,~"},
+		{"/x\"y", "/x%22y"},
+	}
+	for _, c := range cases {
+		req, err := http.NewRequest("GET", srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL = &url.URL{Scheme: "http", Host: host, Opaque: c.target} // sent as it is
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", c.target, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for _, c := range cases {
+		// net/http's server answers 400 to a lone "%" without calling
+		// the handler: that exchange is recorded all the same.
+		if !strings.Contains(c.target, "%zz") && !slices.Contains(sent, c.target) {
+			t.Errorf("the server got %q, not %q as sent", sent, c.target)
+		}
+	}
+	mu.Unlock()
+	recs := readAll(t, w)
+	index, err := os.ReadFile(filepath.Join(dir, "t.cdxj"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		want := srv.URL + c.uri
+		for _, typ := range []string{"request", "response"} {
+			found := false
+			for _, r := range warctest.ByType(recs, typ) {
+				if r.Get("WARC-Target-URI") == want {
+					found = true
+					if typ == "request" && !bytes.HasPrefix(r.Block, []byte("GET "+c.target+" HTTP/1.1\r\n")) {
+						t.Errorf("the request record of %s starts %q, want the request line as sent", want, r.Block[:min(len(r.Block), 60)])
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s record with WARC-Target-URI %s", typ, want)
+			}
+		}
+		if !bytes.Contains(index, []byte(`"url":"`+want+`"`)) {
+			t.Errorf("the index has no line of %s:\n%s", want, index)
+		}
+	}
+}
+
 // An exchange whose body a client read to its end, and closed, without an
 // error, is in the file: the end of a response reaches its reader only
 // once its records are written, and a write that fails fails the reads

@@ -77,6 +77,11 @@ func Digest(b []byte) string {
 var (
 	idPattern   = regexp.MustCompile(`^<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}>$`)
 	datePattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$`)
+	// uriPattern is an RFC 3986 URI with an authority, as ISO 28500 wants
+	// WARC-Target-URI: after the authority, only the octets RFC 3986
+	// allows in a path, query and fragment, and "%" only before two hex
+	// digits.
+	uriPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*([A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*(#([A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$`)
 )
 
 // Read reads every record of a .warc or .warc.gz file, failing t unless
@@ -244,6 +249,9 @@ func Check(t TB, name string, r *Record) {
 		uri := r.Get("WARC-Target-URI")
 		if uri == "" || strings.HasPrefix(uri, "<") || !strings.Contains(uri, "://") {
 			t.Errorf("%s: %s WARC-Target-URI %q, want an absolute URI without angle brackets", name, typ, uri)
+		}
+		if !uriPattern.MatchString(uri) {
+			t.Errorf("%s: %s WARC-Target-URI %q is not an RFC 3986 URI", name, typ, uri)
 		}
 		msg := "response"
 		if typ == "request" {
