@@ -64,9 +64,12 @@ type robotsRule struct {
 // is allowed. A group is a run of user-agent lines followed by the rules
 // after them; blank lines, comments, sitemap lines and unknown lines do
 // not end it (the grammar of section 2.2), and rules before the first
-// user-agent line belong to no group and are ignored. Allow, disallow and
-// crawl-delay lines are the group's members: a user-agent line after one
-// of them starts a new group. Keys are read in the spellings robotsLine
+// user-agent line belong to no group and are ignored. Allow and disallow
+// lines are the group's members: a user-agent line after one of them
+// starts a new group. A crawl-delay line, which RFC 9309 does not define,
+// does not (section 2.2.4: reading other records must not change how the
+// RFC's are read, and Google's parser reads it as an unknown line): its
+// delay is the whole group's, every user-agent line of it included. Keys are read in the spellings robotsLine
 // accepts, and a byte order mark at the start of body, whole or only its
 // first one or two octets, is skipped.
 func Parse(body []byte, userAgent string, maxDelay time.Duration) *Rules {
@@ -95,7 +98,19 @@ func readRobots(body []byte, userAgent string, maxDelay time.Duration) (rules []
 		// one are ignored), and whether the group's user-agent lines are
 		// still being read.
 		isNamed, isStar, inGroup, inAgents bool
+		// The largest Crawl-delay of the group being read, counted
+		// once its user-agent lines are all known (see endGroup).
+		groupDelay time.Duration
 	)
+	// endGroup gives the group being read its delay.
+	endGroup := func() {
+		if isNamed {
+			namedDelay = max(namedDelay, groupDelay)
+		} else if isStar {
+			starDelay = max(starDelay, groupDelay)
+		}
+		groupDelay = 0
+	}
 	// A byte order mark (editors write one), or its first octets alone
 	// (where something cut or mangled it), is skipped.
 	for _, c := range []byte("\ufeff") {
@@ -113,6 +128,7 @@ func readRobots(body []byte, userAgent string, maxDelay time.Duration) (rules []
 		switch key {
 		case keyUserAgent:
 			if !inAgents {
+				endGroup()
 				isNamed, isStar = false, false
 			}
 			inGroup, inAgents = true, true
@@ -147,15 +163,8 @@ func readRobots(body []byte, userAgent string, maxDelay time.Duration) (rules []
 			if !inGroup {
 				continue
 			}
-			inAgents = false
-			d, ok := parseCrawlDelay(value, maxDelay)
-			if !ok {
-				continue
-			}
-			if isNamed {
-				namedDelay = max(namedDelay, d)
-			} else if isStar {
-				starDelay = max(starDelay, d)
+			if d, ok := parseCrawlDelay(value, maxDelay); ok {
+				groupDelay = max(groupDelay, d)
 			}
 		case keySitemap:
 			if len(value) > 0 {
@@ -163,6 +172,7 @@ func readRobots(body []byte, userAgent string, maxDelay time.Duration) (rules []
 			}
 		}
 	}
+	endGroup()
 	if anyNamed {
 		return named, namedDelay, maps
 	}

@@ -89,7 +89,11 @@ func TestRobotsGroups(t *testing.T) {
 		{"star group", "user-agent: *\ndisallow: /", "", "/x", false},
 		{"named group beats star", "user-agent: *\ndisallow: /\n\nuser-agent: asyncrawl\ndisallow: /y", "", "/x", true},
 		{"named group beats star before it", "user-agent: asyncrawl\ndisallow: /y\n\nuser-agent: *\nallow: /\nuser-agent: x\ndisallow: /", "", "/x", true},
-		{"named empty group allows all", "user-agent: asyncrawl\ncrawl-delay: 1\n\nuser-agent: *\ndisallow: /\n", "", "/x", true},
+		{"named empty group allows all", "user-agent: *\ndisallow: /\nuser-agent: asyncrawl\n", "", "/x", true},
+		// Crawl-delay is no RFC 9309 record: it must not change how the
+		// RFC's are read (section 2.2.4), so it does not end the
+		// user-agent lines, as in Google's parser.
+		{"crawl-delay and a blank line do not end the user-agent lines", "user-agent: asyncrawl\ncrawl-delay: 1\n\nuser-agent: *\ndisallow: /\n", "", "/x", false},
 		{"other crawler's group ignored", "user-agent: googlebot\ndisallow: /", "", "/x", true},
 		{"case-insensitive name", "user-agent: AsynCrawl\ndisallow: /x", "", "/x", false},
 		{"value's product token compared", "user-agent: asyncrawl/2.1\ndisallow: /x", "", "/x", false},
@@ -109,7 +113,8 @@ func TestRobotsGroups(t *testing.T) {
 		{"blank line between user-agent and rule", "user-agent: asyncrawl\n\n\ndisallow: /x", "", "/x", false},
 		{"sitemap does not end user-agents", "user-agent: asyncrawl\nsitemap: /s.xml\nuser-agent: other\ndisallow: /x", "", "/x", false},
 		{"user-agent after rule starts a group", "user-agent: asyncrawl\ndisallow: /y\nuser-agent: other\ndisallow: /x", "", "/x", true},
-		{"user-agent after crawl-delay starts a group", "user-agent: asyncrawl\ncrawl-delay: 1\nuser-agent: other\ndisallow: /x", "", "/x", true},
+		{"user-agent after crawl-delay is of the same group", "user-agent: asyncrawl\ncrawl-delay: 1\nuser-agent: other\ndisallow: /x", "", "/x", false},
+		{"user-agent after a rule starts a group", "user-agent: asyncrawl\ncrawl-delay: 1\nallow: /y\nuser-agent: other\ndisallow: /x", "", "/x", true},
 		{"star and name in one group", "user-agent: *\nuser-agent: asyncrawl\ndisallow: /x", "", "/x", false},
 		{"star with trailing words", "user-agent: * everyone\ndisallow: /x", "", "/x", false},
 		{"star glued to text is not star", "user-agent: *bot\ndisallow: /x", "", "/x", true},
@@ -323,7 +328,7 @@ func TestRobotsInTheWild(t *testing.T) {
 		{name: "custom crawler, misspelt keys", body: "user agent: mybot\ndisalow /x", ua: "MyBot/1.0", disallowed: []string{"/x"}, allowed: []string{"/y"}},
 		{name: "other token before space", body: "user-agent: googlebot asyncrawl\ndisallow: /x", allowed: []string{"/x"}},
 		// The other keys, spelt as Google reads them.
-		{name: "crawl-delay space", body: "user-agent: *\ncrawl-delay 1\nuser-agent: other\ndisallow: /x", allowed: []string{"/x"}},
+		{name: "crawl-delay space", body: "user-agent: *\ncrawl-delay 1\nallow: /y\nuser-agent: other\ndisallow: /x", allowed: []string{"/x"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ua := c.ua
@@ -418,8 +423,13 @@ func TestRobotsCrawlDelay(t *testing.T) {
 		{"largest of group", "user-agent: *\ncrawl-delay: 4\ncrawl-delay: 2", 4 * time.Second},
 		{"largest of combined groups", "user-agent: asyncrawl\ncrawl-delay: 2\nuser-agent: asyncrawl\ncrawl-delay: 7", 7 * time.Second},
 		{"largest of combined groups first", "user-agent: asyncrawl\ncrawl-delay: 7\nuser-agent: asyncrawl\ncrawl-delay: 2", 7 * time.Second},
-		{"named group's not star's", "user-agent: *\ncrawl-delay: 9\nuser-agent: asyncrawl\ncrawl-delay: 1", 1 * time.Second},
-		{"named group without delay", "user-agent: *\ncrawl-delay: 9\nuser-agent: asyncrawl\ndisallow: /x", 0},
+		{"named group's not star's", "user-agent: *\ncrawl-delay: 9\ndisallow: /p\nuser-agent: asyncrawl\ncrawl-delay: 1", 1 * time.Second},
+		{"named group without delay", "user-agent: *\ncrawl-delay: 9\ndisallow: /p\nuser-agent: asyncrawl\ndisallow: /x", 0},
+		// A crawl-delay line does not end the user-agent lines: its
+		// delay is the whole group's, a user-agent line after it too.
+		{"one group, star then named", "user-agent: *\ncrawl-delay: 9\nuser-agent: asyncrawl\ncrawl-delay: 1", 9 * time.Second},
+		{"crawl-delay key and value split by a space", "user-agent: *\ncrawl-delay 3", 3 * time.Second},
+		{"delay before the named user-agent line", "user-agent: other\ncrawl-delay: 4\nuser-agent: asyncrawl\ndisallow: /x", 4 * time.Second},
 		{"other group's ignored", "user-agent: googlebot\ncrawl-delay: 9", 0},
 		{"before any group ignored", "crawl-delay: 9\nuser-agent: *\ndisallow: /", 0},
 	} {
