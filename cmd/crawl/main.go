@@ -532,10 +532,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	if interrupted {
 		return interruptedCode(ctx)
 	}
-	if stats.Budget == "" {
-		if roots := answers.unanswered(stats, cfg.roots); roots != "" {
-			return fail("no root got a response: %s", roots)
-		}
+	if roots := answers.unanswered(stats, cfg.roots); roots != "" {
+		return fail("no root got a response: %s", roots)
+	}
+	if stats.Budget != "" && stats.Done == 0 && !answers.any(stats) {
+		// A budget (-max_duration) ended the crawl before any URL was
+		// done: no root got a response either.
+		return fail("no root got a response: %s: none before -%s ended the crawl", strings.Join(cfg.roots, ", "), stats.Budget)
 	}
 	return 0
 }

@@ -112,6 +112,22 @@ func (a *reach) unanswered(stats *crawl.Stats, roots []string) string {
 	return b.String()
 }
 
+// any reports whether some URL got a response: this process saw one, or
+// the crawl's counters hold one.
+func (a *reach) any(stats *crawl.Stats) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.answered {
+		return true
+	}
+	for _, n := range stats.StatusCounts {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // why says in a few words why a URL got no response.
 func why(err error) string {
 	var ru *crawl.RobotsUnavailableError

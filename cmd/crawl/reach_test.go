@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/asyncrawl/crawl"
@@ -25,9 +26,42 @@ func closedURL(t *testing.T) string {
 	return u
 }
 
+// silentURL returns the URL of a server that accepts connections and
+// never answers, until the test ends.
+func silentURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + l.Addr().String() + "/"
+}
+
 // A crawl in which no root got a response exits 1 with a line naming each
-// root and why, after the report; one in which a root got any response,
-// an error status or a redirect not followed included, exits 0.
+// root and why, after the report, also when a budget (-max_duration,
+// -max_pages) ended it; one in which a root got any response, an error
+// status or a redirect not followed included, exits 0.
 func TestNoRootAnswered(t *testing.T) {
 	s := startSite(t)
 	s.Page("/", "/a")
@@ -44,6 +78,7 @@ func TestNoRootAnswered(t *testing.T) {
 	down.Page("/")
 	down.Body("/robots.txt", "text/plain", "busy").Status(http.StatusInternalServerError)
 	closed := closedURL(t)
+	silent := silentURL(t)
 	for _, tt := range []struct {
 		name  string
 		args  []string
@@ -58,6 +93,9 @@ func TestNoRootAnswered(t *testing.T) {
 		{"two dead roots", []string{"-robots=false", closed, s.URL("/broken")}, 1, []string{closed + ": connection refused", s.URL("/broken") + ": "}, 2},
 		{"blocked", []string{"-block_private", "-robots=false", closed}, 1, []string{closed + ": dial tcp ", ": host is 127.0.0.1: blocked address"}, 1},
 		{"blocked, robots.txt", []string{"-block_private", closed}, 1, []string{closed + ": robots.txt unavailable: dial tcp ", ": host is 127.0.0.1: blocked address"}, 1},
+		{"-max_duration before any response", []string{"-max_duration", "500ms", silent}, 1, []string{silent + ": none before -max_duration ended the crawl"}, 0},
+		{"-max_pages, the root refused", []string{"-max_pages", "1", "-robots=false", closed}, 1, []string{closed + ": connection refused"}, 1},
+		{"-max_pages, the root answers", []string{"-max_pages", "1", s.URL("/")}, 0, nil, 1},
 		{"one root answers", []string{closed, s.URL("/")}, 0, nil, 3},
 		{"an error status", []string{s.URL("/gone")}, 0, nil, 1},
 		{"a redirect out of scope", []string{s.URL("/away")}, 0, nil, 1},
