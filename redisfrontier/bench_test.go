@@ -84,10 +84,26 @@ func BenchmarkCluster(b *testing.B) {
 // benchFrontier runs BenchmarkFrontier with procs Frontiers from URLs 0
 // to roots-1, with link(i, k) the number of URL i's link k; separate has
 // the workers Ack then Take rather than AckTake.
+//
+// With $BENCH_REDIS set (host:port), it runs on that redis-server rather
+// than one of its own, emptying its database 0 first: bench/redisreplay
+// records the scripts' calls there.
 func benchFrontier(b *testing.B, procs, roots int, link func(i, k int) int, separate bool) {
-	s := redistest.Start(b)
-	benchFrontierOn(b, procs, roots, link, separate, []string{s.Addr()}, func() (*redisfrontier.Frontier, error) {
-		return redisfrontier.Open(context.Background(), s.URL(), &redisfrontier.Options{Name: "bench"})
+	addr, url := os.Getenv("BENCH_REDIS"), ""
+	if addr != "" {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		err := c.FlushDB(context.Background()).Err()
+		c.Close()
+		if err != nil {
+			b.Fatalf("BENCH_REDIS=%s: %v", addr, err)
+		}
+		url = "redis://" + addr + "/0"
+	} else {
+		s := redistest.Start(b)
+		addr, url = s.Addr(), s.URL()
+	}
+	benchFrontierOn(b, procs, roots, link, separate, []string{addr}, func() (*redisfrontier.Frontier, error) {
+		return redisfrontier.Open(context.Background(), url, &redisfrontier.Options{Name: "bench"})
 	})
 }
 
