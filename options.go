@@ -631,8 +631,11 @@ func WithRobotsDirectives(on bool) Option {
 
 // WithSitemaps sets whether sitemaps are read. When on, each root host's
 // /sitemap.xml and the Sitemap lines of its robots.txt are fetched at
-// depth 0 (each is a Result), gzip sitemaps are decompressed, and the
-// in-scope URLs a sitemap lists are queued at one more than its depth. A
+// depth 0 (each is a Result: a host whose robots.txt is unavailable has
+// its /sitemap.xml fail with ErrRobotsUnavailable, as its other URLs do),
+// gzip sitemaps are decompressed, and the in-scope URLs a sitemap lists
+// are queued at one more than its depth (the others are checked under
+// WithCheckExternal, as a page's links are). A
 // Sitemap line is a full URL, as sitemaps.org has it (a relative one is
 // left out), and one out of the crawl's scope (another host: sitemaps.org's
 // cross-submission) is left out too, as the exclude patterns and filters
@@ -650,7 +653,8 @@ func WithRobotsDirectives(on bool) Option {
 // found before it queued. With WithRobots(false), the root hosts'
 // robots.txt is fetched as a sitemap request (a Result of its own) for its
 // Sitemap lines. A /sitemap.xml (or robots.txt) the crawler tries on its
-// own has no Referrer, and its Result is never Broken: no page named it.
+// own has no Referrer, and its Result is never Broken: no page named it
+// (Result.Probe reports it).
 // A sitemap whose URL the crawl met first as a link of a page is fetched
 // as that link, once, and not read as a sitemap. The default is off.
 func WithSitemaps(on bool) Option {

@@ -90,6 +90,11 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 		}
 		o.Rules = &HostRules{Denied: deny.Error()}
 		r.rules.put(key, &hostRobots{deny: deny, src: o.Rules})
+		if r.cfg.sitemaps && r.rootHosts[key] {
+			// Its /sitemap.xml is a Result all the same, failing as
+			// the host's other URLs do (WithSitemaps).
+			o.Links = r.sitemaps(key, nil)
+		}
 	} else {
 		var rules *robots.Rules
 		if body != nil {

@@ -251,3 +251,31 @@ func TestSitemapProbeNotBroken(t *testing.T) {
 		t.Errorf("%s, named by robots.txt: %+v, Broken %v; want robots.txt its Referrer, broken", named, r, r.Broken())
 	}
 }
+
+// With WithSitemaps, a root host whose robots.txt is unavailable has its
+// /sitemap.xml fail as its other URLs do: a Result of its own
+// (ErrRobotsUnavailable, a probe, not broken), never requested.
+func TestSitemapRobotsUnavailable(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage("home"))
+	s := newSite(t, mux)
+	s.setRobots("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "busy", http.StatusInternalServerError)
+	}))
+	stats, res, err := crawlSite(t, context.Background(), []string{s.URL + "/"}, crawl.WithSitemaps(true), crawl.WithMaxTries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, ok := res[s.URL+"/sitemap.xml"]
+	if !ok || !errors.Is(probe.Err, crawl.ErrRobotsUnavailable) || !probe.Probe() || probe.Broken() {
+		t.Errorf("/sitemap.xml of a host whose robots.txt answers 500: %+v (in the Results: %v), Probe %v, Broken %v; want a Result failing with ErrRobotsUnavailable, a probe, not broken",
+			probe, ok, probe.Probe(), probe.Broken())
+	}
+	if root := res[s.URL+"/"]; root.Probe() || !errors.Is(root.Err, crawl.ErrRobotsUnavailable) {
+		t.Errorf("the root: %+v, Probe %v; want ErrRobotsUnavailable, no probe", root, root.Probe())
+	}
+	if stats.Done != 2 || len(res) != 2 {
+		t.Errorf("Done %d, %d Results, want 2: the root and /sitemap.xml", stats.Done, len(res))
+	}
+	s.wantHits(t, "/sitemap.xml", 0)
+}

@@ -68,6 +68,13 @@ type Result struct {
 	probe bool
 }
 
+// Probe reports whether the crawler tried the URL on its own, no page or
+// robots.txt naming it: a root host's /sitemap.xml (WithSitemaps), or its
+// robots.txt read as a sitemap (WithRobots(false)). Such a Result has no
+// Referrer and depth 0, as a root's has, but is no root; it is never
+// Broken, and its JSON line says "probe": true.
+func (r *Result) Probe() bool { return r.probe }
+
 // Kind returns the report's category of the Result, as crawl.py's
 // url_report decides it: "fail" when Err is set, else "redirect" when
 // NextURL is, else "html" for text/html, "other" for any other type with

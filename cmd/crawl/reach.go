@@ -25,10 +25,14 @@ type reach struct {
 	roots     []string          // the URLs of the roots' Results, in order
 	redirects map[string]string // URL → where it redirects
 	fails     map[string]error  // URL → why it got no response
+	// The statuses of the probes (a root host's /sitemap.xml the crawler
+	// tried on its own; see crawl.Result.Probe), which are no root's
+	// responses: taken out of the crawl's counters' statuses.
+	probes map[int]int
 }
 
 func newReach() *reach {
-	return &reach{redirects: map[string]string{}, fails: map[string]error{}}
+	return &reach{redirects: map[string]string{}, fails: map[string]error{}, probes: map[int]int{}}
 }
 
 // result counts r.
@@ -37,6 +41,12 @@ func (a *reach) result(r *crawl.Result) {
 	defer a.mu.Unlock()
 	switch {
 	case a.answered:
+		return
+	case r.Probe():
+		// No root, and its response is none of a root's.
+		if r.Status != 0 {
+			a.probes[r.Status]++
+		}
 		return
 	case r.Status != 0 && (r.NextURL == "" || r.Err != nil):
 		a.answered = true
@@ -66,8 +76,8 @@ func (a *reach) unanswered(stats *crawl.Stats, roots []string) string {
 		return ""
 	}
 	if len(a.roots) == 0 {
-		for _, n := range stats.StatusCounts {
-			if n > 0 {
+		for status, n := range stats.StatusCounts {
+			if n > a.probes[status] {
 				return ""
 			}
 		}
@@ -77,7 +87,7 @@ func (a *reach) unanswered(stats *crawl.Stats, roots []string) string {
 		return strings.Join(roots, ", ") + ": no URL of the crawl got a response (another process, or an earlier run, took the roots: its report says why)"
 	}
 	for status, n := range stats.StatusCounts {
-		if n > 0 && (status < 300 || status > 399) {
+		if n > a.probes[status] && (status < 300 || status > 399) {
 			return ""
 		}
 	}
@@ -120,8 +130,8 @@ func (a *reach) any(stats *crawl.Stats) bool {
 	if a.answered {
 		return true
 	}
-	for _, n := range stats.StatusCounts {
-		if n > 0 {
+	for status, n := range stats.StatusCounts {
+		if n > a.probes[status] {
 			return true
 		}
 	}

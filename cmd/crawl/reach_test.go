@@ -134,6 +134,45 @@ func TestNoRootAnswered(t *testing.T) {
 	}
 }
 
+// With -sitemaps, a root host's /sitemap.xml, which the crawler tries on
+// its own, is no root: the stderr line does not name it, and its response
+// (a 404) is none of a root's; a page its sitemap lists that answers is a
+// response of the crawl, as README's exit status says.
+func TestNoRootAnsweredSitemaps(t *testing.T) {
+	refused := startSite(t) // the root disallowed, no sitemap
+	refused.Page("/")
+	refused.Body("/robots.txt", "text/plain", "User-agent: *\nDisallow: /\nAllow: /sitemap.xml\n")
+	mapped := startSite(t) // the root disallowed, its sitemap's page allowed
+	mapped.Page("/")
+	mapped.Page("/a")
+	mapped.Body("/robots.txt", "text/plain", "User-agent: *\nDisallow: /\nAllow: /sitemap.xml\nAllow: /a\n")
+	mapped.Body("/sitemap.xml", "application/xml", `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>`+mapped.URL("/a")+`</loc></url></urlset>`)
+	down := startSite(t) // robots.txt answers 500
+	down.Page("/")
+	down.Body("/robots.txt", "text/plain", "busy").Status(http.StatusInternalServerError)
+	for _, tt := range []struct {
+		name, root string
+		code       int
+		want       string // the stderr line, with code 1
+		done       string
+	}{
+		{"root disallowed, /sitemap.xml 404", refused.URL("/"), 1, "crawl: no root got a response: " + refused.URL("/") + ": disallowed by robots.txt\n", "Done: 2"},
+		{"root disallowed, a sitemap's page answers", mapped.URL("/"), 0, "", "Done: 3"},
+		{"robots.txt 500", down.URL("/"), 1, "crawl: no root got a response: " + down.URL("/") + ": robots.txt unavailable: status 500\n", "Done: 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runCrawl(t, "-q", "-max_tries", "1", "-sitemaps", tt.root)
+			if got.code != tt.code || got.stderr != tt.want {
+				t.Errorf("crawl -sitemaps %s: exit %d, stderr %q; want %d, %q", tt.root, got.code, got.stderr, tt.code, tt.want)
+			}
+			if !strings.Contains(got.stdout, tt.done) {
+				t.Errorf("crawl -sitemaps %s: the report lacks %q:\n%s", tt.root, tt.done, got.stdout)
+			}
+		})
+	}
+}
+
 // A root that is a path is an error naming it, not a host: crawl
 // /relative/path is not http://relative/path.
 func TestRootIsPath(t *testing.T) {
