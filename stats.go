@@ -72,7 +72,7 @@ type Result struct {
 // robots.txt naming it: a root host's /sitemap.xml (WithSitemaps), or its
 // robots.txt read as a sitemap (WithRobots(false)). Such a Result has no
 // Referrer and depth 0, as a root's has, but is no root; it is never
-// Broken, and its JSON line says "probe": true.
+// Broken. MarshalBinary keeps it.
 func (r *Result) Probe() bool { return r.probe }
 
 // Kind returns the report's category of the Result, as crawl.py's
