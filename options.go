@@ -768,14 +768,17 @@ func WithMaxURLLength(n int) Option {
 }
 
 // WithMaxLinksPerPage sets how many links of one page are considered: the
-// first n distinct links in scope, in document order, are (whether or not
-// the exclude patterns and filters then drop them). The page's links are
-// read in order, duplicates and links out of scope with them, until one
-// would be the (n+1)th distinct link in scope: that link and every one
-// after it are left unread. Stats.Refused counts those as
-// "links_per_page", one for each link left, as the page holds them
-// (duplicates and links out of scope among them included; those read
-// before it have their own fates). The limit applies to the
+// first n distinct links the crawl would take up, in document order, are
+// (whether or not the exclude patterns and filters then drop them). A link
+// is taken up if it is in scope, or fetched whatever its host (a requisite
+// under WithRequisites, a reference under WithReferences), or checked
+// (out of scope, under WithCheckExternal); a link it leaves alone (out of
+// scope, with no check) does not count. The page's links are read in
+// order, duplicates and links left alone with them, until one would be
+// the (n+1)th distinct link taken up: that link and every one after it
+// are left unread. Stats.Refused counts those as "links_per_page", one
+// for each link left, as the page holds them (duplicates and links out of
+// scope among them included; those read before it have their own fates). The limit applies to the
 // links of pages, whatever extractor found them; a sitemap has its own
 // limit of MaxSitemapURLs. Past 4n links, the default extractor leaves
 // the rest of a page unresolved, and they count as refused too, so that a
