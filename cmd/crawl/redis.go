@@ -122,7 +122,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 	}
 	rdb := redis.NewClient(o)
 	if logger != nil {
-		rdb.AddHook(&outageWatch{logger: logger, server: redactURL(cfg.redis)})
+		rdb.AddHook(&outageWatch{logger: logger, server: redactURL(cfg.redis), dials: true})
 	}
 	return rdb, nil
 }
@@ -326,20 +326,29 @@ func answers(ctx context.Context, rdb redis.UniversalClient) error {
 // succeeds after quiet without a failure (a cluster's; a server's is 0),
 // so that the calls that go on meanwhile to a cluster's live masters do
 // not end the outage while those of a lost one's slots still fail (the
-// Frontier tries them again at least every 2s). By the calls, not the
-// dials: a server stopped (SIGSTOP), or cut off without a reset, still
-// accepts connections, and never answers on them; so a call with no
-// reply after outageSilence is a failure too (a call the client timed
-// out may be tried again by it before it fails: a stopped server went
-// unlogged for 5 s and more).
+// Frontier tries them again at least every 2s). By the calls: a server
+// stopped (SIGSTOP), or cut off without a reset, still accepts
+// connections, and never answers on them; so a call with no reply after
+// outageSilence is a failure too (a call the client timed out may be
+// tried again by it before it fails: a stopped server went unlogged for 5
+// s and more). And, of a server (with dials), by the dials that fail: the
+// client tries a refused dial again within one call, which a short
+// outage (2 s) let succeed, unlogged. Only what began after the outage's
+// start ends it, and what began before its end does not start another:
+// a call made before an outage that succeeds as it begins, or one made
+// during it that fails just after it (a dial refused, a reply late by
+// outageSilence), logged it twice.
 type outageWatch struct {
 	logger *slog.Logger
 	server string // the -redis URL without its password, or the seed nodes
 	quiet  time.Duration
+	dials  bool // a failed dial is a failure (see above)
 
 	mu     sync.Mutex
 	down   bool
 	failed time.Time // the last failure
+	downAt time.Time // when the outage began
+	upAt   time.Time // when the last one ended
 }
 
 // outageQuiet is outageWatch's quiet on a Redis Cluster, and
@@ -351,7 +360,8 @@ const (
 	outageSilence = 3 * time.Second
 )
 
-func (w *outageWatch) note(ctx context.Context, err error) {
+// note notes how a call (or a dial) begun at start ended: err.
+func (w *outageWatch) note(ctx context.Context, start time.Time, err error) {
 	if err != nil && ctx.Err() != nil {
 		return // the caller gave up, not Redis
 	}
@@ -362,35 +372,54 @@ func (w *outageWatch) note(ctx context.Context, err error) {
 	now := time.Now()
 	switch {
 	case failed:
+		if !w.down && start.Before(w.upAt) {
+			return // begun in the outage just ended
+		}
 		w.failed = now
 		if !w.down {
-			w.down = true
+			w.down, w.downAt = true, now
 			w.logger.Warn("Redis does not answer: waiting for it", "redis", w.server, "err", err)
 		}
-	case w.down && now.Sub(w.failed) >= w.quiet:
-		w.down = false
+	case w.down && !start.Before(w.downAt) && now.Sub(w.failed) >= w.quiet:
+		w.down, w.upAt = false, now
 		w.logger.Info("Redis answers again", "redis", w.server)
 	}
 }
 
-func (w *outageWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (w *outageWatch) DialHook(next redis.DialHook) redis.DialHook {
+	if !w.dials {
+		return next
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		start := time.Now()
+		c, err := next(ctx, network, addr)
+		if err != nil {
+			// A dial that succeeds tells nothing: a stopped server
+			// takes connections.
+			w.note(ctx, start, err)
+		}
+		return c, err
+	}
+}
 
 func (w *outageWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		t := w.watch(ctx)
+		start := time.Now()
+		t := w.watch(ctx, start)
 		err := next(ctx, cmd)
 		t.Stop()
-		w.note(ctx, err)
+		w.note(ctx, start, err)
 		return err
 	}
 }
 
 func (w *outageWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		t := w.watch(ctx)
+		start := time.Now()
+		t := w.watch(ctx, start)
 		err := next(ctx, cmds)
 		t.Stop()
-		w.note(ctx, err)
+		w.note(ctx, start, err)
 		return err
 	}
 }
@@ -411,11 +440,12 @@ func (w nodeWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// watch notes a failure if the call under ctx has no reply within
-// outageSilence; the caller stops the timer it returns when it has.
-func (w *outageWatch) watch(ctx context.Context) *time.Timer {
+// watch notes a failure if the call under ctx, begun at start, has no
+// reply within outageSilence; the caller stops the timer it returns when
+// it has.
+func (w *outageWatch) watch(ctx context.Context, start time.Time) *time.Timer {
 	return time.AfterFunc(outageSilence, func() {
-		w.note(ctx, fmt.Errorf("no reply in %v", outageSilence))
+		w.note(ctx, start, fmt.Errorf("no reply in %v", outageSilence))
 	})
 }
 

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -178,13 +176,7 @@ func TestRedisOutageLoggedOnce(t *testing.T) {
 func TestClusterNodeCallOutageLogged(t *testing.T) {
 	t.Parallel()
 	c := redistest.StartCluster(t, 3, 0)
-	var log strings.Builder
-	var mu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return log.Write(p)
-	}), nil))
+	logger, logged := bufferLogger()
 	rdb, err := newRedisClient(&config{cluster: c.Masters()}, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -204,17 +196,13 @@ func TestClusterNodeCallOutageLogged(t *testing.T) {
 	if err := node.ClusterSlots(ctx).Err(); err == nil {
 		t.Fatalf("CLUSTER SLOTS of %s killed: no error", node.Options().Addr)
 	}
-	mu.Lock()
-	if log.Len() > 0 {
-		t.Errorf("CLUSTER SLOTS of a killed node's client: logged %q, want nothing", log.String())
+	if log := logged(); log != "" {
+		t.Errorf("CLUSTER SLOTS of a killed node's client: logged %q, want nothing", log)
 	}
-	mu.Unlock()
 	if err := node.Ping(ctx).Err(); err == nil {
 		t.Fatalf("PING %s killed: no error", node.Options().Addr)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if n := strings.Count(log.String(), "Redis does not answer: waiting for it"); n != 1 {
-		t.Errorf("a call to a killed master's client: the outage logged %d times, want once; log %q", n, log.String())
+	if log := logged(); strings.Count(log, "Redis does not answer: waiting for it") != 1 {
+		t.Errorf("a call to a killed master's client: the outage logged %d times, want once; log %q", strings.Count(log, "Redis does not answer: waiting for it"), log)
 	}
 }
