@@ -334,10 +334,12 @@ func WithLinkExtractor(e LinkExtractor) Option {
 // WithReferences), and each gets its Fate. Each Link's URL must be
 // absolute, or relative to p.Base; the crawler resolves it in place, to the
 // form it sends (see Link.URL), and drops a link that does not resolve to an http(s) URL. It
-// is called for the 2xx responses the default extractor would read: pages
-// (HTML, XHTML, SVG, XML, CSS and, with WithSpeculative, scripts, by their
-// Content-Type; not sitemaps and robots.txt, which the crawler reads
-// itself) and the stylesheets fetched as requisites. It replaces a
+// is called for the 2xx responses of pages, whatever their Content-Type
+// (it decides by Page.ContentType what it reads; a page it is given has its
+// body capped as one the crawl reads for links, see WithMaxBodySize), but
+// for a body in a coding the crawler cannot decode, and not for sitemaps
+// and robots.txt, which the crawler reads itself; and for the stylesheets
+// (and, with WithSpeculative, scripts) fetched as requisites. It replaces a
 // WithLinkExtractor given before it, as that replaces it.
 func WithTypedLinkExtractor(e TypedLinkExtractor) Option {
 	return optionFunc(func(c *config) { c.typedExtractor, c.extractor = e, nil })

@@ -267,6 +267,25 @@ func elems(r io.ReaderAt, p *pageBuf) (pageElems, error) {
 	if _, err := p.upTo(r, uint64(pageHeaderSize+n*elemSize)); err != nil {
 		return e, err
 	}
+	// bbolt writes a page's keys and values one after the other, from
+	// the end of its elements (node.write): an element that starts
+	// elsewhere was not written so. A count lowered by one (a flipped
+	// bit) leaves a page otherwise whole, its last record unseen: its
+	// first key then starts an element's size after the elements' end.
+	off := uint64(pageHeaderSize + n*elemSize)
+	for i := range n {
+		b := p.b[pageHeaderSize+i*elemSize:]
+		var pos, size uint64
+		if e.branch {
+			pos, size = uint64(ne.Uint32(b)), uint64(ne.Uint32(b[4:]))
+		} else {
+			pos, size = uint64(ne.Uint32(b[4:])), uint64(ne.Uint32(b[8:]))+uint64(ne.Uint32(b[12:]))
+		}
+		if start := uint64(pageHeaderSize+i*elemSize) + pos; start != off {
+			return e, fmt.Errorf("element %d of %d starts at byte %d, not at %d where the one before ends (a count or an element damaged)", i, n, start, off)
+		}
+		off += size
+	}
 	return e, nil
 }
 
