@@ -759,7 +759,7 @@ func checkRobots(t *testing.T, f crawl.Frontier) {
 }
 
 // checkRobotsMaxAge checks that a host's robots.txt is asked for again
-// once its rules are Policy.RobotsMaxAge old, not before, and alone, and
+// once its rules are Policy.RobotsMaxAge old, not at once after its ack, and alone, and
 // that its URLs then carry the rules it was acked with.
 func checkRobotsMaxAge(t *testing.T, f crawl.Frontier) {
 	const age = time.Second

@@ -57,12 +57,15 @@
 //     10s delay gives out URL after URL acked Unsent) nor count in
 //     Counts.Pages.
 //   - Robots: under Policy.Robots a new host's RobotsRequest goes first and
-//     alone; it is neither queued nor pending; its Retry brings it back,
+//     alone; Counts count it neither queued nor pending (Join while only
+//     it is out is not tried); its Retry brings it back,
 //     not before its time; once acked, every Lease of the host carries the
 //     HostRules it was acked with.
 //   - RobotsMaxAge: under Policy.RobotsMaxAge a host's robots.txt is
 //     asked for again once its rules are that old (from the first URL
-//     that went by them), not before, and alone (none of the host's other
+//     that went by them), not at once after its ack (an age shorter than
+//     Policy.RobotsMaxAge that has passed by the next Take is not caught),
+//     and alone (none of the host's other
 //     URLs goes until it is acked); its URLs then carry the new rules.
 //   - RobotsDelay: the Delay of a host's HostRules spaces its requests,
 //     no two starts closer than it (a Crawl-delay is a floor).
@@ -158,7 +161,8 @@
 // failure may not come back on every run of its seed.
 //
 // What Fuzz cannot check: timing other than by lower bounds (a delay's
-// length, turns between hosts, and the order within a host are Run's);
+// length and turns between hosts are Run's; the order of a host's new
+// Requests is checked by neither);
 // lease terms other than on the real clock (there is no fake clock: the
 // model accepts either answer once a term may have passed, and cuts no
 // Ack or Retry under a LeaseTerm, where a cut and a lost lease look
