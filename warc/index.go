@@ -46,7 +46,9 @@ func newIndexLine(x *exchange, revisit bool) *indexLine {
 		}
 		key += sep + "__wb_method=" + m + "&" + q
 	}
-	b.WriteString(SURT(key))
+	// The urlkey ends at the line's first space: one in the target's
+	// authority (a damaged file's) is encoded, as is a control character.
+	b.WriteString(spaceless(SURT(key)))
 	b.WriteByte(' ')
 	b.WriteString(indexTimestamp(x.date))
 	b.WriteString(` {"url":`)
@@ -196,3 +198,22 @@ func dropWWW(u string) string {
 
 // indexTimestamp is how a CDXJ line gives a record's WARC-Date.
 func indexTimestamp(t time.Time) string { return t.UTC().Format("20060102150405") }
+
+// spaceless returns s with its spaces and control characters
+// percent-encoded (" " is %20), and s itself when it has none.
+func spaceless(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f {
+			b.WriteByte('%')
+			b.WriteByte("0123456789ABCDEF"[c>>4])
+			b.WriteByte("0123456789ABCDEF"[c&15])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

@@ -214,7 +214,10 @@ func (r *record) indexLine(request []byte) (*indexLine, bool) {
 	if !ok {
 		return nil, false
 	}
-	x := &exchange{targetURI: r.get("WARC-Target-URI"), date: date, request: request,
+	// A file of another writer (or damaged) may hold a target that is no
+	// URI (a space, a control character, an octet past ASCII): indexed as
+	// the recorder would have written it.
+	x := &exchange{targetURI: rfc3986URI(r.get("WARC-Target-URI")), date: date, request: request,
 		status: h.status, payload: r.get("WARC-Payload-Digest")}
 	if h.hasType {
 		mime, _, _ := strings.Cut(h.mediaType, ";")
