@@ -994,21 +994,23 @@ func rfc3986URI(url string) string {
 	}
 	for i := start; i < len(url); i++ {
 		if !uriOctet(url, i) {
-			return encodeFrom(url, start)
+			return encodeFrom(url, start, uriOctet)
 		}
 	}
 	return url
 }
 
-// encodeFrom is rfc3986URI's encoding of the octets of url from start on.
-func encodeFrom(url string, start int) string {
+// encodeFrom returns s with each octet from start on for which keep(s, i)
+// is false percent-encoded (rfc3986URI's and the index's urlkey's
+// encoding).
+func encodeFrom(s string, start int, keep func(s string, i int) bool) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
-	b.Grow(len(url) + 16)
-	b.WriteString(url[:start])
-	for i := start; i < len(url); i++ {
-		c := url[i]
-		if uriOctet(url, i) {
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:start])
+	for i := start; i < len(s); i++ {
+		c := s[i]
+		if keep(s, i) {
 			b.WriteByte(c)
 			continue
 		}

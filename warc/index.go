@@ -205,15 +205,5 @@ func spaceless(s string) string {
 	if !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c == 0x7f {
-			b.WriteByte('%')
-			b.WriteByte("0123456789ABCDEF"[c>>4])
-			b.WriteByte("0123456789ABCDEF"[c&15])
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return encodeFrom(s, 0, func(s string, i int) bool { return s[i] > ' ' && s[i] != 0x7f })
 }
