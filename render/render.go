@@ -28,6 +28,9 @@
 // OOM killer) is started anew, with a new profile, and the page it died
 // under is rendered once more. It never outlives the Run: Close kills it
 // and the processes it started, and on Linux it dies with the crawler.
+// Its profile and temporary files are in a directory of its own under
+// TMPDIR, removed once it has exited (unless the crawler itself is
+// killed).
 package render
 
 import (
@@ -39,6 +42,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -199,14 +203,30 @@ type browser struct {
 	actx, bctx                 context.Context
 	cancelAlloc, cancelBrowser context.CancelFunc
 	tabs                       chan *tab
+	// dir holds the browser's profile and is its TMPDIR: Chromium
+	// leaves a directory of its own in TMPDIR (its single-instance
+	// socket) when it is killed, as Close kills it, so the browser's
+	// files are all under dir, removed once it has exited.
+	dir string
 }
 
 // start starts a browser. ctx bounds the wait for it.
 func (s *session) start(ctx context.Context) (*browser, error) {
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), s.flags...)
+	dir, err := os.MkdirTemp("", "crawlr")
+	if err != nil {
+		return nil, fmt.Errorf("render: start %s: a directory for its profile: %w", s.path, err)
+	}
+	flags := append(s.flags[:len(s.flags):len(s.flags)], chromedp.UserDataDir(filepath.Join(dir, "profile")))
+	// Chromium refuses to start when its socket's path is longer than a
+	// Unix socket's (108 bytes): under a TMPDIR that deep it keeps the
+	// one it has.
+	if len(dir)+len("/org.chromium.Chromium.XXXXXX/SingletonSocket") < 108 {
+		flags = append(flags, chromedp.Env("TMPDIR="+dir))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), flags...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	b := &browser{actx: actx, bctx: bctx, cancelAlloc: cancelAlloc, cancelBrowser: cancelBrowser,
-		tabs: make(chan *tab, s.r.opts.Tabs)}
+		tabs: make(chan *tab, s.r.opts.Tabs), dir: dir}
 	// The first call starts the browser; its context must not be one
 	// that ends (it would stop the browser), so ctx only bounds the wait.
 	started := make(chan error, 1)
@@ -215,7 +235,6 @@ func (s *session) start(ctx context.Context) (*browser, error) {
 	// start, a wrong Exec) must not hold the Run for good.
 	limit := time.NewTimer(s.r.opts.Timeout)
 	defer limit.Stop()
-	var err error
 	select {
 	case err = <-started:
 	case <-ctx.Done():
@@ -230,13 +249,15 @@ func (s *session) start(ctx context.Context) (*browser, error) {
 	return b, nil
 }
 
-// stop stops the browser and every process it started.
+// stop stops the browser and every process it started, and removes its
+// files.
 func (b *browser) stop() {
 	b.cancelBrowser()
 	b.cancelAlloc()
 	if a, ok := chromedp.FromContext(b.actx).Allocator.(*chromedp.ExecAllocator); ok {
 		a.Wait()
 	}
+	os.RemoveAll(b.dir)
 }
 
 // browser returns the session's browser, started anew if the one before
