@@ -415,6 +415,15 @@ func cutBack(name string, end int64) (bool, error) {
 	if _, err := io.ReadFull(f, head); err != nil {
 		return false, nil // a byte or none: nothing to cut
 	}
+	if !recordStart(io.MultiReader(bytes.NewReader(head), f)) {
+		// Not a WARC record's start, whole or cut: not a record this
+		// package wrote (a file left by hand in the series, or not a
+		// WARC at all), which it leaves as it is.
+		return false, nil
+	}
+	if _, err := f.Seek(end+2, io.SeekStart); err != nil {
+		return false, err
+	}
 	marker, most := []byte(recordEnd+"WARC/1."), 1
 	if head[0] == 0x1f && head[1] == 0x8b {
 		// A gzip member's start as Go's compress/gzip writes it, no
@@ -430,6 +439,29 @@ func cutBack(name string, end int64) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// recordStart reports whether r starts as a WARC record, plain or in a
+// gzip member, possibly cut short: its first octets, or those its member
+// decompresses to, are "WARC/1." or the start of it.
+func recordStart(r io.Reader) bool {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			// The member's header cut short (or damaged): a cut record
+			// only if what there is of it is a header's start.
+			return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
+	want := []byte("WARC/1.")
+	got := make([]byte, len(want))
+	n, _ := io.ReadFull(r, got)
+	return bytes.HasPrefix(want, got[:n])
 }
 
 // count returns how many times marker occurs in r, up to limit.

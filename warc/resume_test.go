@@ -276,6 +276,35 @@ func TestResumeCutsTail(t *testing.T) {
 					os.Remove(f) // the next case resumes from file again
 				}
 			}
+			// A file of the series this package did not write (left
+			// there by hand) is left as it is, as Options.Prefix
+			// promises: before, a text file with no CRLF read as a
+			// record cut short at its start, and was emptied.
+			text := bytes.Repeat([]byte("a line of a file left by hand\n"), 4000)
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write(text)
+			zw.Close()
+			for _, tc := range []struct {
+				name string
+				data []byte
+			}{
+				{"a text file", text},
+				{"a gzip file of text", gz.Bytes()},
+				{"an archive with text after its last exchange", append(slices.Clone(whole), text...)},
+				{"an archive with a gzip member of text after its last exchange", append(slices.Clone(whole), gz.Bytes()...)},
+			} {
+				if err := os.WriteFile(file, tc.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				after, files := resumeOnce(t, opts)
+				if !bytes.Equal(after, tc.data) {
+					t.Errorf("%s: the file of %d bytes is %d after, want it as it was", tc.name, len(tc.data), len(after))
+				}
+				for _, f := range files[1:] {
+					os.Remove(f)
+				}
+			}
 		})
 	}
 }

@@ -13,10 +13,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1131,5 +1133,76 @@ func TestTruncatedReason(t *testing.T) {
 	want := map[string]string{"/length": "length", "/cancelled": "unspecified", "/deadline": "time"}
 	if !maps.Equal(got, want) {
 		t.Errorf("WARC-Truncated by path: %v, want %v", got, want)
+	}
+}
+
+// A file whose warcinfo could not be written whole (its disk full as it
+// began: at NewWriter, or at a rotation) is removed, and Files does not
+// list it: a reader finds no WARC file of 0 bytes, and a resumed Writer
+// makes it again. On a real full disk: a tmpfs, mounted where the test may
+// (root); a file of the Writer's own making only (Options.Create nil).
+func TestNoEmptyFileOnFullDisk(t *testing.T) {
+	_, srv := newSite(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v: %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	fill := func(room int) {
+		t.Helper()
+		os.Remove(filepath.Join(dir, "fill"))
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(dir, &fs); err != nil {
+			t.Fatal(err)
+		}
+		free := int(fs.Bavail) * int(fs.Bsize)
+		if err := os.WriteFile(filepath.Join(dir, "fill"), make([]byte, max(0, free-room)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, plain := range []bool{false, true} {
+		// At NewWriter: no room at all.
+		fill(0)
+		file := filepath.Join(dir, fmt.Sprintf("first-%v.warc.gz", plain))
+		if w, err := NewWriter(Options{File: file, NoGzip: plain}); err == nil {
+			w.Close()
+			t.Fatalf("NewWriter on a full disk: no error")
+		}
+		if _, err := os.Stat(file); !os.IsNotExist(err) {
+			t.Errorf("NoGzip=%v: the first file after NewWriter failed: %v, want none", plain, err)
+		}
+		// At a rotation: room for the first file, none for the
+		// second's warcinfo.
+		fill(12 << 10)
+		file = filepath.Join(dir, fmt.Sprintf("rot-%v.warc.gz", plain))
+		w, err := NewWriter(Options{File: file, NoGzip: plain, MaxSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := &http.Client{Transport: w.Transport(routeAll(srv))}
+		for i := range 20 {
+			resp, err := client.Get(fmt.Sprintf("%s/same/%d", srv.URL, i))
+			if err != nil {
+				break
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if err := w.Close(); err == nil || !strings.Contains(err.Error(), "no space left") {
+			t.Fatalf("NoGzip=%v: Close: %v, want the disk full", plain, err)
+		}
+		files := w.Files()
+		for _, f := range files {
+			st, err := os.Stat(f)
+			if err != nil || st.Size() == 0 {
+				t.Errorf("NoGzip=%v: %s listed by Files: %v, size %d; want a file with its warcinfo", plain, f, err, st.Size())
+			}
+		}
+		if next := w.fileName(len(files)); exists(next) {
+			t.Errorf("NoGzip=%v: %s, which Files does not list, exists", plain, next)
+		}
+		for _, f := range files {
+			os.Remove(f)
+		}
 	}
 }

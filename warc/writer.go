@@ -263,7 +263,9 @@ type Options struct {
 	// the middle of a write), cuts it back to the end of its last whole
 	// exchange, unless the file holds more record starts after that end
 	// than the exchange cut short can (damage elsewhere, which it leaves
-	// as it is). The exchange cut off was never counted written.
+	// as it is), or what follows that end is not the start of a WARC
+	// record (a file of the series that no Writer wrote, left as it is).
+	// The exchange cut off was never counted written.
 	// A run that ends without Close (kill -9), or whose Close could not
 	// write the index, leaves it as it was, without that run's records;
 	// so Close also reads each earlier file of the series that no line of
@@ -292,9 +294,10 @@ type Options struct {
 // called to write what is queued and end it. After a write error every
 // later write returns that error; Err reports it.
 type Writer struct {
-	opts    Options
-	maxSize int64
-	gzip    bool
+	opts      Options
+	maxSize   int64
+	gzip      bool
+	ownCreate bool // opts.Create is the Writer's own: files it may remove
 
 	closing atomic.Bool  // set by Close: no exchange starts any more
 	next    atomic.Int64 // number of the next file
@@ -428,13 +431,14 @@ func NewWriter(opts Options) (*Writer, error) {
 		}
 	}
 	w := &Writer{
-		opts:    opts,
-		maxSize: opts.MaxSize,
-		gzip:    !opts.NoGzip,
-		digests: make(map[string]original),
-		conns:   make(map[*conn]struct{}),
-		items:   make(chan *item, queued),
-		done:    make(chan struct{}),
+		opts:      opts,
+		ownCreate: ownCreate,
+		maxSize:   opts.MaxSize,
+		gzip:      !opts.NoGzip,
+		digests:   make(map[string]original),
+		conns:     make(map[*conn]struct{}),
+		items:     make(chan *item, queued),
+		done:      make(chan struct{}),
 	}
 	if w.maxSize == 0 {
 		w.maxSize = DefaultMaxSize
@@ -821,6 +825,11 @@ func (w *Writer) flush() {
 			}
 		}
 		w.size += int64(n)
+		if w.size == 0 && w.ownCreate && os.Remove(w.name) == nil {
+			// Not even its warcinfo is whole (a disk that filled as
+			// the file began): no WARC file, gone as if never made.
+			w.next.Add(-1)
+		}
 		if _, ok := errors.AsType[*fs.PathError](err); ok {
 			w.fail(fmt.Errorf("warc: %w", err)) // it names the file
 		} else {

@@ -353,7 +353,9 @@ and prints what was done. Flags and roots may be mixed; --flag works as
 Exit status: 0 when the crawl ran and a root (or a URL a root host's
 sitemap lists) got a response, whatever the pages returned; 1 when it
 could not start, or when no root got a response (each root's reason on
-stderr); 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
+stderr), or when a write failed (-warc, -warc_index, -state, -o, -graph,
+standard output: a full disk), whatever the roots got; 130 after Ctrl-C
+(SIGINT), 143 after SIGTERM.
 `)
 	io.WriteString(w, b.String())
 }

@@ -45,6 +45,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -272,6 +273,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		if _, err := os.Stat(cfg.state); err == nil {
 			resumed = true
 		} else if dir := filepath.Dir(cfg.state); !isDir(dir) {
+			if exists(dir) {
+				return fail("-state %s: %s is not a directory", cfg.state, dir)
+			}
 			return fail("-state %s: the directory %s does not exist", cfg.state, dir)
 		}
 	}
@@ -282,37 +286,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 			}
 		}
 	}
-	// The state first: a -state another process holds is refused before
-	// anything is done to the archive it writes (a resumed archive's
-	// last file is read, and may be cut back: see warc.Options.Resume).
-	var state *boltfrontier.Frontier
-	if cfg.state != "" {
-		f, err := openState(ctx, cfg.state)
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "crawl: interrupted")
-			return interruptedCode(ctx)
+	// The archive: opened by openArchive at once, or, with -state, once
+	// the state has taken the crawl; closeArchive closes it when the
+	// command ends, and removes the files it made if the crawl did not
+	// begin.
+	var (
+		state        *boltfrontier.Frontier
+		archive      *warc.Writer
+		closeArchive func()
+		started      bool // the crawl began: its archive is kept
+	)
+	openArchive := func() error {
+		if cfg.warc == "" {
+			return nil
 		}
-		if err != nil {
-			return fail("-state: %v", err)
-		}
-		defer f.Close()
-		state = f
-		// The report, or the JSON lines, are of the whole crawl: the
-		// URLs earlier runs finished come first (their lines without
-		// -select fields, which the state does not keep), so that the
-		// lines agree with the summary, and a run killed leaves no line
-		// twice in the next run's output.
-		opts = append(opts, crawl.WithFrontier(reprinting{f, func(ctx context.Context) error {
-			return f.Results(ctx, func(r crawl.Result) bool {
-				prog.earlier(&r)
-				write(&r, nil)
-				return true
-			})
-		}}))
-	}
-	var archive *warc.Writer
-	started := false // the crawl began: its archive is kept
-	if cfg.warc != "" {
 		// An index made now goes with the crawl if it does not begin,
 		// as the archive does, resumed or not.
 		_, serr := os.Stat(cfg.warcIndex)
@@ -332,7 +319,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 				// that does not begin leaves no state in the way.
 				os.Remove(cfg.state)
 			}
-			return fail("-warc: %v", err)
+			return &archiveError{err}
 		}
 		// The files this run makes: a crawl that does not begin (a
 		// bad -exclude, a -state of another crawl) leaves none in the
@@ -342,25 +329,72 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		if newIndex {
 			made = append(made, cfg.warcIndex)
 		}
-		defer func() {
+		closeArchive = func() {
 			w.Close()
 			if !started {
 				for _, f := range made {
 					os.Remove(f)
 				}
 			}
-		}()
+		}
 		archive = w
+		return nil
+	}
+	// The state first: a -state another process holds is refused before
+	// anything is done to the archive it writes (a resumed archive's
+	// last file is read, and may be cut back: see warc.Options.Resume).
+	if cfg.state != "" {
+		f, err := openState(ctx, cfg.state)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "crawl: interrupted")
+			return interruptedCode(ctx)
+		}
+		if err != nil {
+			return fail("-state: %v", err)
+		}
+		defer f.Close()
+		state = f
+		// The report, or the JSON lines, are of the whole crawl: the
+		// URLs earlier runs finished come first (their lines without
+		// -select fields, which the state does not keep), so that the
+		// lines agree with the summary, and a run killed leaves no line
+		// twice in the next run's output.
+		opts = append(opts, crawl.WithFrontier(reprinting{f, func(ctx context.Context) error {
+			// The state has taken the crawl (its roots and scope):
+			// only now is the archive it continues opened, so that a
+			// crawl the state refuses leaves it as it was.
+			if err := openArchive(); err != nil {
+				return err
+			}
+			return f.Results(ctx, func(r crawl.Result) bool {
+				prog.earlier(&r)
+				write(&r, nil)
+				return true
+			})
+		}}))
+	}
+	defer func() {
+		if closeArchive != nil {
+			closeArchive()
+		}
+	}()
+	if state == nil {
+		if err := openArchive(); err != nil {
+			return fail("%v", err)
+		}
 	}
 	// The archive records the connections -resolve makes: it wraps the
-	// mapping's transport.
+	// mapping's transport. With -state it is opened once the crawl has
+	// begun (see above), after the crawler made its transport: made at
+	// the first request.
 	var record func(http.RoundTripper) http.RoundTripper
-	if archive != nil {
-		record = archive.Transport
+	if cfg.warc != "" {
+		record = func(rt http.RoundTripper) http.RoundTripper { return &archiveTransport{rt: rt, w: &archive} }
 	}
 	if wrap := cfg.resolve.wrapper(record); wrap != nil {
 		opts = append(opts, crawl.WithTransportWrapper(wrap))
 	}
+
 	var (
 		shared *redisfrontier.Frontier
 		rdb    redis.UniversalClient // shared's
@@ -389,6 +423,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// Run, with the name of a shared crawl said once Start has named it.
 	stopProgress := func() {}
 	cr, err := c.Start(ctx, cfg.roots...)
+	if ae := (*archiveError)(nil); errors.As(err, &ae) {
+		// The archive, opened once -state took the crawl, failed (its
+		// OnError cancelled ctx: no interruption).
+		return fail("%v", ae)
+	}
 	var stats *crawl.Stats
 	if shared != nil && shared.Name() != "" && !announced && (err == nil || ctx.Err() == nil) {
 		// Even when the crawl refused this process (other roots or
@@ -443,17 +482,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	// A crawl stopped by an error once it ran (the archive or the state
 	// could not be written: a full disk) still writes its report, which
 	// shows what was done, and then exits 1 with the error.
-	var stopped error
+	var stopped, archiveStopped error
+	// failThen fails with the message, then closes the archive (writing
+	// its index) and says each error of its close, but archiveStopped,
+	// said already: whatever stopped the crawl, an index that could not
+	// be written is said, after the error that stopped it.
+	failThen := func(format string, a ...any) int {
+		code := fail(format, a...)
+		if archive != nil {
+			err := archive.Close()
+			errs := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = j.Unwrap()
+			}
+			for _, e := range errs {
+				if e != nil && e != archiveStopped {
+					fmt.Fprintf(stderr, "crawl: -warc: %v\n", e)
+				}
+			}
+		}
+		return code
+	}
 	switch {
 	case archive != nil && archive.Err() != nil:
-		stopped = fmt.Errorf("-warc: %v: the crawl was stopped, the archive holds what came before", archive.Err())
+		archiveStopped = archive.Err()
+		stopped = fmt.Errorf("-warc: %v: the crawl was stopped, the archive holds what came before", archiveStopped)
 	case lines != nil && lines.failed() != nil:
 		name := "standard output"
 		if cfg.output != "" {
 			name = "-o " + cfg.output
 		}
 		// No report follows: its lines go where this one failed.
-		return fail("%s: %v: the crawl was stopped there, the lines before are written", name, lines.failed())
+		return failThen("%s: %v: the crawl was stopped there, the lines before are written", name, lines.failed())
 	case err != nil && ctx.Err() == nil && stats != nil:
 		stopped = err
 	}
@@ -488,46 +548,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		err = text.write(out, stats, prog.thisRun())
 	}
 	if err != nil {
-		return fail("write report: %v", err)
+		return failThen("write report: %v", err)
 	}
 	if graph != nil {
 		if err := graph.writeDOT(graphFile, cfg.roots[0]); err != nil {
-			return fail("-graph: %v", err)
+			return failThen("-graph: %v", err)
 		}
 	}
-	if archive != nil {
+	if archive != nil && stopped == nil {
 		if err := archive.Close(); err != nil {
-			if stopped == nil {
-				return fail("-warc: %v", err)
-			}
-			// Stopped by the archive's write error: what else went
-			// wrong at its close (the index of a full disk) is said too.
-			if j, ok := err.(interface{ Unwrap() []error }); ok {
-				for _, e := range j.Unwrap()[1:] {
-					fmt.Fprintf(stderr, "crawl: -warc: %v\n", e)
-				}
-			}
+			return fail("-warc: %v", err)
 		}
 	}
 	if state != nil {
 		if err := state.Close(); err != nil {
-			return fail("-state: %v", err)
+			return failThen("-state: %v", err)
 		}
 	}
 	if shared != nil {
 		if err := shared.Close(); err != nil && !errors.Is(err, crawl.ErrFrontierClosed) {
-			return fail("%s: %v", cfg.redisFlagName(), err)
+			return failThen("%s: %v", cfg.redisFlagName(), err)
 		}
 	}
 	for _, f := range []*outputFile{outFile, graphFile} {
 		if f != nil {
 			if err := f.Close(); err != nil {
-				return fail("%v", err)
+				return failThen("%v", err)
 			}
 		}
 	}
 	if stopped != nil {
-		return fail("%v; the report shows what was done", stopped)
+		// The error that stopped the crawl first, then what else went
+		// wrong at the archive's close (the index of a full disk).
+		return failThen("%v; the report shows what was done", stopped)
 	}
 	if interrupted {
 		return interruptedCode(ctx)
@@ -639,7 +692,25 @@ func sameFile(a, b string) bool {
 	}
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	// One not made yet: the same name in the same directory, however
+	// each is spelt (relative or absolute, through a link).
+	return errA != nil && errB != nil && realPath(a) == realPath(b)
+}
+
+// realPath returns name with its directory made absolute and its links
+// resolved, the name itself as given.
+func realPath(name string) string {
+	dir, err := filepath.Abs(filepath.Dir(name))
+	if err != nil {
+		return name
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	return filepath.Join(dir, filepath.Base(name))
 }
 
 // exists reports whether a file of that name exists.
@@ -693,8 +764,54 @@ func (f reprinting) Start(ctx context.Context, p crawl.Policy) error {
 	if err := f.Frontier.Start(ctx, p); err != nil {
 		return err
 	}
-	if err := f.reprint(ctx); err != nil && ctx.Err() == nil {
+	switch err := f.reprint(ctx); {
+	case errors.As(err, new(*archiveError)):
+		// Whatever ctx: the archive's failure cancels it (OnError).
+		return err
+	case err != nil && ctx.Err() == nil:
 		return fmt.Errorf("-state: %w", err)
 	}
 	return nil
+}
+
+// archiveError is the error of the -warc archive's opening.
+type archiveError struct{ err error }
+
+func (e *archiveError) Error() string { return "-warc: " + e.err.Error() }
+func (e *archiveError) Unwrap() error { return e.err }
+
+// archiveTransport is the -warc archive's Transport over rt, made at the
+// first request: with -state the archive is opened once the state has
+// taken the crawl, after the crawler made its transport, and before any
+// request.
+type archiveTransport struct {
+	rt http.RoundTripper
+	w  **warc.Writer
+	mu sync.Mutex
+	t  http.RoundTripper // made at the first request
+}
+
+func (a *archiveTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	a.mu.Lock()
+	if a.t == nil {
+		if *a.w == nil {
+			a.t = failingTransport{errors.New("-warc: the archive is not open")}
+		} else {
+			a.t = (*a.w).Transport(a.rt)
+		}
+	}
+	t := a.t
+	a.mu.Unlock()
+	return t.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the archive's
+// Transport, if made, as http.Client's does of its own.
+func (a *archiveTransport) CloseIdleConnections() {
+	a.mu.Lock()
+	t := a.t
+	a.mu.Unlock()
+	if c, ok := t.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }

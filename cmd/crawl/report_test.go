@@ -25,6 +25,15 @@ import (
 func TestBadStart(t *testing.T) {
 	s := knownSite(t)
 	dir := t.TempDir()
+	// The same directory by another name: files not made yet, spelt
+	// through it, are the same files.
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "afile"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -59,6 +68,9 @@ func TestBadStart(t *testing.T) {
 		{"graph over the state", []string{"-state", filepath.Join(dir, "s.state"), "-graph", filepath.Join(dir, "s.state"), s.base}, `-state and -graph name the same file`},
 		{"index over the state", []string{"-state", filepath.Join(dir, "s.state"), "-warc", filepath.Join(dir, "a.warc.gz"), "-warc_index", filepath.Join(dir, "s.state"), s.base}, `-state and -warc_index name the same file`},
 		{"index over the archive", []string{"-warc", filepath.Join(dir, "a.warc.gz"), "-warc_index", filepath.Join(dir, "a.warc.gz"), s.base}, `-warc and -warc_index name the same file`},
+		{"state under a file", []string{"-state", filepath.Join(dir, "afile", "s.state"), s.base}, `afile is not a directory`},
+		{"one new file through a link", []string{"-o", filepath.Join(dir, "g"), "-graph", filepath.Join(link, "g"), s.base}, `-o and -graph name the same file`},
+		{"the profile over the report through a link", []string{"-o", filepath.Join(link, "p"), "-cpuprofile", filepath.Join(dir, "p"), s.base}, `-o and -cpuprofile name the same file`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,33 @@ func TestWARCResume(t *testing.T) {
 		t.Errorf("a refused crawl left other.warc.gz")
 	}
 
+	// With -state, a crawl of another root is refused by the state, and
+	// leaves the archive as it was: its last file, which ends in a
+	// record a kill cut short (a resumed crawl cuts such a tail back),
+	// the index, and no new file. Before, the archive was opened, and
+	// its tail cut, before the state refused the crawl.
+	cut := append(slices.Clone(first), first[:100]...)
+	if err := os.WriteFile(file, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	indexBefore, _ := os.ReadFile(index)
+	other := append(slices.Clone(args[:len(args)-1]), s.URL+"/p/1")
+	if r := runCrawl(t, other...); r.code != 1 || !strings.Contains(r.stderr, "roots") || s.total.Load() != before {
+		t.Errorf("crawl %q: exit %d, stderr %q, %d requests; want 1, the roots refused, none", other, r.code, r.stderr, s.total.Load()-before)
+	}
+	if now, _ := os.ReadFile(file); !bytes.Equal(now, cut) {
+		t.Errorf("a crawl the state refused changed the archive's last file: %d bytes, was %d", len(now), len(cut))
+	}
+	if now, _ := os.ReadFile(index); !bytes.Equal(now, indexBefore) {
+		t.Errorf("a crawl the state refused changed the index")
+	}
+	if got, _ := filepath.Glob(filepath.Join(dir, "site*.warc.gz")); len(got) != 1 {
+		t.Errorf("a crawl the state refused left archive files %q, want only %s", got, file)
+	}
+	if err := os.WriteFile(file, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	// The same command again, to the end; then once more, with nothing
 	// left to fetch.
 	for run := 2; run <= 3; run++ {

@@ -312,3 +312,58 @@ func TestStateDiskFull(t *testing.T) {
 		t.Errorf("last line of the report %q (%v); want the summary, interrupted, todo -1", lines[len(lines)-1], err)
 	}
 }
+
+// mountFull mounts a tmpfs of size bytes at a new directory and returns
+// it, unmounted at the end of the test; it skips the test where mount is
+// refused (not root, or no CAP_SYS_ADMIN).
+func mountFull(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	return dir
+}
+
+// An index that could not be written (its disk full) is said whatever
+// stopped the crawl, after the error that stopped it: before, it was
+// said before the archive's own write error, and not at all when the
+// JSON lines (-o) had stopped the crawl (the archive was then closed
+// with its error unread), nor when the index's was the archive's only
+// error and -state had stopped the crawl.
+func TestWARCIndexErrorSaid(t *testing.T) {
+	s := newGraphSite(t, 300, 0)
+	for _, tc := range []struct {
+		name    string
+		args    func(full string) []string
+		stopped string // what stopped the crawl, said first
+	}{
+		{"-o on a full disk", func(full string) []string {
+			// The JSON lines fill 32 KiB, a hundred lines or so, after
+			// the index's lines have filled 4 KiB.
+			out := filepath.Join(mountFull(t, 32<<10), "o.jsonl")
+			return []string{"-format", "jsonl", "-o", out, "-warc", filepath.Join(t.TempDir(), "s.warc.gz"), "-warc_index", filepath.Join(full, "s.cdxj")}
+		}, "-o "},
+		{"the archive on the same full disk", func(full string) []string {
+			return []string{"-o", os.DevNull, "-warc", filepath.Join(full, "s.warc.gz"), "-warc_index", filepath.Join(full, "s.cdxj")}
+		}, "-warc: warc: write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := 4 << 10
+			if tc.stopped != "-o " {
+				size = 256 << 10
+			}
+			full := mountFull(t, size)
+			r := runCrawl(t, append(append([]string{"-q", "-workers", "4"}, tc.args(full)...), s.URL+"/p/0")...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != 1 || len(lines) != 2 || !strings.Contains(lines[0], tc.stopped) ||
+				!strings.Contains(lines[1], "-warc: warc: index") || !strings.Contains(lines[1], "no space left on device") {
+				t.Errorf("exit %d, stderr %q; want 1, a line naming %s, then one naming the index", r.code, r.stderr, tc.stopped)
+			}
+			if _, err := os.Stat(filepath.Join(full, "s.cdxj")); !os.IsNotExist(err) {
+				t.Errorf("the index not written whole: %v, want it removed", err)
+			}
+		})
+	}
+}
