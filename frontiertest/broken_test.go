@@ -2,10 +2,11 @@ package frontiertest
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,12 +18,20 @@ import (
 const bugEnv = "FRONTIERTEST_BUG"
 
 // TestBrokenFrontier runs the suite on a reference Frontier with the
-// defect named by $FRONTIERTEST_BUG. It is meant to fail: it runs only as
+// defect named by $FRONTIERTEST_BUG, or on the memoryMutants of that name. It is meant to fail: it runs only as
 // the child process of TestSuiteFailsBrokenFrontiers.
 func TestBrokenFrontier(t *testing.T) {
 	bug := os.Getenv(bugEnv)
 	if bug == "" {
 		t.Skip("run by TestSuiteFailsBrokenFrontiers, with $" + bugEnv + " set")
+	}
+	if m, ok := memoryMutants[bug]; ok {
+		Run(t, func(t *testing.T) crawl.Frontier {
+			f := m.open()
+			t.Cleanup(func() { f.Close() })
+			return f
+		})
+		return
 	}
 	Run(t, func(t *testing.T) crawl.Frontier { return openRefT(t, "", bug) })
 	RunDurable(t, func(t *testing.T, path string) crawl.Frontier { return openRefT(t, path, bug) })
@@ -30,20 +39,21 @@ func TestBrokenFrontier(t *testing.T) {
 
 // TestSuiteFailsBrokenFrontiers checks that the suite fails Frontiers that
 // break the contract: for each deliberate defect of the reference
-// Frontier, the subtest that checks that part of the contract must fail.
+// Frontier, and each of memoryMutants, the subtest that checks that part
+// of the contract must fail.
 // testing has no way to run a test expecting it to fail, so each runs in
 // a child process (the test binary run again), whose output is read.
 func TestSuiteFailsBrokenFrontiers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per defect, in child processes")
 	}
-	names := make([]string, 0, len(bugs))
-	for bug := range bugs {
-		names = append(names, bug)
+	all := maps.Clone(bugs)
+	for bug, m := range memoryMutants {
+		all[bug] = m.checks
 	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(all))
 	for _, bug := range names {
-		checks := bugs[bug]
+		checks := all[bug]
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
 			run := "-test.run=^TestBrokenFrontier$/^(" + strings.Join(checks, "|") + ")$"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -538,6 +539,90 @@ func checkTurns(t *testing.T, f crawl.Frontier) {
 	}
 }
 
+// checkOrder checks the order in which a host's Requests are handed out:
+// new ones in the order they were admitted (by one Push, by several, by an
+// Ack's Links; a URL pushed again keeps its place), whatever other hosts'
+// URLs and a retry of the host go between; retries due at once, by their
+// times. How retries and new Requests interleave is not checked: the
+// contract does not say.
+func checkOrder(t *testing.T, f crawl.Frontier) {
+	start(t, f, crawl.Policy{HostWorkers: 3})
+	a := pages(hostA, "/1", "/2", "/3", "/4", "/5", "/6", "/7")
+	b := pages(hostB, "/1", "/2", "/3")
+	push(t, f, 4, "a1, b1, a2, a3 are new", a[0], b[0], a[1], a[2])
+	push(t, f, 2, "a2 pushed again, a4 and b2 new", a[1], a[3], b[1])
+	push(t, f, 1, "a1 pushed again, a5 new", a[0], a[4])
+	first := map[string][]string{} // each host's URLs, in the order first handed out
+	seen := map[string]bool{}
+	retried := false
+	for acked := 0; acked < len(a)+len(b); {
+		if len(seen) > len(a)+len(b) {
+			t.Fatalf("Take handed out %d URLs, want %d", len(seen), len(a)+len(b))
+		}
+		l := take(t, f, "URLs of a and b queued")
+		k := crawl.HostKey(l.URL)
+		if !seen[l.URL] {
+			seen[l.URL] = true
+			first[k] = append(first[k], l.URL)
+		}
+		switch {
+		case l.URL == a[0].URL && !retried:
+			retried = true
+			l.Tries++
+			retry(t, f, l, time.Time{})
+		case l.URL == a[1].URL:
+			links := []crawl.Request{a[5], b[2], a[0], a[6]}
+			if n := ack(t, f, l, crawl.Outcome{Links: links}); n != 3 {
+				t.Fatalf("Ack of a2 with links %s: admitted %d, want 3 (a6, b3, a7)", urls(links), n)
+			}
+			acked++
+		default:
+			ack(t, f, l, crawl.Outcome{})
+			acked++
+		}
+	}
+	for k, reqs := range map[string][]crawl.Request{hostA: a, hostB: b} {
+		want := strings.Split(urls(reqs), ", ")
+		if !slices.Equal(first[k], want) {
+			t.Errorf("host %s: new Requests handed out in the order %v, want %v, the order they were admitted", k, first[k], want)
+		}
+	}
+
+	// Retries: put back in an order that is neither their times' nor its
+	// reverse, all due when taken.
+	c := pages(hostC, "/1", "/2", "/3")
+	push(t, f, 3, "c1, c2, c3 are new", c...)
+	leases := map[string]*crawl.Lease{}
+	for range 3 {
+		l := take(t, f, "c1, c2, c3 queued, Policy.HostWorkers 3")
+		leases[l.URL] = l
+	}
+	now := time.Now()
+	at := map[string]time.Time{
+		c[0].URL: now.Add(600 * time.Millisecond),
+		c[1].URL: now.Add(400 * time.Millisecond),
+		c[2].URL: now.Add(200 * time.Millisecond),
+	}
+	for _, r := range []crawl.Request{c[1], c[0], c[2]} {
+		l := leases[r.URL]
+		if l == nil {
+			t.Fatalf("c1, c2, c3 queued, Policy.HostWorkers 3: 3 Takes gave %v, want the three", slices.Collect(maps.Keys(leases)))
+		}
+		l.Tries++
+		retry(t, f, l, at[r.URL])
+	}
+	time.Sleep(time.Until(now.Add(800 * time.Millisecond)))
+	var got []string
+	for range 3 {
+		l := take(t, f, "c1, c2, c3 to be retried, their times passed")
+		got = append(got, l.URL)
+		ack(t, f, l, crawl.Outcome{})
+	}
+	if want := []string{c[2].URL, c[1].URL, c[0].URL}; !slices.Equal(got, want) {
+		t.Errorf("c2, c1, c3 put back to be retried at now+400ms, +600ms, +200ms, taken once all were due: handed out in the order %v, want %v, by their times", got, want)
+	}
+}
+
 // span is when a Take began and when it returned: the request it handed
 // out started between the two.
 type span struct{ began, ended time.Time }
@@ -759,37 +844,75 @@ func checkRobots(t *testing.T, f crawl.Frontier) {
 }
 
 // checkRobotsMaxAge checks that a host's robots.txt is asked for again
-// once its rules are Policy.RobotsMaxAge old, not at once after its ack, and alone, and
-// that its URLs then carry the rules it was acked with.
+// once its rules are Policy.RobotsMaxAge old, counted from the first URL
+// that went by them: not before (a Take some way short of the age gets a
+// URL of the host), and by the first Take once the age has gone by; that
+// it goes alone then; and that the host's URLs carry the rules it was
+// acked with each time.
+//
+// The age starts when the first URL's lease is made, which is after the
+// robots.txt's Ack began and before the first URL's Take returned: a
+// robots.txt handed out again before the first of those plus the age is
+// early, and one not handed out by a Take that began after the second
+// plus the age (and a margin) is late, whatever the machine's load. A
+// Take that should come short of the age but returns after it (the
+// machine stalled) checks nothing.
 func checkRobotsMaxAge(t *testing.T, f crawl.Frontier) {
-	const age = time.Second
+	const (
+		age = time.Second
+		// margin is how far short of the age the Take that must not
+		// hand out the robots.txt begins, and how far past it the
+		// one that must does: a frontier whose age is shorter by
+		// more than margin fails.
+		margin = 300 * time.Millisecond
+	)
 	start(t, f, crawl.Policy{HostWorkers: 2, Robots: true, RobotsMaxAge: age})
-	push(t, f, 3, "a1, a2, a3 are new", page(hostA+"/1"), page(hostA+"/2"), page(hostA+"/3"))
+	push(t, f, 5, "a1 to a5 are new", pages(hostA, "/1", "/2", "/3", "/4", "/5")...)
 	l := take(t, f, "a1 queued, its host new")
 	if !isRobots(l) {
 		t.Fatalf("Take: got %s, want %s/robots.txt first", desc(l), hostA)
 	}
 	rules1 := &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /one\n")}
+	acking := time.Now()
 	ack(t, f, l, crawl.Outcome{Rules: rules1})
-	acked := time.Now()
-	l = take(t, f, "a1, a2, a3 queued, their robots.txt acked just now")
-	if isRobots(l) && time.Since(acked) < age {
-		t.Fatalf("Policy.RobotsMaxAge %v: Take gave %s again %v after it was acked", age, desc(l), time.Since(acked))
+	l, _, firstEnded := timedTake(t, f, "a1 to a5 queued, their robots.txt acked just now")
+	if isRobots(l) {
+		t.Fatalf("Policy.RobotsMaxAge %v: Take gave %s again %v after its Ack began, no URL gone by its rules yet (the age counts from the first)",
+			age, desc(l), time.Since(acking).Round(time.Millisecond))
 	}
-	if !isRobots(l) {
+	if !sameRules(l.Rules, rules1) {
+		t.Errorf("robots.txt acked with Rules %s: Take of %s gave Rules %s", rulesString(rules1), l.URL, rulesString(l.Rules))
+	}
+	ack(t, f, l, crawl.Outcome{})
+
+	// Short of the age: the rules still hold.
+	time.Sleep(time.Until(acking.Add(age - margin)))
+	l, _, ended := timedTake(t, f, "a2 to a5 queued, their host's rules younger than Policy.RobotsMaxAge")
+	young := ended.Before(acking.Add(age))
+	queued := 3 // a3 to a5, or a2 to a5 if the machine stalled
+	switch {
+	case isRobots(l) && young:
+		t.Fatalf("Policy.RobotsMaxAge %v: Take gave %s again at most %v after the first URL went by its rules, want it only once they are %v old",
+			age, desc(l), ended.Sub(acking).Round(time.Millisecond), age)
+	case isRobots(l):
+		queued = 4
+		t.Logf("the machine stalled: a Take begun %v short of Policy.RobotsMaxAge returned after it; the age's lower bound is not checked", margin)
+	default:
 		if !sameRules(l.Rules, rules1) {
 			t.Errorf("robots.txt acked with Rules %s: Take of %s gave Rules %s", rulesString(rules1), l.URL, rulesString(l.Rules))
 		}
 		ack(t, f, l, crawl.Outcome{})
-		time.Sleep(time.Until(acked.Add(age + age/10)))
-		l = take(t, f, "a2, a3 queued, their host's rules older than Policy.RobotsMaxAge")
-	}
-	if !isRobots(l) {
-		t.Fatalf("Policy.RobotsMaxAge %v, the rules %v old: Take got %s, want %s/robots.txt again first", age, time.Since(acked).Round(time.Millisecond), desc(l), hostA)
+		// Past the age: the next Take is the robots.txt.
+		time.Sleep(time.Until(firstEnded.Add(age + margin)))
+		l = take(t, f, "a3 to a5 queued, their host's rules older than Policy.RobotsMaxAge")
+		if !isRobots(l) {
+			t.Fatalf("Policy.RobotsMaxAge %v, the first URL gone by the rules at least %v ago: Take got %s, want %s/robots.txt again first",
+				age, time.Since(firstEnded).Round(time.Millisecond), desc(l), hostA)
+		}
 	}
 	noTake(t, f, quiet, "the host's robots.txt is out again: none of its other URLs goes before it is acked")
-	if c := counts(t, f); c.Queued != 2 || c.Leased != 1 {
-		t.Errorf("a2, a3 queued, the robots.txt out again: Counts = %+v, want Queued 2, Leased 1", c)
+	if c := counts(t, f); c.Queued != queued || c.Leased != 1 {
+		t.Errorf("%d URLs of a queued, the robots.txt out again: Counts = %+v, want Queued %d, Leased 1", queued, c, queued)
 	}
 	rules2 := &crawl.HostRules{Robots: []byte("User-agent: *\nDisallow: /two\n")}
 	ack(t, f, l, crawl.Outcome{Rules: rules2})
@@ -797,7 +920,7 @@ func checkRobotsMaxAge(t *testing.T, f crawl.Frontier) {
 	// a host whose delay is longer than it gets a URL each time.
 	time.Sleep(age + age/10)
 	for range 2 {
-		l = take(t, f, "a2, a3 queued, their robots.txt acked anew, no URL gone by it yet")
+		l = take(t, f, "URLs of a queued, their robots.txt acked anew, no URL gone by it yet")
 		if isRobots(l) {
 			t.Fatalf("Take gave %s again, just after it was acked anew", desc(l))
 		}
@@ -806,6 +929,52 @@ func checkRobotsMaxAge(t *testing.T, f crawl.Frontier) {
 		}
 		ack(t, f, l, crawl.Outcome{})
 	}
+}
+
+// checkJoinRobots checks Join while a robots.txt lease is out: the
+// Requests of its host waiting behind it are pending, so Join does not
+// return while it is out, nor once it is acked and they are still
+// queued; but the lease itself is never pending, so Join does not wait
+// for it once the page budget is spent and nothing else is out.
+func checkJoinRobots(t *testing.T, f crawl.Frontier) {
+	start(t, f, crawl.Policy{HostWorkers: 2, Robots: true, MaxPages: 1})
+	a1, b1 := page(hostA+"/1"), page(hostB+"/1")
+	push(t, f, 1, "a1 is new", a1)
+	ra := take(t, f, "a1 queued, its host new")
+	if !isRobots(ra) || crawl.HostKey(ra.URL) != hostA {
+		t.Fatalf("Policy.Robots, a1 pushed: Take got %s, want %s/robots.txt", desc(ra), hostA)
+	}
+	const d = 2 * quiet
+	_, err := call(t, d, "Join with a deadline", func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, f.Join(ctx)
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Join with a %v deadline, the robots.txt of a the only lease out, a1 waiting for it: got %v, want context.DeadlineExceeded (a1 is pending)", d, err)
+	}
+	j := startJoin(t, f)
+	j.blocked(t, "taking the robots.txt of a, a1 waiting for it")
+
+	push(t, f, 1, "b1 is new", b1)
+	rb := take(t, f, "b1 queued, its host new; a1 waiting for the robots.txt of a")
+	if !isRobots(rb) || crawl.HostKey(rb.URL) != hostB {
+		t.Fatalf("Policy.Robots, the robots.txt of a out, b1 pushed: Take got %s, want %s/robots.txt", desc(rb), hostB)
+	}
+	ack(t, f, ra, crawl.Outcome{})
+	j.blocked(t, "acking the robots.txt of a, a1 and b1 queued, the robots.txt of b out")
+	l := take(t, f, "a1 queued, its host open, Policy.MaxPages 1")
+	if l.URL != a1.URL {
+		t.Fatalf("Take: got %s, want a1: the robots.txt of b is out, and a's was acked", desc(l))
+	}
+	j.blocked(t, "taking a1, the one page of Policy.MaxPages 1")
+	ack(t, f, l, crawl.Outcome{})
+	// What is left is b1, never taken, and the robots.txt of b, which is
+	// not pending: Join's rule for a spent budget holds.
+	j.returns(t, "acking a1: Policy.MaxPages 1 spent, no lease out but the robots.txt of b, b1 never taken")
+	wantCounts(t, f, "acking a1, the robots.txt of b out", crawl.Counts{Queued: 1, Leased: 1, Done: 1, Pages: 1})
+	ack(t, f, rb, crawl.Outcome{})
+	noTake(t, f, quiet, "Policy.MaxPages 1 spent, b1 a first attempt")
+	startJoin(t, f).returns(t, "acking the robots.txt of b, Policy.MaxPages 1 spent")
+	wantCounts(t, f, "acking the robots.txt of b", crawl.Counts{Queued: 1, Done: 1, Pages: 1})
 }
 
 // checkRobotsDelay checks that the Delay of a host's rules spaces the

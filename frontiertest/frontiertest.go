@@ -44,6 +44,12 @@
 //   - LeaseIDs: no lease's ID is one handed out before, across Starts too.
 //   - Turns: hosts take turns: a host with many URLs queued does not hold
 //     back another host's.
+//   - Order: a host's new Requests are handed out in the order they were
+//     admitted (by one Push, by several, by an Ack's Links; a URL pushed
+//     again keeps its place), other hosts' URLs and a retry of the host
+//     going between; its retries due at once, by their times. How retries
+//     and new Requests interleave is not checked: the contract does not
+//     say.
 //   - HostDelay: the starts of a host's requests are at least half of
 //     Policy.HostDelay apart (its pauses are drawn from [d/2, 3d/2]).
 //   - Pause: Pause holds a host back until its time.
@@ -57,16 +63,23 @@
 //     10s delay gives out URL after URL acked Unsent) nor count in
 //     Counts.Pages.
 //   - Robots: under Policy.Robots a new host's RobotsRequest goes first and
-//     alone; Counts count it neither queued nor pending (Join while only
-//     it is out is not tried); its Retry brings it back,
+//     alone; Counts count it neither queued nor pending (JoinRobots
+//     checks that Join does not wait for it); its Retry brings it back,
 //     not before its time; once acked, every Lease of the host carries the
 //     HostRules it was acked with.
+//   - JoinRobots: Join does not return while a robots.txt lease is the
+//     only lease out and its host's URLs wait for it (a Join with a
+//     deadline gets context.DeadlineExceeded), nor once it is acked and
+//     they are still queued; and it does not wait for a robots.txt lease
+//     itself: with the page budget spent and no other lease out, it
+//     returns while one is out.
 //   - RobotsMaxAge: under Policy.RobotsMaxAge a host's robots.txt is
-//     asked for again once its rules are that old (from the first URL
-//     that went by them), not at once after its ack (an age shorter than
-//     Policy.RobotsMaxAge that has passed by the next Take is not caught),
-//     and alone (none of the host's other
-//     URLs goes until it is acked); its URLs then carry the new rules.
+//     asked for again once its rules are that old, counted from the first
+//     URL that went by them: not before (neither at once after its ack nor
+//     at a Take 300ms short of the age), and at the first Take begun 300ms
+//     past the age; and alone (none of the host's other URLs goes until it
+//     is acked); its URLs then carry the new rules. An age off by less than
+//     300ms is not caught.
 //   - RobotsDelay: the Delay of a host's HostRules spaces its requests,
 //     no two starts closer than it (a Crawl-delay is a floor).
 //   - PageBudget: no more than Policy.MaxPages first attempts are handed
@@ -84,11 +97,12 @@
 //   - Results: a crawl.ResultStore gives back every Result acked (skipped
 //     for a Frontier that is not one).
 //
-// Timing is checked only by lower bounds (a request not handed out before
-// its time), and what should happen at once is given several seconds, so
+// Timing is checked by lower bounds (a request not handed out before its
+// time) and, for Policy.RobotsMaxAge, by what a Take begun well past the
+// age hands out; what should happen at once is given several seconds, so
 // that a loaded machine does not fail a correct Frontier; a Frontier that
 // blocks for good fails the check instead of hanging the test. Run takes
-// about ten seconds with the race detector.
+// about fifteen seconds with the race detector.
 //
 // # Fuzz
 //
@@ -120,14 +134,18 @@
 //     host out, its host's robots.txt first and alone under
 //     Policy.Robots, each lease with the host's Rules, no first attempt
 //     while the budget is spent (and then a robots.txt only for a host
-//     with a retry), each lease with an ID new in the run;
+//     with a retry), each lease with an ID new in the run, a host's new
+//     Requests in the order they were admitted and its retries by their
+//     times (but for URLs admitted, or handed out, by calls made at once,
+//     whose order is not known, and retry times less than 3ms apart);
 //   - Take hands something out within 10 s whenever the model is sure
 //     that something may be fetched at once, and nothing when it is sure
 //     that nothing may;
 //   - Ack, Retry and Extend succeed on a lease held and return
 //     ErrLeaseLost for one ended (acked, put back, taken back, or held at
 //     a Close);
-//   - Join returns when nothing is left (or the budget's rule holds) and
+//   - Join returns when nothing is left (or the budget's rule holds,
+//     robots.txt leases out or not: a RobotsRequest is never pending) and
 //     blocks otherwise;
 //   - Counts: Done exactly, Queued and Leased exactly but for the leases
 //     that may have been taken back, Pages exactly between new Runs and
@@ -136,7 +154,9 @@
 //     made or had completed: a Push, Ack or Retry made again tells which
 //     (a split one fails), and Counts shows a Take that returned an error
 //     leaving no lease out;
-//   - at the end, everything left is taken and acked until Join returns,
+//   - at the end, everything left is taken and acked until Join returns
+//     (robots.txt leases kept, when leases never expire, while Takes
+//     still hand something out, so that Join is tried with only them out),
 //     a ResultStore gives back exactly one Result for each URL acked with
 //     one, and after Close every method returns ErrFrontierClosed.
 //
@@ -161,8 +181,8 @@
 // failure may not come back on every run of its seed.
 //
 // What Fuzz cannot check: timing other than by lower bounds (a delay's
-// length and turns between hosts are Run's; the order of a host's new
-// Requests is checked by neither);
+// length, turns between hosts and Policy.RobotsMaxAge, which it never
+// sets, are Run's);
 // lease terms other than on the real clock (there is no fake clock: the
 // model accepts either answer once a term may have passed, and cuts no
 // Ack or Retry under a LeaseTerm, where a cut and a lost lease look
@@ -248,6 +268,7 @@ var checks = []struct {
 	{"HostWorkers", checkHostWorkers},
 	{"LeaseIDs", checkLeaseIDs},
 	{"Turns", checkTurns},
+	{"Order", checkOrder},
 	{"HostDelay", checkHostDelay},
 	{"Pause", checkPause},
 	{"PauseUnsent", checkPauseUnsent},
@@ -255,6 +276,7 @@ var checks = []struct {
 	{"RobotsMaxAge", checkRobotsMaxAge},
 	{"Unsent", checkUnsent},
 	{"Robots", checkRobots},
+	{"JoinRobots", checkJoinRobots},
 	{"RobotsDelay", checkRobotsDelay},
 	{"PageBudget", checkPageBudget},
 	{"PageBudgetUnsent", checkPageBudgetUnsent},

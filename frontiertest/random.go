@@ -560,6 +560,9 @@ type runner struct {
 	saved *model
 	// crash makes reopen call FuzzOptions.Crash instead of Close.
 	crash bool
+	// sameStep holds, while the answers of calls made at once are
+	// checked, the URLs their Takes handed out.
+	sameStep map[string]bool
 }
 
 // fail ends the run with a failure at the current step.

@@ -34,6 +34,15 @@ type mURL struct {
 	fresh  int
 	at     time.Time // not handed out before (a retry's time)
 	holder *mLease
+	// seq orders the host's new Requests: admitted before every URL of
+	// a greater seq (the URLs admitted in one step of calls made at once
+	// share one, their order unknown).
+	seq int
+	// handed says that it was handed out before: it is no longer new.
+	handed bool
+	// retry says that a Retry with a time put it back, and it was not
+	// handed out since: it goes by that time among the host's retries.
+	retry bool
 }
 
 // mLease is a lease the run holds.
@@ -70,6 +79,8 @@ type model struct {
 	pagesLo int
 	pagesHi int
 	results map[string]int // URL → Results stored for it
+	seq     int            // the seq of the next URL admitted
+	batch   bool           // a step of calls made at once: its URLs share a seq
 }
 
 func newModel(p crawl.Policy) *model {
@@ -102,8 +113,11 @@ func (m *model) newCount(reqs []crawl.Request) int {
 func (m *model) admit(reqs []crawl.Request) {
 	for _, r := range reqs {
 		if m.urls[r.URL] == nil {
-			m.urls[r.URL] = &mURL{req: r, state: queued, fresh: fresh}
+			m.urls[r.URL] = &mURL{req: r, state: queued, fresh: fresh, seq: m.seq}
 			m.host(crawl.HostKey(r.URL))
+			if !m.batch {
+				m.seq++
+			}
 		}
 	}
 }
@@ -135,7 +149,7 @@ func (m *model) lose(l *mLease) {
 		return
 	}
 	u := m.urls[l.l.URL]
-	u.state, u.fresh, u.at, u.req = queued, notFresh, time.Time{}, l.orig
+	u.state, u.fresh, u.at, u.req, u.retry = queued, notFresh, time.Time{}, l.orig, false
 }
 
 // putBack records a Retry of l: req queued again at at.
@@ -147,7 +161,7 @@ func (m *model) putBack(l *mLease, req crawl.Request, at time.Time) {
 		return
 	}
 	u := m.urls[l.l.URL]
-	u.state, u.fresh, u.at, u.req = queued, notFresh, at, req
+	u.state, u.fresh, u.at, u.req, u.retry = queued, notFresh, at, req, !at.IsZero()
 }
 
 // acked records a successful Ack of l with o.
@@ -517,6 +531,7 @@ func (r *runner) took(l *crawl.Lease, began, ended time.Time) {
 		if ended.Add(slack).Before(u.at) {
 			r.fail("Take handed out %s %v before the time of its Retry", desc(l), u.at.Sub(ended))
 		}
+		r.checkOrder(l, u)
 		if !sameReq(l.Request, u.req) {
 			r.fail("Take handed out %s as\n\t%s, want it as pushed or put back:\n\t%s", desc(l), reqString(l.Request), reqString(u.req))
 		}
@@ -532,7 +547,7 @@ func (r *runner) took(l *crawl.Lease, began, ended time.Time) {
 			m.pagesHi++
 		}
 		rec.first = u.fresh
-		u.state, u.holder, u.fresh = leased, rec, notFresh
+		u.state, u.holder, u.fresh, u.handed, u.retry = leased, rec, notFresh, true, false
 		if m.p.Robots {
 			if !sameRules(l.Rules, h.rules) {
 				r.fail("Take handed out %s with Rules %s, want %s as acked", desc(l), rulesString(l.Rules), rulesString(h.rules))
@@ -555,6 +570,41 @@ func (r *runner) took(l *crawl.Lease, began, ended time.Time) {
 	}
 	h.last = ended
 	m.held = append(m.held, rec)
+}
+
+// checkOrder checks the order of a host's Requests as Take hands u out
+// with l: a new Request not before one of its host admitted earlier and
+// never handed out; a retry not before one of its host whose time is
+// earlier (by more than slack: a backend may keep times to the
+// millisecond), which was due as well. URLs handed out by Takes made at
+// once with l's are left out: which of them was first is not known.
+func (r *runner) checkOrder(l *crawl.Lease, u *mURL) {
+	key := crawl.HostKey(l.URL)
+	var before *mURL
+	for _, v := range r.m.urls {
+		if v == u || v.state != queued || r.sameStep[v.req.URL] || crawl.HostKey(v.req.URL) != key {
+			continue
+		}
+		switch {
+		case !u.handed && !v.handed && v.seq < u.seq:
+			if before == nil || v.seq < before.seq {
+				before = v
+			}
+		case u.retry && v.retry && v.at.Add(slack).Before(u.at):
+			if before == nil || v.at.Before(before.at) {
+				before = v
+			}
+		}
+	}
+	switch {
+	case before == nil:
+	case !u.handed:
+		r.fail("Take handed out %s, new, while %s, admitted before it, was never handed out: want a host's new Requests in the order they were admitted; %s",
+			desc(l), before.req.URL, r.state())
+	default:
+		r.fail("Take handed out %s, put back to be retried %v from now, while %s, to be retried %v from now, waited: want a host's retries by their times; %s",
+			desc(l), time.Until(u.at).Round(time.Millisecond), before.req.URL, time.Until(before.at).Round(time.Millisecond), r.state())
+	}
 }
 
 // outcome builds the Outcome an op acks l with.
@@ -936,6 +986,17 @@ func (r *runner) parallel(op fuzzOp) {
 		}
 		return as[i].orderK == 2 && as[i].ended.Before(as[j].ended)
 	})
+	r.m.batch = true
+	r.sameStep = map[string]bool{}
+	for _, a := range as {
+		if a.op.kind == opTake && a.err == nil && a.lease != nil {
+			r.sameStep[a.lease.URL] = true
+		}
+	}
+	defer func() {
+		r.m.batch, r.sameStep = false, nil
+		r.m.seq++
+	}()
 	for _, a := range as {
 		switch a.op.kind {
 		case opPush:
@@ -997,7 +1058,7 @@ func (r *runner) reopen(between func(t *testing.T, path string)) {
 		m.release(l)
 		if !l.robots {
 			u := m.urls[l.l.URL]
-			u.state, u.at, u.req = queued, time.Time{}, l.orig
+			u.state, u.at, u.req, u.retry = queued, time.Time{}, l.orig, false
 			u.fresh = freshUnknown
 		}
 	}
@@ -1046,19 +1107,38 @@ func (r *runner) compareCounts(c crawl.Counts) {
 	m.pagesLo, m.pagesHi = c.Pages, c.Pages
 }
 
-// drain takes and acks what is left until Join returns.
+// drain takes and acks what is left until Join returns. It acks the
+// pages' leases at once and, when leases never expire, keeps the
+// robots.txt leases while Takes still hand something out, so that Join is
+// tried with only robots.txt leases out: once the budget is spent it must
+// not wait for them.
 func (r *runner) drain() {
 	for range 1000 {
-		for len(r.m.held) > 0 {
-			r.ack(fuzzOp{kind: opAck}, r.m.held[0])
+		for _, l := range slices.Clone(r.m.held) {
+			if !l.robots {
+				r.ack(fuzzOp{kind: opAck}, l)
+			}
 		}
 		r.checkCounts()
+		if r.m.p.LeaseTerm > 0 {
+			// A robots.txt kept may be taken back and handed out
+			// again, over and over.
+			for len(r.m.held) > 0 {
+				r.ack(fuzzOp{kind: opAck}, r.m.held[0])
+			}
+		}
+		robots := len(r.m.held) > 0
 		over, sure := r.m.over()
 		if over && sure {
-			break
+			if !robots {
+				break
+			}
+			r.join(fuzzOp{kind: opJoin})
 		}
+		// With a robots.txt out, its host's URLs wait for it: a Take
+		// may have nothing to give.
 		d := 4 * shortWait
-		if sure {
+		if sure && !robots {
 			d = mustWithin
 		}
 		began := time.Now()
@@ -1067,13 +1147,19 @@ func (r *runner) drain() {
 		err := r.within("Take", d+grace, func() (err error) { l, err = r.f.Take(ctx); return err })
 		cancel()
 		if err != nil {
-			if sure && isCtxErr(err) {
+			if sure && !robots && isCtxErr(err) {
 				r.fail("taking what is left: Take still blocked after %v, want a lease: %s", d, r.state())
 			}
 			if !isCtxErr(err) {
 				r.fail("taking what is left: Take got error %v, want a lease", err)
 			}
-			break
+			if !robots {
+				break
+			}
+			for len(r.m.held) > 0 {
+				r.ack(fuzzOp{kind: opAck}, r.m.held[0])
+			}
+			continue
 		}
 		r.took(l, began, time.Now())
 		if q, _, _ := r.m.counts(time.Now()); q.Queued == 0 {
