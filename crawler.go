@@ -98,6 +98,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asyncrawl/crawl/internal/extract"
@@ -152,19 +153,22 @@ const (
 
 // run is the state of one Run.
 type run struct {
-	cfg       *config
-	scope     *scope
-	front     Frontier
-	acker     AckTaker // front, if it is one
-	fetch     *fetcher
-	tally     *tally
-	rules     robotsCache
-	debug     bool            // the logger wants debug records
-	token     string          // the product token of the User-Agent, for robots.txt
-	rootHosts map[string]bool // by HostKey: whose sitemaps are read
-	held      []held          // by worker: its hold on its lease, when leases expire
-	shared    bool            // front is a StatsStore: it counts the refusals acked
-	render    *renderer       // WithRenderer's session; nil when nothing is rendered
+	// takeFailing is set while a Take of the frontier fails, so that the
+	// workers log the failure once (see work).
+	takeFailing atomic.Bool
+	cfg         *config
+	scope       *scope
+	front       Frontier
+	acker       AckTaker // front, if it is one
+	fetch       *fetcher
+	tally       *tally
+	rules       robotsCache
+	debug       bool            // the logger wants debug records
+	token       string          // the product token of the User-Agent, for robots.txt
+	rootHosts   map[string]bool // by HostKey: whose sitemaps are read
+	held        []held          // by worker: its hold on its lease, when leases expire
+	shared      bool            // front is a StatsStore: it counts the refusals acked
+	render      *renderer       // WithRenderer's session; nil when nothing is rendered
 	// endCtx is the context of the frontier calls that record what the
 	// workers did: not done with the Run's, so that a Run that is
 	// cancelled still acks or gives back its leases, but done endGrace
@@ -717,7 +721,12 @@ func (r *run) work(ctx, wctx context.Context, i int) {
 				return
 			}
 			pause = min(max(2*pause, 10*time.Millisecond), maxTakePause)
-			r.cfg.logger.Error("frontier", "err", err, "retry_in", pause)
+			// Once a failure for all the workers, until a Take succeeds
+			// again: a shared frontier's server away, or the crawl
+			// deleted under it, is one event, not one a worker.
+			if r.takeFailing.CompareAndSwap(false, true) {
+				r.cfg.logger.Error("frontier", "err", err, "retry_in", pause)
+			}
 			select {
 			case <-wctx.Done():
 				return
@@ -725,7 +734,10 @@ func (r *run) work(ctx, wctx context.Context, i int) {
 			}
 			continue
 		}
-		pause = 0
+		if pause != 0 {
+			pause = 0
+			r.takeFailing.Store(false)
+		}
 		if l.Kind == RobotsRequest {
 			// Not a URL of the crawl: when the crawl is over (a budget
 			// spent), a robots.txt still in flight is cut short.

@@ -158,18 +158,25 @@ func TestLeaseLostAbandonsURL(t *testing.T) {
 }
 
 // A frontier that fails to hand out a lease (a shared one whose server is
-// away) is asked again: the workers wait, and the crawl completes.
+// away) is asked again: the workers wait, and the crawl completes. The
+// failure is logged once, not once a worker and Take (a crawl deleted
+// under 100 workers logged 90 to 100 lines in a few milliseconds).
 func TestTakeErrorsRetried(t *testing.T) {
 	s := newSite(t, htmlPage(`<a href="/a">a</a><a href="/b">b</a>`))
 	spy := newSpy()
-	spy.takeErrs.Store(6)
+	spy.takeErrs.Store(40)
+	var log safeBuffer
 	stats, m, err := crawlSite(t, context.Background(), []string{s.URL + "/"},
-		crawl.WithFrontier(spy), crawl.WithWorkers(2), crawl.WithRobots(false))
+		crawl.WithFrontier(spy), crawl.WithWorkers(8), crawl.WithRobots(false),
+		crawl.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m) != 3 || stats.Done != 3 {
 		t.Errorf("%d Results, Done %d; want 3", len(m), stats.Done)
+	}
+	if n := strings.Count(log.String(), "msg=frontier"); n != 1 {
+		t.Errorf("40 Takes failed in a row: logged %d times, want once:\n%s", n, log.String())
 	}
 }
 

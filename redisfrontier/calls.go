@@ -77,6 +77,8 @@ func Transient(err error) bool {
 // transient is Transient for f's client: MOVED and ASK are transient
 // only to a cluster client, which follows them; a plain client (Open of
 // one node of a Redis Cluster) never will, and waiting would be for good.
+// So is a node's CLUSTERDOWN for a slot no node serves (a cluster not
+// formed yet), which a plain client would wait out for good too.
 func (f *Frontier) transient(err error) bool {
 	if _, cluster := f.rdb.(*redis.ClusterClient); !cluster && isRedirect(err) {
 		return false
@@ -84,9 +86,12 @@ func (f *Frontier) transient(err error) bool {
 	return Transient(err)
 }
 
-// isRedirect reports whether err is a cluster node's MOVED or ASK.
+// isRedirect reports whether err is a cluster node's MOVED or ASK, or its
+// CLUSTERDOWN for a slot that no node serves: what only a cluster client
+// can get past.
 func isRedirect(err error) bool {
-	return redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")
+	return redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK") ||
+		redis.HasErrorPrefix(err, "CLUSTERDOWN Hash slot not served")
 }
 
 // fatal wraps an error that ends a call, saying what a cluster node's
@@ -117,7 +122,7 @@ func (f *Frontier) serverName() string {
 // nodeOfCluster wraps err, a cluster node's redirection, saying what it
 // means to a client of one server.
 func nodeOfCluster(err error) error {
-	return fmt.Errorf("the server is a node of a Redis Cluster, which keeps the crawl's keys on another (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
+	return fmt.Errorf("the server is a node of a Redis Cluster, which keeps the crawl's keys on another, or on none before the cluster is formed (%w): open the cluster (OpenCluster; the command's -redis_cluster), not one node", err)
 }
 
 // callArgs returns the keys and arguments of call c on its shard (-1: the

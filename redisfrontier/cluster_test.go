@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -125,6 +127,54 @@ func TestOneNodeOfACluster(t *testing.T) {
 	}
 	if _, err := redisfrontier.Reset(ctx, one, name, false); err == nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
 		t.Errorf("Reset on one node, the crawl's keys on another: %v; want an error saying to open the cluster", err)
+	}
+}
+
+// Open of a node of a Redis Cluster not formed yet (cluster-enabled, no
+// slot assigned): it answers every script with CLUSTERDOWN Hash slot not
+// served, which a plain client would wait out for good (the command's
+// -redis waited past -redis_wait, ten minutes and more); Start fails at
+// once, saying to open the cluster.
+func TestOneNodeOfAClusterNotFormed(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no redis-server")
+		}
+		t.Skip("no redis-server")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+		"--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	one := redis.NewClient(&redis.Options{Addr: addr})
+	defer one.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for one.Ping(ctx).Err() != nil {
+		if ctx.Err() != nil {
+			t.Fatal("redis-server did not answer")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f, err := redisfrontier.Open(ctx, "redis://"+addr+"/0", &redisfrontier.Options{Name: "unformed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = f.Start(ctx, crawl.Policy{HostWorkers: 1, Roots: []string{"http://a.example/"}})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "node of a Redis Cluster") {
+		t.Fatalf("Start on a node of a cluster not formed: %v (ctx %v); want at once an error saying to open the cluster", err, ctx.Err())
 	}
 }
 

@@ -323,7 +323,10 @@ func New(client redis.UniversalClient, opts *Options) *Frontier {
 // Open returns a Frontier on the Redis server at redisURL
 // ("redis://HOST:PORT/DB", as redis.ParseURL reads it). The Frontier owns
 // the client it makes: Close closes it. Open does not contact the server:
-// Start does, and waits for it.
+// Start does, and waits for it. A node of a Redis Cluster that does not
+// serve the crawl's keys (another node does, or none before the cluster
+// is formed) fails Start at once, with an error saying to open the
+// cluster (OpenCluster).
 func Open(ctx context.Context, redisURL string, opts *Options) (*Frontier, error) {
 	if err := checkOptName(opts); err != nil {
 		return nil, err

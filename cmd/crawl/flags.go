@@ -23,6 +23,9 @@ import (
 // config is what the command line asks for.
 type config struct {
 	roots []string
+	// watch logs the outages of the crawl's Redis, once its client is
+	// made (newRedisClient).
+	watch *outageWatch
 
 	// crawl.py's flags.
 	maxRedirect int

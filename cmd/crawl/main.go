@@ -445,6 +445,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 	started = stats != nil
 	stopProgress()
 	if shared != nil {
+		if cfg.watch != nil {
+			// An outage that ended as the crawl did: said now.
+			cfg.watch.settle()
+		}
 		// A Run stopped while Redis cannot be reached returns all the
 		// same, a few seconds later, its URLs left to expire.
 		if name := shared.Name(); name != "" && started && !errors.Is(err, redisfrontier.ErrCrawlDeleted) {

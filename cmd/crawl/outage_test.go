@@ -115,6 +115,22 @@ func TestOutageWatchOncePerOutage(t *testing.T) {
 			t.Errorf("then a call begun in it succeeds: logged %d outages, %d ends; want 1, 1", down, up)
 		}
 	})
+	t.Run("a cluster's outage that ends as the crawl does", func(t *testing.T) {
+		logger, logged := bufferLogger()
+		w := &outageWatch{logger: logger, server: "127.0.0.1:1", quiet: outageQuiet}
+		<-call(w, now(), refused) // a master lost
+		<-call(w, now(), nil)     // its replica promoted: the last calls succeed
+		w.settle()                // the crawl is over, before outageQuiet
+		if log := logged(); strings.Count(log, "Redis does not answer") != 1 || strings.Count(log, "Redis answers again") != 1 {
+			t.Errorf("an outage whose calls succeed again within outageQuiet of the end: log %q; want the outage once, its end once", log)
+		}
+		w2, count := setup()
+		<-call(w2, now(), refused)
+		w2.settle() // no call succeeded since: still down, nothing said
+		if down, up := count(); down != 1 || up != 0 {
+			t.Errorf("an outage with no success after it: logged %d outages, %d ends; want 1, 0", down, up)
+		}
+	})
 	t.Run("a dial that succeeds tells nothing", func(t *testing.T) {
 		w, count := setup()
 		<-call(w, now(), refused)

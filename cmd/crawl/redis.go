@@ -111,6 +111,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 			// -redis_wait_replicas WAITs for, what it counts on each
 			// master), which the cluster's hooks do not see.
 			w := &outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet}
+			cfg.watch = w
 			rdb.AddHook(w)
 			rdb.OnNewNode(func(node *redis.Client) { node.AddHook(nodeWatch{w}) })
 		}
@@ -122,7 +123,8 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 	}
 	rdb := redis.NewClient(o)
 	if logger != nil {
-		rdb.AddHook(&outageWatch{logger: logger, server: redactURL(cfg.redis), dials: true})
+		cfg.watch = &outageWatch{logger: logger, server: redactURL(cfg.redis), dials: true}
+		rdb.AddHook(cfg.watch)
 	}
 	return rdb, nil
 }
@@ -349,6 +351,7 @@ type outageWatch struct {
 	failed time.Time // the last failure
 	downAt time.Time // when the outage began
 	upAt   time.Time // when the last one ended
+	okAt   time.Time // the last success of a call begun in the outage
 }
 
 // outageQuiet is outageWatch's quiet on a Redis Cluster, and
@@ -382,6 +385,21 @@ func (w *outageWatch) note(ctx context.Context, start time.Time, err error) {
 		}
 	case w.down && !start.Before(w.downAt) && now.Sub(w.failed) >= w.quiet:
 		w.down, w.upAt = false, now
+		w.logger.Info("Redis answers again", "redis", w.server)
+	case w.down && !start.Before(w.downAt):
+		w.okAt = now
+	}
+}
+
+// settle ends an outage that a call begun in it, and succeeding after its
+// last failure, ended before quiet had passed: the crawl is over, and no
+// call will come to say so (on a Redis Cluster, a crawl that ended within
+// outageQuiet of an outage's end logged the outage and never its end).
+func (w *outageWatch) settle() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.down && w.okAt.After(w.failed) {
+		w.down, w.upAt = false, time.Now()
 		w.logger.Info("Redis answers again", "redis", w.server)
 	}
 }
