@@ -1169,31 +1169,64 @@ func checkLeaseExtend(t *testing.T, f crawl.Frontier) {
 	wantQLD(t, f, "acking a1, its lease extended every third of its term", 0, 0, 1)
 }
 
-// checkClose checks that Close ends a blocked Take, and that every method
-// returns ErrFrontierClosed after Close.
+// checkClose checks that Close ends the calls blocked in the Frontier, a
+// Take and a Join (the blocking calls the contract names), and that every
+// method returns ErrFrontierClosed after Close.
 func checkClose(t *testing.T, f crawl.Frontier) {
 	p := crawl.Policy{HostWorkers: 1}
 	start(t, f, p)
 	push(t, f, 1, "a1 is new", page(hostA+"/1"))
 	l := take(t, f, "a1 is queued")
-	errc := make(chan error, 1) // the Take goroutine never waits for the test
+	// With a1 leased, nothing is queued (Take blocks) and a1 is pending
+	// (Join blocks). The goroutines never wait for the test.
+	takec, joinc := make(chan error, 1), make(chan error, 1)
 	go func() {
 		_, err := f.Take(t.Context())
-		errc <- err
+		takec <- err
 	}()
-	time.Sleep(quiet) // most often, Take is blocked when Close is called
+	go func() { joinc <- f.Join(t.Context()) }()
+	time.Sleep(quiet) // most often, both are blocked when Close is called
+	select {
+	case err := <-joinc:
+		t.Fatalf("Join with a1 leased: returned %v before Close, want it blocked", err)
+	default:
+	}
 	var err error
 	within(t, timeout, "Close", func() { err = f.Close() })
 	if err != nil {
 		t.Errorf("Close: got error %v, want nil", err)
 	}
-	select {
-	case err := <-errc:
-		if !errors.Is(err, crawl.ErrFrontierClosed) {
-			t.Errorf("Take blocked when Close was called: got %v, want ErrFrontierClosed", err)
+	// Both are given one timeout, counted from Close.
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	expired := false
+	for _, c := range []struct {
+		name string
+		errc chan error
+	}{{"Take", takec}, {"Join (a1 leased)", joinc}} {
+		var (
+			err     error
+			blocked bool
+		)
+		if expired {
+			select {
+			case err = <-c.errc:
+			default:
+				blocked = true
+			}
+		} else {
+			select {
+			case err = <-c.errc:
+			case <-deadline.C:
+				expired, blocked = true, true
+			}
 		}
-	case <-time.After(timeout):
-		t.Fatalf("Take blocked when Close was called: still blocked after %v", timeout)
+		switch {
+		case blocked:
+			t.Errorf("%s blocked when Close was called: still blocked %v after Close, want ErrFrontierClosed", c.name, timeout)
+		case !errors.Is(err, crawl.ErrFrontierClosed):
+			t.Errorf("%s blocked when Close was called: got %v, want ErrFrontierClosed", c.name, err)
+		}
 	}
 
 	methods := []struct {

@@ -92,8 +92,10 @@
 //     Policy.LeaseTerm, and its old holder's Ack, Retry and Extend return
 //     ErrLeaseLost, its Ack's Links still admitted.
 //   - LeaseExtend: a lease extended every third of its term is kept.
-//   - Close: a Take blocked when Close is called returns ErrFrontierClosed,
-//     and every method called after Close returns it.
+//   - Close: a Take and a Join blocked when Close is called (a lease out,
+//     so that the Take has nothing to hand out and the Join a Request
+//     pending) each return ErrFrontierClosed within 10 s of Close, and
+//     every method called after Close returns it.
 //   - Results: a crawl.ResultStore gives back every Result acked (skipped
 //     for a Frontier that is not one).
 //
@@ -110,10 +112,15 @@
 // Take, Ack (with Links, Unsent, Refused and a Result; for a
 // crawl.AckTaker, AckTake in place of half of the Acks run alone and not
 // cut by their ctx, its lease, if any, checked as Take's), Retry, Extend,
-// Pause, Join and Counts, under a random Policy (one to three hosts, one
-// to three HostWorkers, with or without robots.txt, a page budget, a
-// LeaseTerm of 20 to 80ms, a HostDelay), some of them run on several
-// goroutines at once, some with a context done before the call or a few
+// Pause, Join and Counts, under a random Policy (one to three
+// HostWorkers, with or without robots.txt, a page budget, a LeaseTerm of
+// 20 to 80ms, a HostDelay), on random URLs (of one to three hosts of 4 to
+// 11 paths, at most 33 in a run; or, for one seed in eight, those
+// divisible by 8, of five to eight hosts of 30 to 60 paths, with Pushes of
+// up to 12 Requests and Acks of up to 8 Links, so that a run admits some
+// 40 to 110 distinct URLs and a defect that shows only once a Frontier
+// holds a few dozen is met), some of them run on several goroutines at
+// once, some with a context done before the call or a few
 // hundred microseconds into it, a holder's own edits of its Lease, waits
 // past the lease term, the end of a Run (its leases put back) and the
 // Start of another under another Policy, and, for a durable Frontier,
@@ -192,7 +199,9 @@
 // the test's own process; what a reopening need not keep (pauses,
 // a robots.txt's time and tries, which Requests count towards the budget
 // again); Policy.Robots turned off by a new Run (it is only turned on); a
-// StatsStore's Stats.
+// StatsStore's Stats; a defect that shows only once a Frontier holds more
+// than about a hundred URLs; calls blocked when Close is called (Run's
+// Close checks a Take and a Join).
 package frontiertest
 
 import (
