@@ -131,6 +131,33 @@ func TestOutageWatchOncePerOutage(t *testing.T) {
 			t.Errorf("an outage with no success after it: logged %d outages, %d ends; want 1, 0", down, up)
 		}
 	})
+	t.Run("writes short of -redis_wait_replicas", func(t *testing.T) {
+		logger, logged := bufferLogger()
+		w := &outageWatch{logger: logger, server: "127.0.0.1:1", want: 1}
+		wait := func(got int64) {
+			c := redis.NewCmd(ctx, "wait", 1, 100)
+			c.SetVal(got)
+			w.ProcessPipelineHook(func(context.Context, []redis.Cmder) error { return nil })(ctx, []redis.Cmder{c})
+		}
+		count := func() (short, again int) {
+			log := logged()
+			return strings.Count(log, "fewer replicas than -redis_wait_replicas"), strings.Count(log, "enough replicas again")
+		}
+		wait(1)
+		wait(0) // a master's replica down: the crawl waits, no error
+		wait(0)
+		if short, again := count(); short != 1 || again != 0 {
+			t.Errorf("WAITs short of the replicas wanted: logged %d times, the end %d; want 1, 0", short, again)
+		}
+		wait(1) // another master's, within outageQuiet: not the end
+		if _, again := count(); again != 0 {
+			t.Errorf("a full WAIT within outageQuiet of a short one: the end logged")
+		}
+		w.settle() // the crawl is over: said now
+		if short, again := count(); short != 1 || again != 1 {
+			t.Errorf("after the crawl: logged %d shortfalls, %d ends; want 1, 1", short, again)
+		}
+	})
 	t.Run("a dial that succeeds tells nothing", func(t *testing.T) {
 		w, count := setup()
 		<-call(w, now(), refused)

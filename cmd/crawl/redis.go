@@ -110,7 +110,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 			// sends some calls to a master's own client (the writes
 			// -redis_wait_replicas WAITs for, what it counts on each
 			// master), which the cluster's hooks do not see.
-			w := &outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet}
+			w := &outageWatch{logger: logger, server: strings.Join(cfg.cluster, ","), quiet: outageQuiet, want: cfg.waitReplicas}
 			cfg.watch = w
 			rdb.AddHook(w)
 			rdb.OnNewNode(func(node *redis.Client) { node.AddHook(nodeWatch{w}) })
@@ -123,7 +123,7 @@ func newRedisClient(cfg *config, logger *slog.Logger) (redis.UniversalClient, er
 	}
 	rdb := redis.NewClient(o)
 	if logger != nil {
-		cfg.watch = &outageWatch{logger: logger, server: redactURL(cfg.redis), dials: true}
+		cfg.watch = &outageWatch{logger: logger, server: redactURL(cfg.redis), dials: true, want: cfg.waitReplicas}
 		rdb.AddHook(cfg.watch)
 	}
 	return rdb, nil
@@ -352,6 +352,14 @@ type outageWatch struct {
 	downAt time.Time // when the outage began
 	upAt   time.Time // when the last one ended
 	okAt   time.Time // the last success of a call begun in the outage
+
+	// With -redis_wait_replicas: want replicas a write waits for; short
+	// while the WAITs get fewer (a master with no replica up, which the
+	// crawl waits out with no error to log), shortAt the last such.
+	want    int
+	short   bool
+	shortAt time.Time
+	fullAt  time.Time // the last WAIT that got them all
 }
 
 // outageQuiet is outageWatch's quiet on a Redis Cluster, and
@@ -391,6 +399,51 @@ func (w *outageWatch) note(ctx context.Context, start time.Time, err error) {
 	}
 }
 
+// replicas notes the WAITs of a call (see outageWatch.want): one that got
+// fewer replicas than wanted starts a shortfall, logged once; one that got
+// them all, quiet after the last shortfall (another master's may still
+// be short), ends it.
+func (w *outageWatch) replicas(cmds []redis.Cmder) {
+	if w.want <= 0 {
+		return
+	}
+	for _, c := range cmds {
+		if c.Name() != "wait" || c.Err() != nil {
+			continue
+		}
+		var got int64
+		switch c := c.(type) {
+		case *redis.Cmd:
+			n, err := c.Int64()
+			if err != nil {
+				continue
+			}
+			got = n
+		case *redis.IntCmd:
+			got = c.Val()
+		default:
+			continue
+		}
+		w.mu.Lock()
+		now := time.Now()
+		switch {
+		case got < int64(w.want):
+			w.shortAt = now
+			if !w.short {
+				w.short = true
+				w.logger.Warn("a master's writes reach fewer replicas than -redis_wait_replicas: the crawl waits until enough are up", "redis", w.server, "replicas", got, "want", w.want)
+			}
+		case w.short:
+			w.fullAt = now
+			if now.Sub(w.shortAt) >= max(w.quiet, outageQuiet) {
+				w.short = false
+				w.logger.Info("the writes reach enough replicas again", "redis", w.server)
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
 // settle ends an outage that a call begun in it, and succeeding after its
 // last failure, ended before quiet had passed: the crawl is over, and no
 // call will come to say so (on a Redis Cluster, a crawl that ended within
@@ -401,6 +454,10 @@ func (w *outageWatch) settle() {
 	if w.down && w.okAt.After(w.failed) {
 		w.down, w.upAt = false, time.Now()
 		w.logger.Info("Redis answers again", "redis", w.server)
+	}
+	if w.short && w.fullAt.After(w.shortAt) {
+		w.short = false
+		w.logger.Info("the writes reach enough replicas again", "redis", w.server)
 	}
 }
 
@@ -427,6 +484,7 @@ func (w *outageWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		t.Stop()
 		w.note(ctx, start, err)
+		w.replicas([]redis.Cmder{cmd})
 		return err
 	}
 }
@@ -438,6 +496,7 @@ func (w *outageWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		err := next(ctx, cmds)
 		t.Stop()
 		w.note(ctx, start, err)
+		w.replicas(cmds)
 		return err
 	}
 }
