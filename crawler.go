@@ -370,9 +370,13 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 		}
 	}
 
-	if err := r.openRenderer(rctx); err != nil {
+	if err := r.openRenderer(rctx); err != nil && rctx.Err() == nil {
 		return fail(fmt.Errorf("crawl: %w", err))
 	}
+	// A renderer whose start a budget (WithMaxDuration) or ctx cut is no
+	// failure of the Run: it ends as any Run cut then does, with its Stats
+	// (the roots counted in Todo), and nothing is fetched unrendered, as
+	// every worker finds the Run over.
 	cr := &Crawl{r: r, ctx: rctx, closing: make(chan struct{}), added: make(chan struct{}, 1), finished: make(chan struct{}), addsIn: make(chan struct{})}
 	wctx, stopWorkers := context.WithCancel(rctx)
 	var g errgroup.Group

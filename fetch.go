@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -212,6 +214,29 @@ func (c *config) newClient() (*http.Client, bool, error) {
 		rt = c.wrapTransport(t)
 	}
 	return &http.Client{Transport: locationGuard{rt: rt, inner: t}, CheckRedirect: stop}, true, nil
+}
+
+// ctxBody is a response body closed, once, by the first of its Close and
+// the end of ctx (see send); a read that fails once ctx has ended fails
+// with ctx's error.
+type ctxBody struct {
+	rc   io.ReadCloser
+	ctx  context.Context
+	once sync.Once
+	err  error // of the first Close
+}
+
+func (b *ctxBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil {
+		err = b.ctx.Err()
+	}
+	return n, err
+}
+
+func (b *ctxBody) Close() error {
+	b.once.Do(func() { b.err = b.rc.Close() })
+	return b.err
 }
 
 // maxHeaderBytes caps the response headers the default transport reads.
@@ -412,7 +437,13 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && strings.Trim(v, "0123456789") == "" {
+		// Delta-seconds past int64 (RFC 9110: 1*DIGIT): as long as it
+		// gets, which the caller caps.
+		secs, err = math.MaxInt64, nil
+	}
+	if err == nil {
 		if secs < 0 {
 			return 0, false
 		}
@@ -575,11 +606,26 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 	if err != nil {
 		return nil, f.attemptErr(ctx, t, err)
 	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// The crawler asks no upgrade: a 101 is a final answer with no
+		// body (net/http gives the connection itself as its body, and
+		// no longer watches ctx: a server that then says nothing held
+		// the Run past every deadline).
+		resp.Body.Close()
+		resp.Body = http.NoBody
+	}
+	// A body net/http stopped watching ctx for, or a transport of the
+	// caller's that ignores it, is closed at the attempt's end all the
+	// same, and its read then fails as the attempt's ctx says.
+	guarded := &ctxBody{rc: resp.Body, ctx: actx}
+	stopClose := context.AfterFunc(actx, func() { guarded.Close() })
+	resp.Body = guarded
 	defer func() {
 		// A body whose Close fails fails the attempt, as a read would
 		// have: a recording transport (warc.Writer's) says so of an
 		// exchange whose records it could not write, whose URL must not
 		// count as done.
+		stopClose()
 		if cerr := resp.Body.Close(); cerr != nil && err == nil {
 			got, err = f.bodyErr(ctx, t, out, cerr)
 		}

@@ -29,7 +29,11 @@ func TestRetryAfter(t *testing.T) {
 		{"1.5", 0, false},
 		{"soon", 0, false},
 		{"1s", 0, false},
-		{"99999999999999999999", 0, false}, // overflows int64, not a date
+		// Past int64, still delta-seconds (RFC 9110: 1*DIGIT; RFC 9111
+		// reads such a value as the largest it can): the longest pause,
+		// which the caller caps at WithBackoff's 10 minutes.
+		{"99999999999999999999", time.Duration(1<<62/time.Second) * time.Second, true},
+		{"-99999999999999999999", 0, false},
 		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second, true},
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
 		{now.Format(http.TimeFormat), 0, true},

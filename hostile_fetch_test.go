@@ -470,3 +470,69 @@ func TestHugeHeaderNotRetried(t *testing.T) {
 		t.Fatalf("got %d Results (%+v), %d requests; want one failed Result of 1 try, 1 request", len(res), res, hits.Load())
 	}
 }
+
+// A server that answers 101 Switching Protocols (the crawler asks no
+// upgrade) and then says nothing: net/http gives the connection itself as
+// the body and no longer watches ctx, and the read held the Run past the
+// request timeout, ctx and WithMaxDuration, until the server let go (40 s,
+// 600 s). A 101 is now a final answer with no body, on a page and on a
+// robots.txt; and a body whose transport ignores ctx is cut at the
+// attempt's end all the same.
+func TestFetchUpgradeStall(t *testing.T) {
+	upgrade := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		// Silent until the crawler lets go of the connection.
+		io.Copy(io.Discard, conn)
+	})
+	for _, robots := range []bool{false, true} {
+		t.Run(fmt.Sprintf("robots=%v", robots), func(t *testing.T) {
+			mux := http.NewServeMux()
+			if robots {
+				mux.Handle("/robots.txt", upgrade)
+				mux.Handle("/", htmlPage("<p>a page</p>"))
+			} else {
+				mux.Handle("/", upgrade)
+			}
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			// A bound on the test, not a timing assertion: the hang
+			// lasted as long as the server held the connection.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, res, err := crawlSite(t, ctx, []string{srv.URL + "/"},
+				crawl.WithRequestTimeout(300*time.Millisecond), crawl.WithRobots(robots), crawl.WithBackoff(0, 0))
+			if err != nil || ctx.Err() != nil {
+				t.Fatalf("Run: %v (ctx %v), want it to return on its own", err, ctx.Err())
+			}
+			r, ok := res[srv.URL+"/"]
+			if !ok {
+				t.Fatalf("no Result for the root")
+			}
+			if !robots && r.Status != http.StatusSwitchingProtocols {
+				t.Errorf("the root answered 101: Result status %d, err %v; want 101", r.Status, r.Err)
+			}
+		})
+	}
+	t.Run("a transport that ignores ctx", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		rt := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: pr, Request: req}, nil
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, res, err := crawlSite(t, ctx, []string{"http://stall.example/"}, crawl.WithHTTPClient(&http.Client{Transport: rt}),
+			crawl.WithRequestTimeout(300*time.Millisecond), crawl.WithMaxTries(1), crawl.WithRobots(false))
+		if err != nil || ctx.Err() != nil {
+			t.Fatalf("Run: %v (ctx %v), want it to return on its own", err, ctx.Err())
+		}
+		if r := res["http://stall.example/"]; crawl.FailKind(r.Err) != "timeout" {
+			t.Errorf("a body that never ends, under a transport that ignores ctx: Err %v (kind %q), want a timeout", r.Err, crawl.FailKind(r.Err))
+		}
+	})
+}

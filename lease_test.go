@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,5 +372,103 @@ func TestCancelledRunReturnsWithFrontierAway(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return within 30 s of being cancelled with its frontier away")
+	}
+}
+
+// slowStart is a Renderer whose browser takes until ctx ends to start.
+type slowStart struct{}
+
+func (slowStart) Open(ctx context.Context) (crawl.RenderSession, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("start: %w", ctx.Err())
+}
+
+// A budget (WithMaxDuration) or a cancel that ends a Run while its renderer
+// starts is no failure: Run returns its Stats, the budget named and the
+// roots left in Todo, as for a Run cut at any other moment, and nothing is
+// fetched. Before, Run failed with the start's error (the command exited 1
+// with no report where -max_duration was shorter than the browser's start).
+func TestRenderStartCut(t *testing.T) {
+	s := newSite(t, htmlPage(`<a href="/a">a</a>`))
+	c, err := crawl.New(crawl.WithRenderer(slowStart{}, crawl.RenderAll), crawl.WithRobots(false),
+		crawl.WithMaxDuration(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.Run(context.Background(), s.URL+"/")
+	if err != nil || stats == nil || stats.Budget != "max_duration" || stats.Todo != 1 || stats.Done != 0 {
+		t.Errorf("a budget ending the Run as its renderer starts: %+v, %v; want the Stats, Budget max_duration, Todo 1, no error", stats, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c, err = crawl.New(crawl.WithRenderer(slowStart{}, crawl.RenderAll), crawl.WithRobots(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err = c.Run(ctx, s.URL+"/")
+	if !errors.Is(err, context.DeadlineExceeded) || stats == nil || stats.Todo != 1 {
+		t.Errorf("ctx ending the Run as its renderer starts: %+v, %v; want the Stats so far, Todo 1, and ctx's error", stats, err)
+	}
+}
+
+// countingRenderer renders nothing and counts the pages given it.
+type countingRenderer struct {
+	mu    *sync.Mutex
+	pages *[]string
+}
+
+func (c countingRenderer) Open(context.Context) (crawl.RenderSession, error) { return c, nil }
+func (c countingRenderer) Close() error                                      { return nil }
+func (c countingRenderer) Render(_ context.Context, p *crawl.RenderPage) (*crawl.Rendered, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*c.pages = append(*c.pages, p.URL.Path)
+	return &crawl.Rendered{}, nil
+}
+
+// Under RenderAll, a 2xx HTML response a browser shows no document of
+// (204, 205, an empty body, a download) is not rendered: Chromium aborts
+// such a load, which failed the page (fail_render) where a crawl without
+// rendering took it as it was.
+func TestRenderSkipsNoDocument(t *testing.T) {
+	mux := http.NewServeMux()
+	page := func(code int, disposition, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			if disposition != "" {
+				w.Header().Set("Content-Disposition", disposition)
+			}
+			w.WriteHeader(code)
+			fmt.Fprint(w, body)
+		}
+	}
+	mux.Handle("/", page(200, "", `<a href="/204">a</a><a href="/205">b</a><a href="/empty">c</a><a href="/download">d</a><a href="/inline">e</a>`))
+	mux.Handle("/204", page(204, "", ""))
+	mux.Handle("/205", page(205, "", ""))
+	mux.Handle("/empty", page(200, "", ""))
+	mux.Handle("/download", page(200, `Attachment; filename="a.html"`, "<p>saved, not shown</p>"))
+	mux.Handle("/inline", page(200, `inline`, "<p>shown</p>"))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	var mu sync.Mutex
+	var rendered []string
+	var fails []string
+	c, err := crawl.New(crawl.WithRenderer(countingRenderer{&mu, &rendered}, crawl.RenderAll), crawl.WithRobots(false),
+		crawl.WithResultHook(func(r crawl.Result) {
+			if r.Err != nil {
+				mu.Lock()
+				fails = append(fails, r.URL)
+				mu.Unlock()
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(context.Background(), srv.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(rendered)
+	if !slices.Equal(rendered, []string{"/", "/inline"}) || len(fails) > 0 {
+		t.Errorf("rendered %q, failed %q; want / and /inline rendered, none failed", rendered, fails)
 	}
 }

@@ -128,7 +128,9 @@ var ErrRenderRefused = errors.New("refused by the crawler")
 type RenderPolicy uint8
 
 const (
-	// RenderAll renders every page of HTML fetched with status 2xx.
+	// RenderAll renders every page of HTML fetched with status 2xx (but
+	// 204 and 205, an empty body, and a download: Content-Disposition
+	// attachment, none of which a browser shows).
 	RenderAll RenderPolicy = iota
 	// RenderAuto renders a page of HTML only when NeedsRender says
 	// its scripts build its content.
@@ -235,11 +237,23 @@ func (h *browserHost) enter(ctx context.Context, d, floor time.Duration) (releas
 }
 
 // renders reports whether the page of l, fetched as resp, is rendered.
+// A response a browser shows no document of is not: 204 and 205 (no
+// content), an empty body, and one sent as a download (Content-Disposition:
+// attachment); Chromium aborts their load, which would fail the page.
 func (r *run) renders(l *Lease, p *Page) bool {
-	if r.render == nil || l.Kind != PageRequest || !isHTML(p.ContentType) || p.Status < 200 || p.Status > 299 {
+	if r.render == nil || l.Kind != PageRequest || !isHTML(p.ContentType) || p.Status < 200 || p.Status > 299 ||
+		p.Status == http.StatusNoContent || p.Status == http.StatusResetContent || len(p.Body) == 0 ||
+		attachment(p.Header.Get("Content-Disposition")) {
 		return false
 	}
 	return r.cfg.renderPolicy == RenderAll || NeedsRender(p.Body)
+}
+
+// attachment reports whether a Content-Disposition value makes the body a
+// download: its type is "attachment" (RFC 6266), in any case.
+func attachment(cd string) bool {
+	typ, _, _ := strings.Cut(cd, ";")
+	return strings.EqualFold(strings.TrimSpace(typ), "attachment")
 }
 
 // renderPage renders the page of l and adds to links what the browser

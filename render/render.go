@@ -6,11 +6,14 @@
 //
 // Each Run opens one browser, with a profile of its own (cookies and
 // storage are the Run's, never shared with another), and a pool of tabs.
-// A page is loaded in a tab with every request of the browser intercepted
-// (the DevTools protocol's Fetch domain): the document is served from the
-// crawler's own response, and every other request is decided and sent by
-// the crawler (crawl.RenderPage.Fetch), so the browser reaches no address
-// by itself. Once the page's requests have been quiet for Options.Quiet
+// A page is loaded in a tab with every request of the tab intercepted (the
+// DevTools protocol's Fetch domain: the page's, its same-site frames' and
+// its dedicated workers'): the document is served from the crawler's own
+// response, and every other request is decided and sent by the crawler
+// (crawl.RenderPage.Fetch). What the tab's interception does not see (a
+// service worker's script, a shared worker's fetches, a frame of another
+// site's requests, a preconnect, a WebSocket) fails at a proxy where
+// nothing listens, unrecorded: the browser reaches no address by itself. Once the page's requests have been quiet for Options.Quiet
 // (within Options.Timeout), the tab clicks, one at a time, up to
 // Options.Clicks elements that have a click handler or look like a
 // navigation control (in open shadow roots too; an element a click
@@ -34,6 +37,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -216,11 +220,17 @@ func (s *session) start(ctx context.Context) (*browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: start %s: a directory for its profile: %w", s.path, err)
 	}
-	flags := append(s.flags[:len(s.flags):len(s.flags)], chromedp.UserDataDir(filepath.Join(dir, "profile")))
 	// Chromium refuses to start when its socket's path is longer than a
-	// Unix socket's (108 bytes): under a TMPDIR that deep it keeps the
-	// one it has.
-	if len(dir)+len("/org.chromium.Chromium.XXXXXX/SingletonSocket") < 108 {
+	// Unix socket's (108 bytes): under a TMPDIR that deep, the directory
+	// is made in /tmp.
+	if !socketFits(dir) {
+		if short, err := os.MkdirTemp("/tmp", "crawlr"); err == nil {
+			os.Remove(dir)
+			dir = short
+		}
+	}
+	flags := append(s.flags[:len(s.flags):len(s.flags)], chromedp.UserDataDir(filepath.Join(dir, "profile")))
+	if socketFits(dir) {
 		flags = append(flags, chromedp.Env("TMPDIR="+dir))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), flags...)
@@ -240,13 +250,19 @@ func (s *session) start(ctx context.Context) (*browser, error) {
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-limit.C:
-		err = fmt.Errorf("no answer within %v (Options.Timeout)", s.r.opts.Timeout)
+		err = fmt.Errorf("no answer within %v (Options.Timeout: the command's -render_timeout)", s.r.opts.Timeout)
 	}
 	if err != nil {
 		b.stop()
 		return nil, fmt.Errorf("render: start %s: %w", s.path, err)
 	}
 	return b, nil
+}
+
+// socketFits reports whether Chromium's socket fits a Unix socket's path
+// (108 bytes, its end included) with dir as its TMPDIR.
+func socketFits(dir string) bool {
+	return len(dir)+len("/org.chromium.Chromium.XXXXXX/SingletonSocket") < 108
 }
 
 // stop stops the browser and every process it started, and removes its
@@ -320,8 +336,11 @@ const hookScript = `(() => {
   for (const m of ["pushState", "replaceState"]) {
     const f = history[m];
     history[m] = function (state, title, u) {
+      // Recorded once the browser took it: one it refuses (another
+      // origin's URL) throws, and is in no history.
+      const r = f.apply(this, arguments);
       if (u !== undefined && u !== null) rec("history", u);
-      return f.apply(this, arguments);
+      return r;
     };
   }
   window.open = function (u) { if (u !== undefined && u !== null && u !== "") rec("navigation", u); return null; };
@@ -668,6 +687,26 @@ func (pr *pageRun) handle(t *tab, e *fetch.EventRequestPaused) {
 		t.fail(ctx, e.RequestID, network.ErrorReasonAborted)
 		return
 	}
+	if req.Method == http.MethodOptions {
+		if m := header(req.Headers, "Access-Control-Request-Method"); m == http.MethodGet || m == http.MethodHead {
+			// A CORS preflight of a GET (one with a header of its own, an
+			// Authorization or a JSON Content-Type): answered here, sent
+			// to no one, so that the GET itself goes to the crawler as
+			// any other; refused, the page's GET was never made.
+			h := http.Header{}
+			h.Set("Access-Control-Allow-Origin", cmp.Or(header(req.Headers, "Origin"), "*"))
+			h.Set("Access-Control-Allow-Credentials", "true")
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+			if rh := header(req.Headers, "Access-Control-Request-Headers"); rh != "" {
+				h.Set("Access-Control-Allow-Headers", rh)
+			}
+			h.Set("Vary", "Origin")
+			if err := t.fulfill(ctx, e.RequestID, http.StatusNoContent, h, nil); err != nil {
+				t.fail(ctx, e.RequestID, network.ErrorReasonFailed)
+			}
+			return
+		}
+	}
 	role := crawl.Requisite
 	switch e.ResourceType {
 	case network.ResourceTypeDocument:
@@ -704,15 +743,59 @@ func (pr *pageRun) handle(t *tab, e *fetch.EventRequestPaused) {
 	}
 }
 
+// header returns the value of the header name in a request's headers as
+// the DevTools protocol gives them, whatever the case of its name.
+func header(hs network.Headers, name string) string {
+	for k, v := range hs {
+		if s, ok := v.(string); ok && strings.EqualFold(k, name) {
+			return s
+		}
+	}
+	return ""
+}
+
 // sameDoc reports whether the request URL a is the page's URL b, fragment
-// aside.
+// aside, and percent-escapes aside: Chromium escapes octets of a path the
+// crawler sends as they are ("|" is "%7C" in its request for the page).
 func sameDoc(a string, b *url.URL) bool {
 	if i := strings.IndexByte(a, '#'); i >= 0 {
 		a = a[:i]
 	}
 	c := *b
 	c.Fragment, c.RawFragment = "", ""
-	return a == c.String()
+	return a == c.String() || unescapeAll(a) == unescapeAll(c.String())
+}
+
+// unescapeAll decodes every %XX escape of s.
+func unescapeAll(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
 }
 
 // quiet waits until the page's requests have been quiet for d, or ctx
@@ -811,6 +894,19 @@ const clickScript = `(() => {
   const el = (fresh.length ? fresh : todo)[0];
   if (!el) return false;
   S.sig.set(el, sigOf(el));
+  // The events of a real click, in its order, so that a pointerdown,
+  // mousedown or mouseup listener runs too (el.click() fires click
+  // alone).
+  try {
+    const r = el.getBoundingClientRect();
+    const at = { bubbles: true, cancelable: true, composed: true, view: window, button: 0,
+      clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
+    const P = window.PointerEvent || MouseEvent;
+    el.dispatchEvent(new P("pointerdown", Object.assign({ pointerId: 1, isPrimary: true, pointerType: "mouse", buttons: 1 }, at)));
+    el.dispatchEvent(new MouseEvent("mousedown", Object.assign({ buttons: 1 }, at)));
+    el.dispatchEvent(new P("pointerup", Object.assign({ pointerId: 1, isPrimary: true, pointerType: "mouse" }, at)));
+    el.dispatchEvent(new MouseEvent("mouseup", at));
+  } catch (e) {}
   try { el.click(); } catch (e) {}
   return true;
 })()`

@@ -98,6 +98,9 @@ fetch(p("api", "data")).then(r => r.json()).then(d => {
   document.getElementById("app").appendChild(b);
 });
 history.pushState({}, "", p("route", "one"));
+// Another origin's URL: the browser refuses it (SecurityError), and it is
+// in no history.
+try { history.replaceState({}, "", "http://spa.example:1" + p("refused", "state")); } catch (e) {}
 const btn = document.createElement("button");
 btn.textContent = "go";
 btn.addEventListener("click", () => { location.href = p("clicked", "here"); });
@@ -151,6 +154,9 @@ func TestRenderFindsWhatScriptsBuild(t *testing.T) {
 		if got := sources[u]; got != want {
 			t.Errorf("link %s: got Source %q, want %q (links %v)", u, got, want, sources)
 		}
+	}
+	if s, ok := sources["http://spa.example:1/refused/state"]; ok {
+		t.Errorf("a replaceState the browser refused was recorded (Source %q)", s)
 	}
 	for _, r := range h.Requests() {
 		if r.Header.Get("User-Agent") != crawl.DefaultUserAgent {
@@ -456,12 +462,21 @@ func TestRenderInteraction(t *testing.T) {
 <form id="g2" action="/filter"><input name="tag" value="go"></form>
 <form id="p" method="post" action="/order"><input name="card" value="4111"><button type="submit">buy</button></form>
 <div id="menu">menu</div>
+<div id="md">md</div><div id="mu">mu</div><div id="pd">pd</div>
 <script>
 document.getElementById("menu").addEventListener("click", () => {
   const a = document.createElement("a"); a.href = "/" + ["menu", "open"].join("/"); document.body.appendChild(a);
   location.assign("/" + ["menu", "nav"].join("/"));
 });
+for (const [id, ev] of [["md", "mousedown"], ["mu", "mouseup"], ["pd", "pointerdown"]]) {
+  document.getElementById(id).addEventListener(ev, () => {
+    const a = document.createElement("a"); a.href = "/" + ["from", ev].join("/"); document.body.appendChild(a);
+  });
+}
 </script></body></html>`)
+	for _, ev := range []string{"mousedown", "mouseup", "pointerdown"} {
+		h.Page("/from/" + ev)
+	}
 	h.Page("/search")
 	h.Page("/filter")
 	h.Page("/menu/open")
@@ -485,7 +500,10 @@ document.getElementById("menu").addEventListener("click", () => {
 	for _, l := range links["http://spa.example/"] {
 		src[l.URL.RequestURI()] = l.Source
 	}
-	for uri, want := range map[string]string{"/menu/open": "render dom", "/menu/nav": "render click", "/search?q=default&lang=en": "render form", "/filter?tag=go": "render form"} {
+	// An element picked for a mousedown, mouseup or pointerdown listener
+	// gets the events of a real click (el.click() fired click alone).
+	for uri, want := range map[string]string{"/menu/open": "render dom", "/menu/nav": "render click", "/search?q=default&lang=en": "render form", "/filter?tag=go": "render form",
+		"/from/mousedown": "render dom", "/from/mouseup": "render dom", "/from/pointerdown": "render dom"} {
 		if src[uri] != want {
 			t.Errorf("%s: got Source %q, want %q (links %v)", uri, src[uri], want, src)
 		}
@@ -1042,5 +1060,116 @@ document.getElementById("f").addEventListener("load", () => {
 	}
 	if _, ok := res["http://spa.example/frame-open"]; !ok {
 		t.Errorf("/frame-open, a frame's window.open: not crawled (Results %v)", slices.Collect(maps.Keys(res)))
+	}
+}
+
+// A page whose path holds an octet the crawler sends as it is and
+// Chromium escapes ("|", which Chromium asks for as "%7C") is the page,
+// served from the crawler's response: rendered, not taken for a
+// navigation away (which failed its render and queued the escaped URL,
+// fetched a second time).
+func TestRenderEscapedPath(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	var mu sync.Mutex
+	paths := map[string]int{}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths[r.RequestURI]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/pipe|x":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<!doctype html><body><script>
+const a = document.createElement("a"); a.href = "/" + ["built"].join(""); document.body.appendChild(a);
+</script></body></html>`)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<p>a page</p>")
+		}
+	})
+	h.Handle("/pipe|x", handler)
+	h.Handle("/built", handler)
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/pipe|x", crawl.WithRobots(false))
+	if r, ok := res["http://spa.example/pipe|x"]; !ok || r.Err != nil {
+		t.Errorf("/pipe|x: Result %+v (present %v), want one without Err", r, ok)
+	}
+	if _, ok := res["http://spa.example/built"]; !ok {
+		t.Errorf("/built, which the page's script makes, not found: the page was not rendered (Results %v)", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if paths["/pipe|x"] != 1 || paths["/pipe%7Cx"] != 0 {
+		t.Errorf("requests by path %v; want /pipe|x once, /pipe%%7Cx never", paths)
+	}
+}
+
+// Under a TMPDIR too deep for Chromium's socket (a Unix socket's path
+// holds 108 bytes), the browser's directory is made in /tmp: the crawl
+// renders, and leaves nothing in TMPDIR (before, a TMPDIR of 50 bytes
+// kept a directory of Chromium's a Run, and one of 70 failed the start).
+func TestRenderDeepTmpdir(t *testing.T) {
+	needBrowser(t)
+	deep, err := os.MkdirTemp("", "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(deep) })
+	deep = filepath.Join(deep, strings.Repeat("d", 80))
+	if err := os.Mkdir(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", deep)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script>
+const a = document.createElement("a"); a.href = "/" + ["built"].join(""); document.body.appendChild(a);
+</script></body></html>`)
+	h.Page("/built")
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/", crawl.WithRobots(false))
+	if _, ok := res["http://spa.example/built"]; !ok {
+		t.Errorf("/built not found: the page was not rendered under a deep TMPDIR (Results %v)", res)
+	}
+	if left, _ := os.ReadDir(deep); len(left) > 0 {
+		t.Errorf("%d entries left in TMPDIR, want none", len(left))
+	}
+}
+
+// A cross-origin GET that needs a CORS preflight (a header of its own) is
+// made: the preflight is answered in the browser, sent to no one, and the
+// GET goes through the crawler; before, the OPTIONS was refused as any
+// method but GET, and the GET never made (the link its JSON held lost).
+func TestRenderCORSPreflight(t *testing.T) {
+	needBrowser(t)
+	site := crawltest.Start(t)
+	h := site.Host("spa.example")
+	h.Body("/", "text/html", `<!doctype html><body><script>
+fetch("http://api.example/" + ["data"].join(""), {headers: {"X-Requested-With": "app"}})
+  .then(r => r.json()).then(d => {
+    const a = document.createElement("a"); a.href = d.next; document.body.appendChild(a);
+  });
+</script></body></html>`)
+	h.Page("/from/cors")
+	api := site.Host("api.example")
+	api.Handle("/data", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"next": "/from/cors"}`)
+	}))
+	res, _, _ := crawlRendered(t, site, render.Options{Clicks: -1}, "http://spa.example/",
+		crawl.WithRobots(false), crawl.WithRequisites(true))
+	if _, ok := res["http://spa.example/from/cors"]; !ok {
+		t.Errorf("/from/cors, which the preflighted GET's JSON names, not found (Results %v)", res)
+	}
+	// The GET by the browser, through the crawler, and again as the
+	// requisite WithRequisites queues (as docs/rendering.md says); no
+	// OPTIONS.
+	var methods []string
+	for _, r := range api.Requests() {
+		methods = append(methods, r.Method+" "+r.URI)
+	}
+	if !slices.Equal(methods, []string{"GET /data", "GET /data"}) {
+		t.Errorf("api.example got %q, want GET /data twice and no OPTIONS", methods)
 	}
 }

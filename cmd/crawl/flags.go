@@ -211,7 +211,7 @@ func newCLI(cfg *config) *cli {
 	c.group("Rendering")
 	c.add(&renderFlag{p: &cfg.render}, "[auto]", "load each HTML page in headless Chromium (Debian's chromium package), after its scripts, and follow what it shows and requests as well: links its scripts build, its fetch and XHR requests, history.pushState URLs, navigations that a click or a script starts. Every request of the browser goes through the crawl's policy (scope, robots.txt, host limits, -block_private, -warc). -render auto (or -render=auto) renders only the pages that look built by their scripts (a page with a script that runs, no meta refresh, and an app root without links, a <noscript> asking for JavaScript, a framework's marker with few links, or next to no text and links); -render=all and =true are -render, =false none", "render")
 	c.add(&intFlag{p: &cfg.renderTabs, min: 1}, "N", "with -render, render at most N pages at once, each in a tab of its own", "render_tabs")
-	c.add(&durationFlag{p: &cfg.renderTimeout, positive: true}, "DURATION", "with -render, give up the render of a page after DURATION, keeping what it showed until then (its Result has an error)", "render_timeout")
+	c.add(&durationFlag{p: &cfg.renderTimeout, positive: true}, "DURATION", "with -render, give up the render of a page after DURATION, keeping what it showed until then (its Result has an error); it also bounds the browser's start, which fails the crawl if it takes longer", "render_timeout")
 
 	c.group("Output")
 	c.add(&choiceFlag{p: &cfg.format, choices: []string{"text", "jsonl"}}, "FORMAT", "text: crawl.py's report at the end; jsonl: a JSON object per URL as it finishes, then a summary", "format")
@@ -420,10 +420,10 @@ func (f *durationFlag) Set(s string) error {
 		return errors.New("not a duration (such as 500ms, 2s or 1m30s)")
 	}
 	switch {
+	case d <= 0 && f.positive:
+		return errors.New("must be positive")
 	case d < 0:
 		return errors.New("must not be negative")
-	case d == 0 && f.positive:
-		return errors.New("must be positive")
 	case d > 0 && d < f.min:
 		return fmt.Errorf("must be at least %v", f.min)
 	}
