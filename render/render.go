@@ -59,6 +59,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/asyncrawl/crawl"
+	"github.com/asyncrawl/crawl/internal/urlstd"
 )
 
 // Bounds on what a page can make the renderer hold, whatever it does: the
@@ -773,29 +774,14 @@ func unescapeAll(s string) string {
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+		if s[i] == '%' && i+2 < len(s) && urlstd.IsHex(s[i+1]) && urlstd.IsHex(s[i+2]) {
+			b = append(b, urlstd.Unhex(s[i+1])<<4|urlstd.Unhex(s[i+2]))
 			i += 2
 			continue
 		}
 		b = append(b, s[i])
 	}
 	return string(b)
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }
 
 // quiet waits until the page's requests have been quiet for d, or ctx
