@@ -794,7 +794,7 @@ func (r *run) process(ctx, wctx context.Context, w *worker, l *Lease, h *held) (
 		l.First = time.Now()
 	}
 	res := Result{URL: wireURL(&l.Request), Referrer: l.Referrer, Depth: l.Depth, Tries: l.Tries,
-		probe: l.Kind == SitemapRequest && l.Referrer == ""}
+		probe: l.Kind == SitemapRequest && l.Referrer == "", check: l.Kind == CheckRequest}
 	v, at := r.try(ctx, w, l, &res)
 	if r.lost(h) {
 		return nil
@@ -1222,8 +1222,57 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 	clear(w.keys)
 	lg := r.newLinkGate(w, l, res)
 	deep := r.cfg.maxDepth > 0 && l.Depth+1 > r.cfg.maxDepth
-	for i := range links {
+	// The navigation links first: a URL the page names as a page and as a
+	// requisite or a reference (a form's action and a link to it, an
+	// <object data> and an <a href>) is followed as a page, whichever the
+	// document names first (the first took it, and a page taken as a
+	// resource had its links left unfollowed).
+	pass := 0
+	// unread counts the links the cap stops at link i: those of this pass
+	// from i on, and, in the first, every one of the second.
+	over := func(i int) int {
+		n := 0
+		for j := range links {
+			if (links[j].Role == Navigation) != (pass == 0) {
+				if pass == 0 {
+					// Of the second pass, those it would have taken
+					// up are over the cap; the others were never to
+					// be followed.
+					switch lk := &links[j]; {
+					case lk.Role == Requisite && r.cfg.requisites,
+						lk.Role == Reference && r.cfg.references && l.Kind == PageRequest:
+						n++
+						lk.Fate = LinkOverCap
+					default:
+						lk.Fate = LinkNotFollowed
+					}
+				}
+				continue
+			}
+			if j >= i {
+				n++
+				if j > i {
+					links[j].Fate = LinkOverCap
+				}
+			}
+		}
+		return n
+	}
+next:
+	for i := 0; ; i++ {
+		if i == len(links) {
+			if pass == 1 {
+				break
+			}
+			pass, i = 1, 0
+			if len(links) == 0 {
+				break
+			}
+		}
 		lk := &links[i]
+		if (lk.Role == Navigation) != (pass == 0) {
+			continue
+		}
 		lk.Fate = LinkNotFollowed
 		kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
 		switch lk.Role {
@@ -1243,6 +1292,13 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 			scoped = false
 		case Reference:
 			if !r.cfg.references || l.Kind != PageRequest {
+				continue
+			}
+			if nofollow {
+				// URLs the page names, as its links are: not
+				// followed either. Its requisites are, as a browser
+				// fetches them to show it.
+				lk.Fate = LinkNofollow
 				continue
 			}
 		default:
@@ -1269,11 +1325,8 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 			return err
 		}
 		if stop {
-			lg.refused[refuseLinksPerPage] = len(links) - i
-			for j := i + 1; j < len(links); j++ {
-				links[j].Fate = LinkOverCap
-			}
-			break
+			lg.refused[refuseLinksPerPage] = over(i)
+			break next
 		}
 	}
 	lg.refused[refuseLinksPerPage] += unread

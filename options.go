@@ -581,14 +581,18 @@ func WithReferences(on bool) Option {
 	return optionFunc(func(c *config) { c.references = on })
 }
 
-// WithCheckExternal sets whether the links the crawl does not follow,
-// because they are on another host or out of scope (a redirect that
-// leaves scope included), are checked: each is fetched once, politely
+// WithCheckExternal sets whether the navigation links (and sitemap
+// entries) the crawl does not follow, because they are on another host or
+// out of scope (a redirect that leaves scope included), are checked:
+// requisites and references are not (WithRequisites fetches the
+// requisites of any host; a reference on another host is neither fetched
+// nor checked). Each is fetched once, politely
 // (robots.txt, per-host limits and delays apply, and the exclude patterns
 // and filters), with HEAD, or with GET and its body discarded past
 // WithMaxBodySize where the server refuses HEAD (405, 501), to learn its
 // status without following its links: a link checker's need. Each gets a
-// Result (Result.Broken says whether it is broken) of a CheckRequest; the
+// Result (Result.Broken says whether it is broken; Result.Check that it
+// was only checked) of a CheckRequest; the
 // out-of-scope links of a page at WithMaxDepth are checked too (see
 // WithMaxDepth). The default is off.
 func WithCheckExternal(on bool) Option {
@@ -620,9 +624,11 @@ func WithSpeculative(on bool) Option {
 }
 
 // WithRobotsDirectives sets whether a page's own robots directives are
-// obeyed: links marked rel="nofollow" are not followed, nor any link of a
-// page whose <meta name="robots"> or X-Robots-Tag says "nofollow" or
-// "none" (whatever extractor found them), and Page.NoIndex and
+// obeyed: links marked rel="nofollow" are not followed, nor any link or
+// reference of a page whose <meta name="robots"> or X-Robots-Tag says
+// "nofollow" or "none" (whatever extractor found them; its requisites,
+// with WithRequisites, are fetched all the same, as a browser fetches
+// them to show the page), and Page.NoIndex and
 // Page.NoFollow report them. It is a switch of its own, apart from
 // robots.txt, so that a link checker can obey robots.txt and still check
 // the links of a nofollow page. The default is to obey them when

@@ -97,3 +97,76 @@ func TestRequisites(t *testing.T) {
 		})
 	}
 }
+
+// A URL a page names first as a requisite or a reference and then as a
+// page (an <object data> and an <a href> to it, a POST form's action and a
+// link to it) is followed as a page, with WithRequisites and
+// WithReferences as without: it was fetched as a resource, at the page's
+// depth, and its own links never followed, so that turning the options on
+// crawled fewer pages.
+func TestPageRoleWins(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/{$}", htmlPage(`<object data="/embedded.html"></object>
+<form method="post" action="/login"><input name="u"></form>
+<a href="/embedded.html">e</a> <a href="/login">l</a>`))
+	mux.Handle("/embedded.html", htmlPage(`<a href="/more">m</a>`))
+	mux.Handle("/login", htmlPage(`<a href="/signup">s</a>`))
+	mux.Handle("/more", htmlPage(`more`))
+	mux.Handle("/signup", htmlPage(`signup`))
+	s := newSite(t, mux)
+	for _, tc := range []struct {
+		name string
+		opts []crawl.Option
+	}{
+		{"default", nil},
+		{"requisites", []crawl.Option{crawl.WithRequisites(true)}},
+		{"references", []crawl.Option{crawl.WithReferences(true)}},
+		{"both", []crawl.Option{crawl.WithRequisites(true), crawl.WithReferences(true)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, append(tc.opts, crawl.WithRobots(false))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, depth := range map[string]int{"/embedded.html": 1, "/login": 1, "/more": 2, "/signup": 2} {
+				if r, ok := res[s.URL+p]; !ok || r.Depth != depth {
+					t.Errorf("%s: Result %v (present %v), want one at depth %d", p, r.Depth, ok, depth)
+				}
+			}
+		})
+	}
+}
+
+// A page whose robots directives say nofollow has none of its links
+// followed, its references included (they were fetched); its requisites
+// are, as a browser fetches them to show it.
+func TestNofollowPageReferences(t *testing.T) {
+	for _, how := range []string{"meta", "header"} {
+		t.Run(how, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+				meta := ""
+				if how == "meta" {
+					meta = `<meta name="robots" content="nofollow">`
+				} else {
+					w.Header().Set("X-Robots-Tag", "nofollow")
+				}
+				htmlPage(meta+`<img src="/pixel.png"><form method="post" action="/subscribe"></form><a href="/next">n</a>`)(w, r)
+			})
+			for _, p := range []string{"/pixel.png", "/subscribe", "/next"} {
+				mux.Handle(p, htmlPage("x"))
+			}
+			s := newSite(t, mux)
+			_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithRobots(false), crawl.WithRobotsDirectives(true),
+				crawl.WithRequisites(true), crawl.WithReferences(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, want := range map[string]bool{"/pixel.png": true, "/subscribe": false, "/next": false} {
+				if _, got := res[s.URL+p]; got != want {
+					t.Errorf("%s of a nofollow page: fetched %v, want %v", p, got, want)
+				}
+			}
+		})
+	}
+}

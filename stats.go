@@ -66,6 +66,8 @@ type Result struct {
 	// host's /sitemap.xml; robots.txt as a sitemap): not broken, whatever
 	// came of it.
 	probe bool
+	// check: a CheckRequest's (see Check).
+	check bool
 }
 
 // Probe reports whether the crawler tried the URL on its own, no page or
@@ -74,6 +76,12 @@ type Result struct {
 // Referrer and depth 0, as a root's has, but is no root; it is never
 // Broken. MarshalBinary keeps it.
 func (r *Result) Probe() bool { return r.probe }
+
+// Check reports whether the URL was only checked (WithCheckExternal): a
+// link, or a redirect's target, that the crawl does not follow, requested
+// to see whether it is broken, its links not read. A redirect to it was
+// the answer of the URL that redirected. MarshalBinary keeps it.
+func (r *Result) Check() bool { return r.check }
 
 // Kind returns the report's category of the Result, as crawl.py's
 // url_report decides it: "fail" when Err is set, else "redirect" when
@@ -429,6 +437,7 @@ type resultJSON struct {
 	Elapsed     int64  `json:"elapsed_ns,omitempty"`
 	Robots      bool   `json:"robots_unavailable,omitempty"`
 	Probe       bool   `json:"probe,omitempty"`
+	Check       bool   `json:"check,omitempty"`
 }
 
 // MarshalBinary encodes r for a ResultStore to keep. Err is kept as its
@@ -442,6 +451,7 @@ func (r *Result) MarshalBinary() ([]byte, error) {
 		URL: r.URL, Referrer: r.Referrer, NextURL: r.NextURL, Status: r.Status, Size: r.Size, Truncated: r.Truncated,
 		ContentType: r.ContentType, Encoding: r.Encoding, NumURLs: r.NumURLs,
 		NumNewURLs: r.NumNewURLs, Depth: r.Depth, Tries: r.Tries, Elapsed: int64(r.Elapsed), Probe: r.probe,
+		Check: r.check,
 	}
 	if r.Err != nil {
 		j.Err, j.FailKind = r.Err.Error(), FailKind(r.Err)
@@ -462,6 +472,7 @@ func (r *Result) UnmarshalBinary(b []byte) error {
 		URL: j.URL, Referrer: j.Referrer, NextURL: j.NextURL, Status: j.Status, Size: j.Size, Truncated: j.Truncated,
 		ContentType: j.ContentType, Encoding: j.Encoding, NumURLs: j.NumURLs,
 		NumNewURLs: j.NumNewURLs, Depth: j.Depth, Tries: j.Tries, Elapsed: time.Duration(j.Elapsed), probe: j.Probe,
+		check: j.Check,
 	}
 	if j.Err != "" || j.FailKind != "" {
 		r.Err = &storedError{msg: j.Err, kind: j.FailKind, robots: j.Robots}

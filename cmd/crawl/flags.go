@@ -190,7 +190,7 @@ func newCLI(cfg *config) *cli {
 	c.add(&boolFlag{p: &cfg.sitemaps}, "", "also crawl the URLs of the roots' sitemaps", "sitemaps")
 	c.add(&boolFlag{p: &cfg.requisites}, "", "also fetch what each page needs to render (images, scripts, stylesheets, fonts), on any host, once each", "requisites")
 	c.add(&boolFlag{p: &cfg.references}, "", "also fetch the URLs pages name but neither follow nor need (pings, POST forms' actions, ...), in scope", "references")
-	c.add(&boolFlag{p: &cfg.checkExt}, "", "check the links the crawl does not follow (other hosts, out of scope): each once, HEAD or GET, for its status only", "check_external")
+	c.add(&boolFlag{p: &cfg.checkExt}, "", "check the navigation links (and sitemap entries) the crawl does not follow (other hosts, out of scope): each once, HEAD or GET, for its status only; not requisites or references (-requisites fetches those of any host)", "check_external")
 	c.add(&boolFlag{p: &cfg.skipBodies}, "", "read only the status and headers of files the crawl does not parse for links (images, PDFs, archives)", "skip_unparsed")
 	c.add(&boolFlag{p: &cfg.speculative}, "", "also guess URLs in scripts, page text, other attributes and robots.txt paths (many are not URLs)", "speculative")
 	c.add(&intFlag{p: &cfg.maxDepth, min: 0}, "N", "follow links at most N deep from a root (0: no limit)", "max_depth")

@@ -26,7 +26,8 @@ type reach struct {
 	redirects map[string]string // URL → where it redirects
 	fails     map[string]error  // URL → why it got no response
 	// The statuses of the probes (a root host's /sitemap.xml the crawler
-	// tried on its own; see crawl.Result.Probe), which are no root's
+	// tried on its own; see crawl.Result.Probe) and of the checks
+	// (-check_external; crawl.Result.Check), which are no root's
 	// responses: taken out of the crawl's counters' statuses.
 	probes map[int]int
 }
@@ -44,6 +45,14 @@ func (a *reach) result(r *crawl.Result) {
 		return
 	case r.Probe():
 		// No root, and its response is none of a root's.
+		if r.Status != 0 {
+			a.probes[r.Status]++
+		}
+		return
+	case r.Check():
+		// Checked, not followed (-check_external): what came of it is
+		// no root's answer; a root's redirect to it, not followed, was
+		// (the chain ends at the redirect: see unanswered).
 		if r.Status != 0 {
 			a.probes[r.Status]++
 		}

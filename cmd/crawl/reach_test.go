@@ -99,6 +99,9 @@ func TestNoRootAnswered(t *testing.T) {
 		{"one root answers", []string{closed, s.URL("/")}, 0, nil, 3},
 		{"an error status", []string{s.URL("/gone")}, 0, nil, 1},
 		{"a redirect out of scope", []string{s.URL("/away")}, 0, nil, 1},
+		// Checked, not followed: the redirect was the answer, whatever
+		// came of the check (it exited 1, blaming the root).
+		{"a redirect out of scope, its target checked and down", []string{"-check_external", s.URL("/away")}, 0, nil, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := runCrawl(t, append([]string{"-q", "-max_tries", "1"}, tt.args...)...)
