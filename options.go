@@ -658,7 +658,9 @@ func WithRobotsDirectives(on bool) Option {
 // says); of a larger one, the URLs found up to the limit are queued and its
 // Result's Err wraps ErrSitemapTooLarge; a file that is not a sitemap, or
 // has an XML token over 256 KiB (a huge comment), fails with the URLs
-// found before it queued. With WithRobots(false), the root hosts'
+// found before it queued; an entry that is no absolute URL (a relative
+// <loc>, or text line) fails it too, and the other entries, before and
+// after it, are queued. With WithRobots(false), the root hosts'
 // robots.txt is fetched as a sitemap request (a Result of its own) for its
 // Sitemap lines. A /sitemap.xml (or robots.txt) the crawler tries on its
 // own has no Referrer, and its Result is never Broken: no page named it
