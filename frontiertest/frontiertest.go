@@ -144,7 +144,10 @@
 //     with a retry), each lease with an ID new in the run, a host's new
 //     Requests in the order they were admitted and its retries by their
 //     times (but for URLs admitted, or handed out, by calls made at once,
-//     whose order is not known, and retry times less than 3ms apart);
+//     whose order is not known, retry times less than 3ms apart, and,
+//     under a lease term, the URLs queued when a Take was cut by its
+//     ctx: one of them may have been leased for it and come back taken
+//     back, a retry);
 //   - Take hands something out within 10 s whenever the model is sure
 //     that something may be fetched at once, and nothing when it is sure
 //     that nothing may;

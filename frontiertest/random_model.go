@@ -457,8 +457,26 @@ func (r *runner) take(op fuzzOp) {
 		if why != "" && op.cut == cutNone {
 			r.fail("Take still blocked after %v, want %s at once: %s", d, why, r.state())
 		}
+		r.cutTake(op)
 	default:
 		r.fail("Take: got error %v, want a lease or the context's error", err)
+	}
+}
+
+// cutTake notes a Take cut by its ctx under a lease term: a Frontier may
+// have leased a URL for it and, its reply lost with the ctx, give the
+// lease back only once the term ends (Redis's, when the server is slow),
+// as a lease taken back; which URL it was is not known. So no URL queued
+// now is taken for new by the order check (see checkOrder): one of them
+// may come back as a retry, after the host's later new ones.
+func (r *runner) cutTake(op fuzzOp) {
+	if op.cut == cutNone || r.m.p.LeaseTerm <= 0 {
+		return
+	}
+	for _, v := range r.m.urls {
+		if v.state == queued {
+			v.handed = true
+		}
 	}
 }
 
