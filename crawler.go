@@ -156,19 +156,22 @@ type run struct {
 	// takeFailing is set while a Take of the frontier fails, so that the
 	// workers log the failure once (see work).
 	takeFailing atomic.Bool
-	cfg         *config
-	scope       *scope
-	front       Frontier
-	acker       AckTaker // front, if it is one
-	fetch       *fetcher
-	tally       *tally
-	rules       robotsCache
-	debug       bool            // the logger wants debug records
-	token       string          // the product token of the User-Agent, for robots.txt
-	rootHosts   map[string]bool // by HostKey: whose sitemaps are read
-	held        []held          // by worker: its hold on its lease, when leases expire
-	shared      bool            // front is a StatsStore: it counts the refusals acked
-	render      *renderer       // WithRenderer's session; nil when nothing is rendered
+	// frontierErrs holds the messages of the frontier's errors ending a
+	// lease that were logged, each once (see frontierError).
+	frontierErrs sync.Map
+	cfg          *config
+	scope        *scope
+	front        Frontier
+	acker        AckTaker // front, if it is one
+	fetch        *fetcher
+	tally        *tally
+	rules        robotsCache
+	debug        bool            // the logger wants debug records
+	token        string          // the product token of the User-Agent, for robots.txt
+	rootHosts    map[string]bool // by HostKey: whose sitemaps are read
+	held         []held          // by worker: its hold on its lease, when leases expire
+	shared       bool            // front is a StatsStore: it counts the refusals acked
+	render       *renderer       // WithRenderer's session; nil when nothing is rendered
 	// endCtx is the context of the frontier calls that record what the
 	// workers did: not done with the Run's, so that a Run that is
 	// cancelled still acks or gives back its leases, but done endGrace
@@ -314,8 +317,13 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 		rootHosts: map[string]bool{},
 	}
 	r.acker, _ = front.(AckTaker)
-	endCtx, endCancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopEnd := context.AfterFunc(rctx, func() { time.AfterFunc(endGrace, endCancel) })
+	base, endCancel := context.WithCancel(context.WithoutCancel(ctx))
+	endCtx := &endContext{Context: base}
+	stopEnd := context.AfterFunc(rctx, func() {
+		d := time.Now().Add(endGrace)
+		endCtx.deadline.Store(&d)
+		time.AfterFunc(endGrace, endCancel)
+	})
 	r.endCtx = endCtx
 	fail := func(err error) (*Crawl, func(), error) {
 		stopEnd()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,25 @@ import (
 // Run's context is done: a shared frontier whose server cannot be reached
 // by then takes the leases back when their term ends, and Run returns.
 const endGrace = 5 * time.Second
+
+// endContext is a Run's context for its last frontier calls: cancelled
+// endGrace after the Run's context ends, and from that end on it has that
+// time as its deadline too, so that a client that bounds a call by its
+// context's deadline rather than by its cancel (go-redis, whose reads
+// take their socket deadline from it, and otherwise wait their
+// ReadTimeout, then try again: a Ctrl-C with redis-server stopped took 10
+// s, not 5) is bounded by endGrace as well.
+type endContext struct {
+	context.Context
+	deadline atomic.Pointer[time.Time] // set when the Run's context ends
+}
+
+func (c *endContext) Deadline() (time.Time, bool) {
+	if d := c.deadline.Load(); d != nil {
+		return *d, true
+	}
+	return c.Context.Deadline()
+}
 
 // held is a worker's hold on the lease it works on, while leases expire
 // (WithLeaseTerm): the heartbeat renews the lease, and cuts the work on it
@@ -153,6 +173,10 @@ func (r *run) frontierError(u string, err error) {
 			r.cfg.logger.Warn("the frontier does not answer: the URLs in flight are left to expire after their lease term", "waited", endGrace)
 		})
 	default:
-		r.cfg.logger.Error("frontier", "url", u, "err", err)
+		// Once an error: the same one for each lease in flight (a
+		// crawl deleted under 100 workers) is one event.
+		if _, said := r.frontierErrs.LoadOrStore(err.Error(), true); !said {
+			r.cfg.logger.Error("frontier", "url", u, "err", err)
+		}
 	}
 }

@@ -472,3 +472,89 @@ func TestRenderSkipsNoDocument(t *testing.T) {
 		t.Errorf("rendered %q, failed %q; want / and /inline rendered, none failed", rendered, fails)
 	}
 }
+
+// deadlineOnly is a Frontier whose Retry, once the Run is over, heeds its
+// context's deadline and not its cancel, as go-redis does (its reads take
+// their socket deadline from the context, else their ReadTimeout).
+type deadlineOnly struct {
+	*spyFrontier
+}
+
+func (f deadlineOnly) Retry(ctx context.Context, l *crawl.Lease, at time.Time) error {
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = time.Now().Add(30 * time.Second)
+	}
+	time.Sleep(time.Until(d))
+	return context.DeadlineExceeded
+}
+
+// A Run cancelled gives back its leases within endGrace (5 s) of its end,
+// also through a frontier client that heeds only a context's deadline:
+// the context of those last calls has one from the Run's end on. Before,
+// it was only cancelled then, and a Ctrl-C of the command with
+// redis-server stopped took 10 s, go-redis waiting its read timeout.
+func TestEndCallsHaveADeadline(t *testing.T) {
+	started := make(chan struct{}, 1)
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	c, err := crawl.New(crawl.WithFrontier(deadlineOnly{newSpy()}), crawl.WithRobots(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, s.URL+"/")
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return within 20 s of its cancel: the last frontier call had no deadline")
+	}
+	if took := time.Since(begun); took < 4*time.Second {
+		t.Errorf("Run returned after %v, before the frontier's call could have ended (5 s)", took)
+	}
+}
+
+// ackFails is a Frontier whose Acks all fail with one error.
+type ackFails struct{ *spyFrontier }
+
+func (f ackFails) Ack(context.Context, *crawl.Lease, crawl.Outcome) (int, error) {
+	return 0, errors.New("the crawl was deleted")
+}
+
+// One error of the frontier, the same for every lease a worker ends, is
+// logged once: a crawl deleted under 100 workers logged a line a lease.
+func TestFrontierErrorLoggedOnce(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/p/", htmlPage("leaf"))
+	s := newSite(t, mux)
+	var log safeBuffer
+	c, err := crawl.New(crawl.WithFrontier(ackFails{newSpy()}), crawl.WithRobots(false), crawl.WithWorkers(8),
+		crawl.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roots []string
+	for i := range 20 {
+		roots = append(roots, fmt.Sprintf("%s/p/%d", s.URL, i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c.Run(ctx, roots...)
+	if n := strings.Count(log.String(), "msg=frontier url="); n != 1 {
+		t.Errorf("the same frontier error for every lease: logged %d times, want once:\n%s", n, log.String())
+	}
+}

@@ -2460,6 +2460,13 @@ func (f *Frontier) Close() error {
 		// their callers' ctx, the leases of a Take cut short going
 		// back; then the leases left go back.
 		grace := 5 * time.Second
+		if !f.answering() {
+			// It is down (stopped, cut off): its calls under way are
+			// not waited for either, whose reads end at the client's
+			// ReadTimeout (a Ctrl-C of the command took 7 s, not the
+			// 5 of the crawler's own wait).
+			grace = 250 * time.Millisecond
+		}
 		limit := time.Now().Add(grace)
 		f.waitWhile(f.bgDone(), grace)
 		grace = time.Until(limit)
@@ -2467,7 +2474,14 @@ func (f *Frontier) Close() error {
 			grace = 250 * time.Millisecond // it is down: one try
 		}
 		f.presStop()
-		<-f.presDone
+		// Its call to a server that hangs ends only at the client's
+		// ReadTimeout, whatever its ctx (a Ctrl-C of the command with
+		// redis-server stopped waited for it): waited for within the
+		// grace, and then ended by the client's Close below.
+		select {
+		case <-f.presDone:
+		case <-time.After(grace):
+		}
 		// In a goroutine of the Frontier's, waited for until the
 		// grace ends: a cluster's client holds a call to a master that
 		// hangs until its ReadTimeout, whatever the call's ctx.

@@ -420,9 +420,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		return fail("%v", err)
 	}
 
-	// Run, with the name of a shared crawl said once Start has named it.
+	// Run, with the name of a shared crawl said once Start has named it
+	// and Redis has answered: when Start returns, or before, while it
+	// waits on a Redis that answers (its writes short of
+	// -redis_wait_replicas), so that -q's one line comes all the same.
+	var nameSaid sync.Once
+	sayName := func() { nameSaid.Do(func() { announce(stderr, &cfg, shared.Name()) }) }
+	startDone := make(chan struct{})
+	if shared != nil && !announced && cfg.watch != nil {
+		go func() {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-startDone:
+					return
+				case <-tick.C:
+					if shared.Name() != "" && cfg.watch.replied.Load() {
+						sayName()
+						return
+					}
+				}
+			}
+		}()
+	}
 	stopProgress := func() {}
 	cr, err := c.Start(ctx, cfg.roots...)
+	close(startDone)
 	if ae := (*archiveError)(nil); errors.As(err, &ae) {
 		// The archive, opened once -state took the crawl, failed (its
 		// OnError cancelled ctx: no interruption).
@@ -433,7 +457,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ttys term
 		// Even when the crawl refused this process (other roots or
 		// scope under its name): the name to give -status or -reset.
 		// Not when Start was interrupted before Redis answered.
-		announce(stderr, &cfg, shared.Name())
+		sayName()
 	}
 	if err == nil {
 		if showLine {

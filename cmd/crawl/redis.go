@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asyncrawl/crawl/redisfrontier"
@@ -346,6 +347,10 @@ type outageWatch struct {
 	quiet  time.Duration
 	dials  bool // a failed dial is a failure (see above)
 
+	// replied is set once Redis has answered a call (a reply, an error
+	// one included).
+	replied atomic.Bool
+
 	mu     sync.Mutex
 	down   bool
 	failed time.Time // the last failure
@@ -377,6 +382,9 @@ func (w *outageWatch) note(ctx context.Context, start time.Time, err error) {
 		return // the caller gave up, not Redis
 	}
 	var reply redis.Error
+	if err == nil || errors.As(err, &reply) {
+		w.replied.Store(true)
+	}
 	failed := err != nil && (!errors.As(err, &reply) || redisfrontier.Transient(err))
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -789,3 +789,46 @@ func TestRedisFlags(t *testing.T) {
 		t.Errorf("%d requests sent, want none", len(s.fetches))
 	}
 }
+
+// lockedBuf is a bytes.Buffer a command writes while the test reads it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// With -q and -redis_wait_replicas on a server with no replica, Start
+// waits for good on a Redis that answers (its WAITs get 0 replicas): the
+// crawl's derived name is said all the same, once Redis has answered, not
+// only when Start returns. Before, -q printed nothing while it waited, and
+// a Ctrl-C then printed no name to give -status.
+func TestNameLineWhileWaitingReplicas(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	cmd := crawlCmd(t, "-q", "-redis", rs.URL(), "-redis_wait_replicas", "1", "http://site.example/")
+	var stderr lockedBuf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := false
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && !said; time.Sleep(50 * time.Millisecond) {
+		said = strings.HasPrefix(stderr.String(), "crawl: crawl ")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if !said {
+		t.Errorf("stderr %q while Start waited for a replica; want the name line first", stderr.String())
+	}
+}
