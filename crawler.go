@@ -159,19 +159,23 @@ type run struct {
 	// frontierErrs holds the messages of the frontier's errors ending a
 	// lease that were logged, each once (see frontierError).
 	frontierErrs sync.Map
-	cfg          *config
-	scope        *scope
-	front        Frontier
-	acker        AckTaker // front, if it is one
-	fetch        *fetcher
-	tally        *tally
-	rules        robotsCache
-	debug        bool            // the logger wants debug records
-	token        string          // the product token of the User-Agent, for robots.txt
-	rootHosts    map[string]bool // by HostKey: whose sitemaps are read
-	held         []held          // by worker: its hold on its lease, when leases expire
-	shared       bool            // front is a StatsStore: it counts the refusals acked
-	render       *renderer       // WithRenderer's session; nil when nothing is rendered
+	// failure is the frontier's error that failed the Run (see endLease),
+	// and stop cancels the Run for it.
+	failure   atomic.Pointer[error]
+	stop      func()
+	cfg       *config
+	scope     *scope
+	front     Frontier
+	acker     AckTaker // front, if it is one
+	fetch     *fetcher
+	tally     *tally
+	rules     robotsCache
+	debug     bool            // the logger wants debug records
+	token     string          // the product token of the User-Agent, for robots.txt
+	rootHosts map[string]bool // by HostKey: whose sitemaps are read
+	held      []held          // by worker: its hold on its lease, when leases expire
+	shared    bool            // front is a StatsStore: it counts the refusals acked
+	render    *renderer       // WithRenderer's session; nil when nothing is rendered
 	// endCtx is the context of the frontier calls that record what the
 	// workers did: not done with the Run's, so that a Run that is
 	// cancelled still acks or gives back its leases, but done endGrace
@@ -203,7 +207,9 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 // WithMaxDuration) ended it, as Stats.Budget says; it reports a bad root
 // (before anything is fetched), or ctx.Err() when ctx was done first, in
 // which case Run returns promptly with the Stats so far, or the frontier's
-// error when it failed (closed under the Run, say), returned as promptly:
+// error when it failed (closed under the Run, say; or an Ack or Retry that
+// ends a lease failing 6 times over about 1.5 s, a lease it cannot end
+// holding the crawl's end back), returned as promptly:
 // the fetches in flight are cut short. A fetch cut short
 // by the end of ctx (or by WithMaxDuration) is no failure: its URL goes
 // back to the frontier unfinished, without a Result, and is counted in
@@ -218,6 +224,14 @@ var ErrCrawlClosed = errors.New("crawl: closed to new URLs")
 func (c *Crawler) Run(ctx context.Context, roots ...string) (*Stats, error) {
 	cr, end, err := c.start(ctx, roots, true)
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ErrBadRoot) {
+			// ctx done while the frontier started (or gave back the
+			// Results of earlier Runs, or took the roots): the Stats
+			// so far, nothing done, what is left not known.
+			stats := &Stats{Todo: -1}
+			stats.ensureMaps()
+			return stats, ctx.Err()
+		}
 		return nil, err
 	}
 	cr.Close()
@@ -317,6 +331,7 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 		rootHosts: map[string]bool{},
 	}
 	r.acker, _ = front.(AckTaker)
+	r.stop = cancelRun
 	base, endCancel := context.WithCancel(context.WithoutCancel(ctx))
 	endCtx := &endContext{Context: base}
 	stopEnd := context.AfterFunc(rctx, func() {
@@ -413,6 +428,10 @@ func (c *Crawler) start(ctx context.Context, roots []string, inline bool) (*Craw
 		defer endCancel()
 		defer stopEnd()
 		err := cr.await(rctx, front, cfg.maxPages)
+		if f := r.failure.Load(); f != nil && ctx.Err() == nil {
+			// A lease the frontier could not end (see endLease).
+			err = *f
+		}
 		if err != nil && rctx.Err() == nil {
 			// The frontier failed: nothing the fetches in flight find can
 			// be kept. They are cut, not waited out to their timeout.
@@ -490,6 +509,10 @@ func (cr *Crawl) Add(urls ...string) (int, error) {
 	case <-cr.closing:
 		return 0, ErrCrawlClosed
 	case <-cr.finished:
+		return 0, ErrCrawlClosed
+	case <-cr.ctx.Done():
+		// The crawl ends when its ctx is done (or a budget ends it),
+		// before its end has run.
 		return 0, ErrCrawlClosed
 	default:
 	}
@@ -814,9 +837,9 @@ func (r *run) process(ctx, wctx context.Context, w *worker, l *Lease, h *held) (
 	switch v {
 	case retryLater:
 		l.Tries = res.Tries
-		err = r.front.Retry(fctx, l, at)
+		err = r.endLease(fctx, l.URL, func() error { return r.front.Retry(fctx, l, at) })
 	case giveBack:
-		err = r.front.Retry(fctx, l, time.Time{})
+		err = r.endLease(fctx, l.URL, func() error { return r.front.Retry(fctx, l, time.Time{}) })
 	default:
 		res.Elapsed = time.Since(l.First)
 		o := Outcome{Result: &res, Links: w.batch, Unsent: v == unsent}
@@ -829,11 +852,16 @@ func (r *run) process(ctx, wctx context.Context, w *worker, l *Lease, h *held) (
 				}
 			}
 		}
-		if r.acker != nil {
-			_, next, err = r.acker.AckTake(fctx, wctx, l, o)
-		} else {
-			_, err = r.front.Ack(fctx, l, o)
-		}
+		first := true
+		err = r.endLease(fctx, l.URL, func() (err error) {
+			if r.acker != nil && first {
+				first = false
+				_, next, err = r.acker.AckTake(fctx, wctx, l, o)
+			} else {
+				_, err = r.front.Ack(fctx, l, o)
+			}
+			return err
+		})
 		if err == nil {
 			r.tally.refuse(&w.refused)
 			r.deliver(&res)

@@ -146,6 +146,44 @@ func (r *run) heartbeat(ctx context.Context) {
 	})
 }
 
+// endLeaseTries is how many times a call that ends a lease is made before
+// the Run fails with its error (see endLease); endLeasePause the first
+// pause between two, doubling.
+const (
+	endLeaseTries = 6
+	endLeasePause = 50 * time.Millisecond
+)
+
+// endLease makes call, the Ack or Retry that ends the lease of u, and
+// makes it again while it fails with an error that does not end the lease
+// (ErrLeaseLost, ErrFrontierClosed do) and ctx lasts: a frontier that
+// could not record it (a disk full, a store refusing a write) leaves the
+// lease out, and a lease never ended holds Join back (for good under a
+// LeaseTerm of 0). After endLeaseTries, the Run fails with the frontier's
+// error, as when its Join fails. It returns call's last error.
+func (r *run) endLease(ctx context.Context, u string, call func() error) error {
+	pause := endLeasePause
+	for try := 1; ; try++ {
+		err := call()
+		if err == nil || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrFrontierClosed) || ctx.Err() != nil {
+			return err
+		}
+		if try == endLeaseTries {
+			f := fmt.Errorf("crawl: frontier: %s: %w", u, err)
+			if r.failure.CompareAndSwap(nil, &f) {
+				r.stop()
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
 // endError logs err, what the frontier answered when asked for its
 // stats or counts at the Run's end (what names it), with what it means
 // for the report: a frontier that did not answer within endGrace was

@@ -558,3 +558,93 @@ func TestFrontierErrorLoggedOnce(t *testing.T) {
 		t.Errorf("the same frontier error for every lease: logged %d times, want once:\n%s", n, log.String())
 	}
 }
+
+// ackFailsN is a Frontier whose Acks fail with err while fails > 0.
+type ackFailsN struct {
+	*spyFrontier
+	fails *atomic.Int64
+}
+
+func (f ackFailsN) Ack(ctx context.Context, l *crawl.Lease, o crawl.Outcome) (int, error) {
+	if f.fails.Add(-1) >= 0 {
+		return 0, errors.New("disk full")
+	}
+	return f.spyFrontier.Ack(ctx, l, o)
+}
+
+// A frontier that fails to end a lease (its Ack or Retry returns an error
+// that is not ErrLeaseLost: a full disk) is asked again: a lease never
+// ended held Join back for good under a lease term of 0, the Run hung and
+// its URL had neither a Result nor a place in Todo. A failure that lasts
+// fails the Run with the frontier's error, promptly.
+func TestAckErrorRetried(t *testing.T) {
+	s := newSite(t, htmlPage(`<a href="/a">a</a><a href="/b">b</a>`))
+	for _, tc := range []struct {
+		name  string
+		fails int64
+	}{{"once", 1}, {"for good", 1 << 30}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fails atomic.Int64
+			fails.Store(tc.fails)
+			var log safeBuffer
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			stats, res, err := crawlSite(t, ctx, []string{s.URL + "/"}, crawl.WithFrontier(ackFailsN{newSpy(), &fails}),
+				crawl.WithLeaseTerm(0), crawl.WithRobots(false), crawl.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			if ctx.Err() != nil {
+				t.Fatalf("Run did not return within 30 s: %v", ctx.Err())
+			}
+			if tc.fails == 1 {
+				if err != nil || len(res) != 3 || stats.Done != 3 {
+					t.Errorf("one Ack failed: %d Results, %v, err %v; want 3 and no error", len(res), stats, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "disk full") {
+				t.Errorf("every Ack failing: Run returned %v, want the frontier's error", err)
+			}
+		})
+	}
+}
+
+// startBlocks is a Frontier whose Start waits for ctx.
+type startBlocks struct{ *spyFrontier }
+
+func (startBlocks) Start(ctx context.Context, p crawl.Policy) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// ctx done while the frontier starts: Run returns the Stats so far (none
+// done, what is left not known) and ctx's error, not nil Stats and the
+// frontier's wrapped error; and a Crawl's Add once its ctx is done
+// returns ErrCrawlClosed, as its doc says of a crawl that has ended.
+func TestCutBeforeTheCrawl(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c, err := crawl.New(crawl.WithFrontier(startBlocks{newSpy()}), crawl.WithRobots(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.Run(ctx, "http://a.example/")
+	if !errors.Is(err, context.DeadlineExceeded) || err != ctx.Err() || stats == nil || stats.Todo != -1 || stats.Done != 0 {
+		t.Errorf("ctx done while the frontier started: %+v, %v; want Stats (Todo -1) and ctx's error", stats, err)
+	}
+
+	s := newSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	c, err = crawl.New(crawl.WithRobots(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.Start(ctx2, s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel2()
+	if n, err := cr.Add(s.URL + "/more"); n != 0 || !errors.Is(err, crawl.ErrCrawlClosed) {
+		t.Errorf("Add once the crawl's ctx is done: %d, %v; want 0, ErrCrawlClosed", n, err)
+	}
+	cr.Close()
+	cr.Wait()
+}

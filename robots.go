@@ -59,7 +59,7 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 	}
 	if err != nil && ctx.Err() != nil {
 		// The Run is ending: no verdict on the host, and nothing to log.
-		if err := r.front.Retry(fctx, l, time.Time{}); err != nil {
+		if err := r.endLease(fctx, l.URL, func() error { return r.front.Retry(fctx, l, time.Time{}) }); err != nil {
 			r.frontierError(l.URL, err)
 		}
 		return
@@ -78,7 +78,8 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 		wait, retry := r.fetch.retryWait(header, l.Tries), l.Tries < r.cfg.maxTries && transient
 		if retry {
 			r.cfg.logger.Info("retry", "url", l.URL, "try", l.Tries, "wait", wait, "err", err)
-			if err := r.front.Retry(fctx, l, time.Now().Add(wait)); err != nil {
+			at := time.Now().Add(wait)
+			if err := r.endLease(fctx, l.URL, func() error { return r.front.Retry(fctx, l, at) }); err != nil {
 				r.frontierError(l.URL, err)
 			}
 			return
@@ -109,7 +110,7 @@ func (r *run) robots(ctx context.Context, w *worker, l *Lease, h *held) {
 			o.Links = append(o.Links, r.robotsPaths(key, body, rules)...)
 		}
 	}
-	if _, err := r.front.Ack(fctx, l, o); err != nil {
+	if err := r.endLease(fctx, l.URL, func() error { _, err := r.front.Ack(fctx, l, o); return err }); err != nil {
 		r.frontierError(l.URL, err)
 	}
 }
