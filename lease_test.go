@@ -648,3 +648,24 @@ func TestCutBeforeTheCrawl(t *testing.T) {
 	cr.Close()
 	cr.Wait()
 }
+
+// A robots.txt whose request hook panicked: the host's URLs are not
+// fetched, their FailKind "robots_unavailable" as RobotsUnavailableError
+// says (it was "panic", the hook's).
+func TestRobotsHookPanicKind(t *testing.T) {
+	s := newSite(t, htmlPage("a page"))
+	_, res, err := crawlSite(t, crawlerCtx(t), []string{s.URL + "/"}, crawl.WithMaxTries(1),
+		crawl.WithRequestHook(func(r *http.Request) error {
+			if r.URL.Path == "/robots.txt" {
+				panic("the hook's bug")
+			}
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[s.URL+"/"]
+	if !errors.Is(r.Err, crawl.ErrRobotsUnavailable) || crawl.FailKind(r.Err) != "robots_unavailable" {
+		t.Errorf("the root of a host whose robots.txt's hook panicked: Err %v, kind %q; want ErrRobotsUnavailable, robots_unavailable", r.Err, crawl.FailKind(r.Err))
+	}
+}

@@ -166,11 +166,16 @@ func FailKind(err error) string {
 	var op *net.OpError
 	var ne *netError
 	var stored *storedError
+	var robotsErr *RobotsUnavailableError
 	switch {
 	case err == nil:
 		return ""
 	case errors.As(err, &stored) && stored.kind != "":
 		return stored.kind
+	case errors.As(err, &robotsErr) && !errors.Is(err, ErrBlockedAddress):
+		// Whatever kept the robots.txt from being fetched (a request
+		// hook's panic included): the URL was not fetched.
+		return "robots_unavailable"
 	case errors.Is(err, ErrBodyTooLarge):
 		return "body_too_large"
 	case errors.Is(err, ErrTooManyRedirects):
