@@ -83,8 +83,9 @@
 // (all, or those NeedsRender picks) through a Renderer, such as the nested
 // module github.com/asyncrawl/crawl/render on headless Chromium, and adds
 // what the browser met to the page's links. Every request the browser
-// makes is decided and sent by the crawler (RenderPage.Fetch), under the
-// same scope, robots.txt, host limits and private-network guard as its own.
+// sends is decided and sent by the crawler (RenderPage.Fetch), under the
+// same scope, robots.txt, host limits and private-network guard as its own
+// (one the renderer cannot intercept fails unsent: see the render module).
 package crawl
 
 import (
@@ -159,6 +160,7 @@ type run struct {
 	// frontierErrs holds the messages of the frontier's errors ending a
 	// lease that were logged, each once (see frontierError).
 	frontierErrs sync.Map
+	frontierErrN atomic.Int64 // of frontierErrs' messages
 	// failure is the frontier's error that failed the Run (see endLease),
 	// and stop cancels the Run for it.
 	failure   atomic.Pointer[error]
@@ -1263,111 +1265,101 @@ func (r *run) followTyped(w *worker, l *Lease, links []Link, unread int, nofollo
 	// <object data> and an <a href>) is followed as a page, whichever the
 	// document names first (the first took it, and a page taken as a
 	// resource had its links left unfollowed).
-	pass := 0
-	// unread counts the links the cap stops at link i: those of this pass
-	// from i on, and, in the first, every one of the second.
-	over := func(i int) int {
-		n := 0
-		for j := range links {
-			if (links[j].Role == Navigation) != (pass == 0) {
-				if pass == 0 {
-					// Of the second pass, those it would have taken
-					// up are over the cap; the others were never to
-					// be followed.
-					switch lk := &links[j]; {
-					case lk.Role == Requisite && r.cfg.requisites,
-						lk.Role == Reference && r.cfg.references && l.Kind == PageRequest:
-						n++
-						lk.Fate = LinkOverCap
-					default:
-						lk.Fate = LinkNotFollowed
-					}
+passes:
+	for pass := range 2 {
+		for i := range links {
+			lk := &links[i]
+			if (lk.Role == Navigation) != (pass == 0) {
+				continue
+			}
+			lk.Fate = LinkNotFollowed
+			kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
+			switch lk.Role {
+			case Navigation:
+				if l.Kind != PageRequest {
+					continue
 				}
+				if nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
+					lk.Fate = LinkNofollow
+					continue
+				}
+				kind, depth, past = PageRequest, l.Depth+1, deep
+			case Requisite:
+				if !r.cfg.requisites {
+					continue
+				}
+				scoped = false
+			case Reference:
+				if !r.cfg.references || l.Kind != PageRequest {
+					continue
+				}
+				if nofollow {
+					// URLs the page names, as its links are: not
+					// followed either. Its requisites are, as a browser
+					// fetches them to show it.
+					lk.Fate = LinkNofollow
+					continue
+				}
+			default:
 				continue
 			}
-			if j >= i {
-				n++
-				if j > i {
-					links[j].Fate = LinkOverCap
+			if len(r.cfg.linkFilters) > 0 {
+				ok, err := r.allowsLink(lk)
+				if err != nil {
+					lg.drop()
+					return fmt.Errorf("%s: %w", res.URL, err)
+				}
+				if !ok {
+					lk.Fate = LinkExcluded
+					continue
 				}
 			}
-		}
-		return n
-	}
-next:
-	for i := 0; ; i++ {
-		if i == len(links) {
-			if pass == 1 {
-				break
-			}
-			pass, i = 1, 0
-			if len(links) == 0 {
-				break
-			}
-		}
-		lk := &links[i]
-		if (lk.Role == Navigation) != (pass == 0) {
-			continue
-		}
-		lk.Fate = LinkNotFollowed
-		kind, depth, scoped, past := ResourceRequest, l.Depth, true, false
-		switch lk.Role {
-		case Navigation:
-			if l.Kind != PageRequest {
-				continue
-			}
-			if nofollow || r.cfg.directives && hasRel(lk.Rel, "nofollow") {
-				lk.Fate = LinkNofollow
-				continue
-			}
-			kind, depth, past = PageRequest, l.Depth+1, deep
-		case Requisite:
-			if !r.cfg.requisites {
-				continue
-			}
-			scoped = false
-		case Reference:
-			if !r.cfg.references || l.Kind != PageRequest {
-				continue
-			}
-			if nofollow {
-				// URLs the page names, as its links are: not
-				// followed either. Its requisites are, as a browser
-				// fetches them to show it.
-				lk.Fate = LinkNofollow
-				continue
-			}
-		default:
-			continue
-		}
-		if len(r.cfg.linkFilters) > 0 {
-			ok, err := r.allowsLink(lk)
+			// The extractor's URLs are in the URL Standard's form, as sent:
+			// their String needs no parse to be made.
+			wire := urlstd.String(lk.URL)
+			key := urlstd.WireKey(wire)
+			fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
+			lk.Fate = fate
 			if err != nil {
-				lg.drop()
-				return fmt.Errorf("%s: %w", res.URL, err)
+				return err
 			}
-			if !ok {
-				lk.Fate = LinkExcluded
-				continue
+			if stop {
+				lg.refused[refuseLinksPerPage] = r.overCap(l, links, pass, i)
+				break passes
 			}
-		}
-		// The extractor's URLs are in the URL Standard's form, as sent:
-		// their String needs no parse to be made.
-		wire := urlstd.String(lk.URL)
-		key := urlstd.WireKey(wire)
-		fate, stop, err := lg.add(lk.URL, wire, key, kind, depth, scoped, past)
-		lk.Fate = fate
-		if err != nil {
-			return err
-		}
-		if stop {
-			lg.refused[refuseLinksPerPage] = over(i)
-			break next
 		}
 	}
 	lg.refused[refuseLinksPerPage] += unread
 	lg.done()
 	return nil
+}
+
+// overCap marks the links of a page that the per-page cap stopped at link
+// i of pass (see followTyped) over the cap, and counts them: those of the
+// pass from i on and, in the first pass, those of the second it would have
+// taken up (the others were never to be followed).
+func (r *run) overCap(l *Lease, links []Link, pass, i int) int {
+	n := 0
+	for j := range links {
+		lk := &links[j]
+		switch {
+		case (lk.Role == Navigation) == (pass == 0):
+			if j >= i {
+				n++
+				if j > i {
+					lk.Fate = LinkOverCap
+				}
+			}
+		case pass == 1:
+		case lk.Role == Requisite && r.cfg.requisites,
+			lk.Role == Reference && r.cfg.references && l.Kind == PageRequest:
+			n++
+			lk.Fate = LinkOverCap
+		default:
+			lk.Fate = LinkNotFollowed
+		}
+	}
+	return n
 }
 
 // linkGate is where the links of one page pass scope, dedupe, the per-page

@@ -146,6 +146,10 @@ func (r *run) heartbeat(ctx context.Context) {
 	})
 }
 
+// maxFrontierErrs bounds the distinct frontier errors frontierError keeps
+// so as to log each once.
+const maxFrontierErrs = 64
+
 // endLeaseTries is how many times a call that ends a lease is made before
 // the Run fails with its error (see endLease); endLeasePause the first
 // pause between two, doubling.
@@ -213,8 +217,15 @@ func (r *run) frontierError(u string, err error) {
 	default:
 		// Once an error: the same one for each lease in flight (a
 		// crawl deleted under 100 workers) is one event.
-		if _, said := r.frontierErrs.LoadOrStore(err.Error(), true); !said {
-			r.cfg.logger.Error("frontier", "url", u, "err", err)
+		// The messages kept are bounded: past maxFrontierErrs distinct
+		// ones (each naming a URL, say), each is logged.
+		msg := err.Error()
+		if _, said := r.frontierErrs.Load(msg); said {
+			return
 		}
+		if r.frontierErrN.Add(1) <= maxFrontierErrs {
+			r.frontierErrs.Store(msg, true)
+		}
+		r.cfg.logger.Error("frontier", "url", u, "err", err)
 	}
 }

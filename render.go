@@ -145,7 +145,8 @@ const (
 // TypedLinkExtractor failed, nor for a body in a content coding the
 // crawler cannot decode); policy says which of them.
 //
-// Every request the browser makes goes through the crawler: only GET and
+// Every request the browser sends goes through the crawler (a Renderer
+// fails unsent what it cannot intercept): only GET and
 // HEAD; the URL in scope for its role (a requisite on another host only
 // with WithRequisites); allowed by the exclude patterns, the filters and
 // robots.txt; sent by the crawl's client (WithBlockPrivateNetworks,

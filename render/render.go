@@ -764,24 +764,8 @@ func sameDoc(a string, b *url.URL) bool {
 	}
 	c := *b
 	c.Fragment, c.RawFragment = "", ""
-	return a == c.String() || unescapeAll(a) == unescapeAll(c.String())
-}
-
-// unescapeAll decodes every %XX escape of s.
-func unescapeAll(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && urlstd.IsHex(s[i+1]) && urlstd.IsHex(s[i+2]) {
-			b = append(b, urlstd.Unhex(s[i+1])<<4|urlstd.Unhex(s[i+2]))
-			i += 2
-			continue
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
+	u := c.String()
+	return a == u || string(urlstd.PercentDecode([]byte(a))) == string(urlstd.PercentDecode([]byte(u)))
 }
 
 // quiet waits until the page's requests have been quiet for d, or ctx

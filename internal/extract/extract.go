@@ -1377,7 +1377,7 @@ func (s *linkScanner) dataURI(v []byte, level int, res uint8) {
 				clean = append(clean, c)
 			}
 		}
-		clean = percentDecode(clean)
+		clean = urlstd.PercentDecode(clean)
 		clean = bytes.TrimRight(clean, "=")
 		var err error
 		data, err = base64.RawStdEncoding.AppendDecode(nil, clean)
@@ -1385,7 +1385,7 @@ func (s *linkScanner) dataURI(v []byte, level int, res uint8) {
 			return
 		}
 	} else {
-		data = percentDecode(append([]byte(nil), payload...))
+		data = urlstd.PercentDecode(append([]byte(nil), payload...))
 	}
 	if len(data) > maxDataURI {
 		return
@@ -1395,24 +1395,6 @@ func (s *linkScanner) dataURI(v []byte, level int, res uint8) {
 	} else {
 		s.css(data, "css url", "css @import", level+1, res)
 	}
-}
-
-// percentDecode decodes %XX escapes in b in place, leaving malformed ones
-// as they are.
-func percentDecode(b []byte) []byte {
-	if bytes.IndexByte(b, '%') < 0 {
-		return b
-	}
-	out := b[:0]
-	for i := 0; i < len(b); i++ {
-		if b[i] == '%' && i+2 < len(b) && urlstd.IsHex(b[i+1]) && urlstd.IsHex(b[i+2]) {
-			out = append(out, urlstd.Unhex(b[i+1])<<4|urlstd.Unhex(b[i+2]))
-			i += 2
-			continue
-		}
-		out = append(out, b[i])
-	}
-	return out
 }
 
 // css records the URLs of a style sheet or style attribute: url()

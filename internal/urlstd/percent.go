@@ -1,6 +1,9 @@
 package urlstd
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // NormalizePercent returns s, a path or a query as the URL Standard
 // serialises it, in the normal form of RFC 3986, section 6.2.2.2: the
@@ -102,4 +105,22 @@ func UpperHex(c byte) byte {
 func IsUnreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// PercentDecode decodes the %XX escapes of b in place, leaving malformed
+// ones as they are, and returns the decoded bytes (b's prefix).
+func PercentDecode(b []byte) []byte {
+	if bytes.IndexByte(b, '%') < 0 {
+		return b
+	}
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		if b[i] == '%' && i+2 < len(b) && IsHex(b[i+1]) && IsHex(b[i+2]) {
+			out = append(out, Unhex(b[i+1])<<4|Unhex(b[i+2]))
+			i += 2
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
 }
