@@ -614,12 +614,17 @@ func (f *fetcher) send(ctx context.Context, buf *[]byte, t task, limit int64, me
 		resp.Body.Close()
 		resp.Body = http.NoBody
 	}
-	// A body net/http stopped watching ctx for, or a transport of the
-	// caller's that ignores it, is closed at the attempt's end all the
-	// same, and its read then fails as the attempt's ctx says.
-	guarded := &ctxBody{rc: resp.Body, ctx: actx}
-	stopClose := context.AfterFunc(actx, func() { guarded.Close() })
-	resp.Body = guarded
+	// A transport of the caller's (WithHTTPClient, WithTransportWrapper)
+	// that ignores ctx has its body closed at the attempt's end all the
+	// same, its read then failing as the attempt's ctx says. The
+	// crawler's own net/http transport watches ctx itself (but for the
+	// 101 above): its bodies are not wrapped, at no cost a page.
+	stopClose := func() bool { return false }
+	if f.direct == nil {
+		guarded := &ctxBody{rc: resp.Body, ctx: actx}
+		stopClose = context.AfterFunc(actx, func() { guarded.Close() })
+		resp.Body = guarded
+	}
 	defer func() {
 		// A body whose Close fails fails the attempt, as a read would
 		// have: a recording transport (warc.Writer's) says so of an
