@@ -224,7 +224,9 @@ func (r *run) frontierError(u string, err error) {
 			return
 		}
 		if r.frontierErrN.Add(1) <= maxFrontierErrs {
-			r.frontierErrs.Store(msg, true)
+			if _, said := r.frontierErrs.LoadOrStore(msg, true); said {
+				return // another worker's, at the same moment
+			}
 		}
 		r.cfg.logger.Error("frontier", "url", u, "err", err)
 	}
